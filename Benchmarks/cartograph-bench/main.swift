@@ -1,0 +1,2 @@
+// Benchmarks that need no server. Run through `make bench` (release build).
+JSONBenchmark.run()

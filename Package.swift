@@ -1,0 +1,90 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Dependency direction: cartograph -> {CartographHTTP, CartographStore} -> CartographCore, CartographPredicate.
+// Each C library is imported by exactly one module: CSQLite by CartographStore, CMicroHTTPD by CartographHTTP.
+let package = Package(
+    name: "Cartograph",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "cartograph", targets: ["cartograph"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        // Pure Swift, no I/O: JSON, errors, names, API documents.
+        .target(name: "CartographCore"),
+        // Pure Swift, no I/O: the NSPredicate format language (parse, type-check, evaluate, compile to SQL).
+        .target(name: "CartographPredicate", dependencies: ["CartographCore"]),
+        // Everything that speaks SQL.
+        .target(
+            name: "CartographStore",
+            dependencies: [
+                "CSQLite", "CartographCore", "CartographPredicate",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Everything that speaks HTTP.
+        .target(
+            name: "CartographHTTP",
+            dependencies: [
+                "CMicroHTTPD", "CartographCore", "CartographStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            resources: [.embedInCode("openapi.yaml")]
+        ),
+        .executableTarget(
+            name: "cartograph",
+            dependencies: [
+                "CartographCore", "CartographStore", "CartographHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // Benchmarks that need no server: `make bench` runs it in release mode.
+        .executableTarget(
+            name: "cartograph-bench",
+            dependencies: ["CartographCore", "CartographPredicate"],
+            path: "Benchmarks/cartograph-bench"
+        ),
+        // Test support: a live-server harness and a raw HTTP/1.1 client.
+        .target(name: "CartographTesting", dependencies: ["CartographCore"]),
+        .testTarget(name: "CartographCoreTests", dependencies: ["CartographCore"]),
+        .testTarget(name: "CartographPredicateTests", dependencies: ["CartographPredicate", "CartographStore", "CartographCore"]),
+        .testTarget(name: "CartographStoreTests", dependencies: ["CartographStore", "CartographCore"]),
+        .testTarget(
+            name: "CartographHTTPTests",
+            dependencies: ["CartographHTTP", "CartographStore", "CartographCore", "CartographTesting", "cartograph"]
+        ),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    target.swiftSettings = settings
+}

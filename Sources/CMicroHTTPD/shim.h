@@ -1,0 +1,55 @@
+// Non-variadic wrappers around libmicrohttpd: Swift cannot call C variadic functions
+// (MHD_start_daemon, MHD_get_daemon_info), and function pointers cannot be passed as
+// the intptr_t values of MHD_OptionItem from Swift, so those options are set here.
+#ifndef CARTOGRAPH_CMHD_SHIM_H
+#define CARTOGRAPH_CMHD_SHIM_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <microhttpd.h>
+
+/// Leaves the URL and query arguments exactly as the client sent them, so that the
+/// router can decode them itself and reject an encoded '/' or NUL in a path segment.
+static inline size_t cmhd_identity_unescape(void *cls, struct MHD_Connection *connection, char *s) {
+    (void)cls; (void)connection;
+    return strlen(s);
+}
+
+/// Starts a daemon. `bind_ipv4` may be NULL (all interfaces) or a dotted-quad address.
+/// `options` holds integer options only (terminated inside this function); returns NULL on failure.
+static inline struct MHD_Daemon *cmhd_start_daemon(
+    unsigned int flags, uint16_t port, const char *bind_ipv4,
+    MHD_AccessHandlerCallback handler, void *handler_cls,
+    MHD_RequestCompletedCallback completed, void *completed_cls,
+    const struct MHD_OptionItem *options, size_t option_count)
+{
+    struct MHD_OptionItem items[32];
+    size_t n = 0;
+    for (size_t i = 0; i < option_count && n < 28; i++) items[n++] = options[i];
+    items[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_cls };
+    items[n++] = (struct MHD_OptionItem){ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)cmhd_identity_unescape, NULL };
+    struct sockaddr_in local;
+    if (bind_ipv4 != NULL) {
+        memset(&local, 0, sizeof local);
+        local.sin_family = AF_INET;
+        local.sin_port = htons(port);
+        if (inet_pton(AF_INET, bind_ipv4, &local.sin_addr) != 1) return NULL;
+        items[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &local };
+    }
+    items[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+                            MHD_OPTION_ARRAY, items, MHD_OPTION_END);
+}
+
+/// The port the daemon listens on (useful after binding port 0).
+static inline uint16_t cmhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+#endif

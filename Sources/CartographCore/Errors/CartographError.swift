@@ -1,0 +1,72 @@
+// The one error type that crosses module boundaries. The HTTP layer turns it into an
+// RFC 9457 problem and chooses the status from `code` in a single place.
+
+/// A problem with a request, a document or the service, with what a user needs to fix it.
+public struct CartographError: Error, Sendable, CustomStringConvertible {
+    /// The kind of problem; the HTTP layer maps each code to a status.
+    public struct Code: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        public static let badRequest = Code(rawValue: "bad-request")
+        public static let unauthorized = Code(rawValue: "unauthorized")
+        public static let forbidden = Code(rawValue: "forbidden")
+        public static let notFound = Code(rawValue: "not-found")
+        public static let methodNotAllowed = Code(rawValue: "method-not-allowed")
+        public static let conflict = Code(rawValue: "conflict")
+        public static let payloadTooLarge = Code(rawValue: "payload-too-large")
+        public static let unsupportedMediaType = Code(rawValue: "unsupported-media-type")
+        public static let unprocessable = Code(rawValue: "unprocessable")
+        public static let tooManyRequests = Code(rawValue: "too-many-requests")
+        public static let unavailable = Code(rawValue: "unavailable")
+        public static let internalError = Code(rawValue: "internal")
+    }
+
+    /// One located problem inside a document or request.
+    public struct Detail: Sendable, Equatable {
+        public var pointer: String
+        public var message: String
+        public var offset: Int?
+
+        public init(pointer: String, message: String, offset: Int? = nil) {
+            self.pointer = pointer
+            self.message = message
+            self.offset = offset
+        }
+    }
+
+    public var code: Code
+    /// A sentence a user can act on.
+    public var detail: String
+    public var errors: [Detail]
+    /// Character offset for predicate and JSON syntax errors.
+    public var offset: Int?
+    /// Methods the resource supports (405 only).
+    public var allowedMethods: [String]
+    /// Seconds to wait before retrying (429 and 503).
+    public var retryAfterSeconds: Int?
+
+    public init(
+        _ code: Code, _ detail: String, errors: [Detail] = [], offset: Int? = nil,
+        allowedMethods: [String] = [], retryAfterSeconds: Int? = nil
+    ) {
+        self.code = code
+        self.detail = detail
+        self.errors = errors
+        self.offset = offset
+        self.allowedMethods = allowedMethods
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    public var description: String { "\(code.rawValue): \(detail)" }
+}
+
+extension CartographError {
+    /// A request body that is not JSON.
+    public init(_ error: JSONSyntaxError) {
+        self.init(
+            .badRequest, "The request body is not valid JSON: \(error.message) at byte \(error.offset).",
+            errors: [Detail(pointer: "", message: error.message, offset: error.offset)], offset: error.offset
+        )
+    }
+}

@@ -1,0 +1,297 @@
+// A strict RFC 8259 reader that keeps numbers as text (DESIGN §10), validates UTF-8, limits
+// nesting depth (R-S2) and reports the byte offset of every error. Foundation's
+// JSONSerialization cannot keep a decimal's digits, so Cartograph reads JSON itself.
+
+/// Why a document is not acceptable JSON, and where (0-based byte offset).
+public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Reason: Sendable, Equatable {
+        case syntax
+        case invalidUTF8
+        case tooDeep(limit: Int)
+    }
+    public let reason: Reason
+    public let offset: Int
+    public let message: String
+
+    public var description: String { "\(message) at byte \(offset)" }
+}
+
+/// Parses JSON documents. Reentrant: one value serves any number of threads.
+public struct JSONReader: Sendable {
+    /// The deepest nesting of arrays and objects accepted (DESIGN default 512).
+    public var maxDepth: Int
+
+    public init(maxDepth: Int = 512) { self.maxDepth = maxDepth }
+
+    /// Parses one complete document (surrounding whitespace allowed, a UTF-8 BOM skipped).
+    public func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> JSONValue in
+            var cursor = Cursor(bytes: buffer, maxDepth: maxDepth)
+            return try cursor.document()
+        }
+    }
+
+    /// Parses a document given as a string.
+    public func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
+        try parse(Array(text.utf8))
+    }
+}
+
+private let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+
+private struct Cursor {
+    let bytes: UnsafeBufferPointer<UInt8>
+    let maxDepth: Int
+    var index = 0
+    var depth = 0
+    /// Reused across strings that contain escapes.
+    var scratch: [UInt8] = []
+
+    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+    }
+
+    func fail(_ message: String, at offset: Int? = nil, _ reason: JSONSyntaxError.Reason = .syntax) -> JSONSyntaxError {
+        JSONSyntaxError(reason: reason, offset: offset ?? index, message: message)
+    }
+
+    mutating func document() throws(JSONSyntaxError) -> JSONValue {
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+        skipWhitespace()
+        guard index < bytes.count else { throw fail("empty document: expected a JSON value") }
+        let value = try self.value()
+        skipWhitespace()
+        guard index == bytes.count else { throw fail("unexpected data after the JSON value") }
+        return value
+    }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func value() throws(JSONSyntaxError) -> JSONValue {
+        guard index < bytes.count else { throw fail("unexpected end of document: expected a value") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try object()
+        case UInt8(ascii: "["): return try array()
+        case quote: return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+        default: throw fail("unexpected character: expected a value")
+        }
+    }
+
+    mutating func literal(_ word: StaticString) throws(JSONSyntaxError) {
+        let count = word.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw fail("invalid literal: expected '\(word)'") }
+        for i in 0..<count where bytes[index + i] != word.utf8Start[i] {
+            throw fail("invalid literal: expected '\(word)'")
+        }
+        index += count
+    }
+
+    mutating func enter() throws(JSONSyntaxError) {
+        depth += 1
+        if depth > maxDepth {
+            throw fail("nesting is deeper than the limit of \(maxDepth)", at: index, .tooDeep(limit: maxDepth))
+        }
+    }
+
+    mutating func object() throws(JSONSyntaxError) -> JSONValue {
+        try enter()
+        index += 1
+        var object = JSONObject()
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1; depth -= 1
+            return .object(object)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == quote else { throw fail("expected a member name in quotes") }
+            let key = try string()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':' after a member name") }
+            index += 1
+            skipWhitespace()
+            object.append(key, try value())
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of document: expected ',' or '}'") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; break }
+            throw fail("expected ',' or '}' in an object")
+        }
+        depth -= 1
+        return .object(object)
+    }
+
+    mutating func array() throws(JSONSyntaxError) -> JSONValue {
+        try enter()
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1; depth -= 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try value())
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of document: expected ',' or ']'") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; break }
+            throw fail("expected ',' or ']' in an array")
+        }
+        depth -= 1
+        return .array(elements)
+    }
+
+    /// Reads a string starting at its opening quote.
+    mutating func string() throws(JSONSyntaxError) -> String {
+        let start = index
+        index += 1
+        let contentStart = index
+        var ascii = true
+        // Fast path: no escapes.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == quote {
+                let slice = UnsafeBufferPointer(rebasing: bytes[contentStart..<index])
+                index += 1
+                if ascii { return String(decoding: slice, as: UTF8.self) }
+                return try validated(slice, at: contentStart)
+            }
+            if byte == backslash { break }
+            if byte < 0x20 { throw fail("unescaped control character in a string") }
+            if byte >= 0x80 { ascii = false }
+            index += 1
+        }
+        guard index < bytes.count else { throw fail("unterminated string", at: start) }
+        // Slow path: copy into scratch, decoding escapes.
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[contentStart..<index]))
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == quote {
+                index += 1
+                let result = try scratch.withUnsafeBufferPointer { (b) throws(JSONSyntaxError) -> String in
+                    try validated(b, at: contentStart)
+                }
+                return result
+            }
+            if byte < 0x20 { throw fail("unescaped control character in a string") }
+            if byte != backslash { scratch.append(byte); index += 1; continue }
+            index += 1
+            guard index < bytes.count else { break }
+            let escape = bytes[index]
+            index += 1
+            switch escape {
+            case quote: scratch.append(quote)
+            case backslash: scratch.append(backslash)
+            case UInt8(ascii: "/"): scratch.append(UInt8(ascii: "/"))
+            case UInt8(ascii: "b"): scratch.append(0x08)
+            case UInt8(ascii: "f"): scratch.append(0x0C)
+            case UInt8(ascii: "n"): scratch.append(0x0A)
+            case UInt8(ascii: "r"): scratch.append(0x0D)
+            case UInt8(ascii: "t"): scratch.append(0x09)
+            case UInt8(ascii: "u"): try unicodeEscape()
+            default: throw fail("invalid escape sequence", at: index - 2)
+            }
+        }
+        throw fail("unterminated string", at: start)
+    }
+
+    /// Decodes `XXXX` (after `\u`), joining surrogate pairs; a lone surrogate is an error.
+    mutating func unicodeEscape() throws(JSONSyntaxError) {
+        let escapeStart = index - 2
+        var scalar = try hex4()
+        if (0xD800...0xDBFF).contains(scalar) {
+            guard index + 1 < bytes.count, bytes[index] == backslash, bytes[index + 1] == UInt8(ascii: "u") else {
+                throw fail("unpaired surrogate in \\u escape", at: escapeStart, .invalidUTF8)
+            }
+            index += 2
+            let low = try hex4()
+            guard (0xDC00...0xDFFF).contains(low) else {
+                throw fail("unpaired surrogate in \\u escape", at: escapeStart, .invalidUTF8)
+            }
+            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+        } else if (0xDC00...0xDFFF).contains(scalar) {
+            throw fail("unpaired surrogate in \\u escape", at: escapeStart, .invalidUTF8)
+        }
+        guard let unicode = Unicode.Scalar(scalar) else { throw fail("invalid \\u escape", at: escapeStart) }
+        scratch.append(contentsOf: UTF8.encode(unicode)!)
+    }
+
+    mutating func hex4() throws(JSONSyntaxError) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw fail("incomplete \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw fail("invalid hex digit in \\u escape")
+            }
+            value = value << 4 | UInt32(digit)
+            index += 1
+        }
+        return value
+    }
+
+    func validated(_ slice: UnsafeBufferPointer<UInt8>, at offset: Int) throws(JSONSyntaxError) -> String {
+        guard let string = String(validating: slice, as: UTF8.self) else {
+            throw fail("invalid UTF-8 in a string", at: offset + firstInvalidUTF8(slice), .invalidUTF8)
+        }
+        return string
+    }
+
+    /// The offset of the first byte of `slice` that breaks UTF-8, for the error message.
+    func firstInvalidUTF8(_ slice: UnsafeBufferPointer<UInt8>) -> Int {
+        var decoder = UTF8()
+        var iterator = slice.makeIterator()
+        var offset = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): offset += UTF8.width(scalar)
+            case .emptyInput, .error: return offset
+            }
+        }
+    }
+
+    mutating func number() throws(JSONSyntaxError) -> JSONNumber {
+        let start = index
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number: expected a digit") }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+            if index < bytes.count, isDigit(bytes[index]) { throw fail("invalid number: leading zero") }
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number: expected a digit after '.'") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number: expected an exponent") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        return JSONNumber(validatedText: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+    }
+
+    @inline(__always) func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
+}

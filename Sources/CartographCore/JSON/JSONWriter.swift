@@ -1,0 +1,63 @@
+// Serializes `JSONValue` to compact UTF-8 JSON. Object members keep their order.
+
+extension JSONValue {
+    /// The value as compact JSON bytes.
+    public var jsonBytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        JSONWriter.write(self, into: &out)
+        return out
+    }
+
+    /// The value as compact JSON text.
+    public var jsonText: String { String(decoding: jsonBytes, as: UTF8.self) }
+}
+
+/// Appends JSON text to a byte buffer.
+public enum JSONWriter {
+    public static func write(_ value: JSONValue, into out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .number(let n): out.append(contentsOf: n.text.utf8)
+        case .string(let s): writeString(s, into: &out)
+        case .array(let elements):
+            out.append(UInt8(ascii: "["))
+            for (i, element) in elements.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                write(element, into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let object):
+            out.append(UInt8(ascii: "{"))
+            for (i, key) in object.keys.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                writeString(key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                write(object.values[i], into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    public static func writeString(_ string: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0xF)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,189 @@
+// The server as a function from request to response. It owns the order of concerns for every
+// request: request id, readiness, routing, authentication, content type, handler, problem
+// rendering, metrics and the request log.
+import Foundation
+public import Synchronization
+public import Logging
+import Metrics
+public import CartographCore
+public import CartographStore
+
+/// Whether the service takes requests (`/readyz`, R-S5).
+public enum ServiceState: UInt8, Sendable, AtomicRepresentable {
+    case starting, ready, draining
+}
+
+/// Cartograph's request handling, independent of any socket.
+public final class Application: Sendable {
+    public let configuration: ServerConfiguration
+    public let control: ControlStore
+    public let logger: Logger
+    let router: Router
+    let jsonReader: JSONReader
+    private let adminTokenHash: [UInt8]
+    private let state = Atomic<ServiceState>(.starting)
+    private let metricsExposition: @Sendable () -> [UInt8]
+
+    /// - Parameter metricsExposition: renders the Prometheus text for `/metrics`.
+    public init(configuration: ServerConfiguration, control: ControlStore, adminToken: String, logger: Logger,
+                metricsExposition: @escaping @Sendable () -> [UInt8] = { [] }) {
+        self.configuration = configuration
+        self.control = control
+        self.logger = logger
+        self.adminTokenHash = SecretHash.sha256(adminToken)
+        self.jsonReader = JSONReader(maxDepth: configuration.maxJSONDepth)
+        self.metricsExposition = metricsExposition
+        self.router = Router(routes: ServiceRoutes.all + ControlPlaneRoutes.all)
+    }
+
+    public var serviceState: ServiceState { state.load(ordering: .acquiring) }
+    public func setServiceState(_ newState: ServiceState) { state.store(newState, ordering: .releasing) }
+
+    /// The Prometheus exposition text.
+    func renderMetrics() -> [UInt8] { metricsExposition() }
+
+    /// Answers one request. Never throws: every failure becomes a problem response.
+    public func respond(to request: HTTPRequest) -> HTTPResponse {
+        finish(request) { (requestID, labels) throws(CartographError) -> HTTPResponse in
+            try self.route(request, requestID: requestID, labels: &labels)
+        }
+    }
+
+    /// Answers a request that the transport refused before it was complete (e.g. a body over the limit).
+    public func reject(_ request: HTTPRequest, with error: CartographError) -> HTTPResponse {
+        finish(request) { (_, _) throws(CartographError) -> HTTPResponse in throw error }
+    }
+
+    /// What the request log and metrics say about a request.
+    struct Labels {
+        var route = "unmatched"
+        var tenant: String?
+    }
+
+    /// Runs `body`, turns its error into a problem, adds the request id, records metrics and the log line.
+    private func finish(
+        _ request: HTTPRequest, _ body: (String, inout Labels) throws(CartographError) -> HTTPResponse
+    ) -> HTTPResponse {
+        let started = ContinuousClock.now
+        let requestID = Self.requestID(from: request.headers)
+        var labels = Labels()
+        var response: HTTPResponse
+        do {
+            response = try body(requestID, &labels)
+        } catch {
+            if error.code.httpStatus >= 500, error.code != .unavailable {
+                logger.error("request failed", metadata: ["request.id": "\(requestID)", "error": "\(error)"])
+            }
+            response = .problem(error, instance: request.path)
+        }
+        response.headers.append(("X-Request-Id", requestID))
+        record(request: request, response: response, labels: labels, requestID: requestID, duration: ContinuousClock.now - started)
+        return response
+    }
+
+    private func route(_ request: HTTPRequest, requestID: String, labels: inout Labels) throws(CartographError) -> HTTPResponse {
+        if serviceState == .draining {
+            throw CartographError(.unavailable, "The server is shutting down.", retryAfterSeconds: 1)
+        }
+        switch try router.match(method: request.method, path: request.path) {
+        case .notFound:
+            throw CartographError(.notFound, "No route for \(request.method) \(request.path).")
+        case .methodNotAllowed(let allowed):
+            throw CartographError(.methodNotAllowed, "\(request.method) is not allowed here; use \(allowed.joined(separator: ", ")).",
+                                  allowedMethods: allowed)
+        case .matched(let route, let parameters):
+            labels.route = route.template
+            labels.tenant = parameters["tenant"]
+            let principal = try authenticate(request, access: route.access, tenant: parameters["tenant"])
+            if route.body == .json { try Self.requireJSONContentType(request) }
+            let context = RequestContext(application: self, request: request, parameters: parameters, principal: principal,
+                                         requestID: requestID)
+            do {
+                return try route.handler(context)
+            } catch let error as CartographError {
+                throw error
+            } catch {
+                logger.error("unhandled error", metadata: ["request.id": "\(requestID)", "error": "\(error)"])
+                throw CartographError(.internalError, "An internal error occurred; it has been logged with request id \(requestID).")
+            }
+        }
+    }
+
+    // MARK: Authentication
+
+    /// Checks the bearer token against the route's access rule (DESIGN §2): 401 for a missing or
+    /// unknown token, 403 for a valid token of another tenant or too small a scope.
+    func authenticate(_ request: HTTPRequest, access: Access, tenant: String?) throws(CartographError) -> Principal {
+        if access == .anyone {
+            if request.headers["authorization"] != nil, let principal = try? principal(for: request) { return principal }
+            return .anonymous
+        }
+        let principal = try principal(for: request)
+        switch (access, principal) {
+        case (_, .admin):
+            return principal
+        case (.admin, .key):
+            throw CartographError(.forbidden, "This route needs the admin token; a tenant key cannot use it.")
+        case (.tenant(let needed), .key(let key)):
+            guard key.tenantID == tenant else {
+                throw CartographError(.forbidden, "This key belongs to another tenant.")
+            }
+            guard key.scope >= needed else {
+                throw CartographError(.forbidden, "This key has scope '\(key.scope.rawValue)'; the route needs '\(needed.rawValue)'.")
+            }
+            return principal
+        default:
+            throw CartographError(.unauthorized, "Send 'Authorization: Bearer <token>'.")
+        }
+    }
+
+    private func principal(for request: HTTPRequest) throws(CartographError) -> Principal {
+        guard let header = request.headers["authorization"] else {
+            throw CartographError(.unauthorized, "Missing bearer token: send 'Authorization: Bearer <token>'.")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            throw CartographError(.unauthorized, "The Authorization header must be 'Bearer <token>'.")
+        }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        if SecretHash.constantTimeEqual(SecretHash.sha256(token), adminTokenHash) { return .admin }
+        if let presented = PresentedAPIKey(token), let key = control.authenticate(presented) { return .key(key) }
+        throw CartographError(.unauthorized, "The bearer token is not valid (unknown, revoked or malformed).")
+    }
+
+    // MARK: Helpers
+
+    static func requireJSONContentType(_ request: HTTPRequest) throws(CartographError) {
+        let mediaType = request.headers["content-type"]?.split(separator: ";").first?
+            .trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        guard mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json")) else {
+            let sent = mediaType.isEmpty ? "no Content-Type" : "'\(mediaType)'"
+            throw CartographError(.unsupportedMediaType, "This route takes 'Content-Type: application/json'; the request sent \(sent).")
+        }
+    }
+
+    /// The client's `X-Request-Id` when it is short printable ASCII, else a fresh one.
+    static func requestID(from headers: HTTPHeaders) -> String {
+        if let sent = headers["x-request-id"], (1...128).contains(sent.utf8.count),
+           sent.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
+            return sent
+        }
+        var generator = SystemRandomNumberGenerator()
+        return String(generator.next() as UInt64, radix: 16)
+    }
+
+    private func record(request: HTTPRequest, response: HTTPResponse, labels: Labels, requestID: String, duration: Duration) {
+        let status = String(response.status)
+        Counter(label: "cartograph_http_requests_total",
+                dimensions: [("method", request.method), ("route", labels.route), ("status", status)]).increment()
+        let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+        Metrics.Timer(label: "cartograph_http_request_duration_seconds",
+                      dimensions: [("method", request.method), ("route", labels.route)]).recordNanoseconds(nanoseconds)
+        var metadata: Logger.Metadata = [
+            "request.id": "\(requestID)", "http.method": "\(request.method)", "http.route": "\(labels.route)",
+            "http.status": "\(status)", "duration_ms": "\(Double(nanoseconds / 1000) / 1000)",
+        ]
+        if let tenant = labels.tenant { metadata["tenant.id"] = "\(tenant)" }
+        logger.info("request", metadata: metadata)
+    }
+}

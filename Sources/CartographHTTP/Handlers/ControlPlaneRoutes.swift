@@ -1,0 +1,80 @@
+// Tenants and tenant API keys (DESIGN §2).
+import Foundation
+import CartographCore
+import CartographStore
+
+enum ControlPlaneRoutes {
+    static let all: [Route] = [
+        Route("POST", "/v1/tenants", access: .admin, body: .json) { context in
+            let body = try context.jsonBody()
+            guard case .object(let document) = body else {
+                throw CartographError(.unprocessable, "The body must be an object like {\"id\": \"acme\"}.",
+                                      errors: [.init(pointer: "", message: "expected an object, found \(body.kindName)")])
+            }
+            guard let id = document["id"]?.stringValue, Names.isResourceName(id) else {
+                throw CartographError(.unprocessable, "The tenant id must be a string matching ^[a-z0-9][a-z0-9_-]{0,62}$.",
+                                      errors: [.init(pointer: "/id", message: "expected a tenant name such as \"acme\"")])
+            }
+            let created = try context.application.control.createTenant(id: id)
+            let tenant = context.application.control.tenant(id)
+            return .json(["id": .string(id), "apiKey": .string(created.token), "keyId": .string(created.info.id),
+                          "createdAt": .string(Timestamp.render(tenant?.createdAt ?? created.info.createdAt))], status: 201)
+        },
+        Route("GET", "/v1/tenants", access: .admin) { context in
+            .json(["items": .array(context.application.control.tenants().map(\.json))])
+        },
+        Route("GET", "/v1/tenants/{tenant}", access: .admin) { context in
+            let id = context.parameter("tenant")
+            guard let tenant = context.application.control.tenant(id) else {
+                throw CartographError(.notFound, "No tenant named '\(id)'.")
+            }
+            return .json(tenant.json)
+        },
+        Route("DELETE", "/v1/tenants/{tenant}", access: .admin) { context in
+            try context.application.control.deleteTenant(context.parameter("tenant"))
+            return .noContent
+        },
+        Route("POST", "/v1/tenants/{tenant}/keys", access: .tenant(.admin), body: .json) { context in
+            let body = try context.jsonBody()
+            guard case .object(let document) = body else {
+                throw CartographError(.unprocessable, "The body must be an object like {\"scope\": \"read\"}.",
+                                      errors: [.init(pointer: "", message: "expected an object, found \(body.kindName)")])
+            }
+            guard let scopeName = document["scope"]?.stringValue, let scope = KeyScope(rawValue: scopeName) else {
+                throw CartographError(.unprocessable, "The scope must be \"read\", \"write\" or \"admin\".",
+                                      errors: [.init(pointer: "/scope", message: "expected \"read\", \"write\" or \"admin\"")])
+            }
+            let tenant = try existingTenant(context)
+            let created = try context.application.control.createKey(tenantID: tenant, scope: scope)
+            var json = created.info.json
+            json["apiKey"] = .string(created.token)
+            return .json(.object(json), status: 201)
+        },
+        Route("GET", "/v1/tenants/{tenant}/keys", access: .tenant(.admin)) { context in
+            let tenant = try existingTenant(context)
+            return .json(["items": .array(context.application.control.keys(tenantID: tenant).map { JSONValue.object($0.json) })])
+        },
+        Route("DELETE", "/v1/tenants/{tenant}/keys/{keyId}", access: .tenant(.admin)) { context in
+            let tenant = try existingTenant(context)
+            try context.application.control.revokeKey(tenantID: tenant, keyID: context.parameter("keyId"))
+            return .noContent
+        },
+    ]
+
+    /// The path's tenant, or 404 (reached only by the admin token: a key of a missing tenant cannot authenticate).
+    static func existingTenant(_ context: RequestContext) throws(CartographError) -> String {
+        let id = context.parameter("tenant")
+        guard context.application.control.tenant(id) != nil else { throw CartographError(.notFound, "No tenant named '\(id)'.") }
+        return id
+    }
+}
+
+extension Tenant {
+    var json: JSONValue { ["id": .string(id), "createdAt": .string(Timestamp.render(createdAt))] }
+}
+
+extension APIKeyInfo {
+    var json: JSONObject {
+        JSONObject([("id", .string(id)), ("scope", .string(scope.rawValue)), ("createdAt", .string(Timestamp.render(createdAt)))])
+    }
+}

@@ -1,0 +1,71 @@
+// RFC 9457 problem documents. HTTP statuses for error codes are assigned here and nowhere else.
+import CartographCore
+
+extension CartographError.Code {
+    /// The HTTP status for this kind of problem.
+    var httpStatus: Int {
+        switch self {
+        case .badRequest: 400
+        case .unauthorized: 401
+        case .forbidden: 403
+        case .notFound: 404
+        case .methodNotAllowed: 405
+        case .conflict: 409
+        case .payloadTooLarge: 413
+        case .unsupportedMediaType: 415
+        case .unprocessable: 422
+        case .tooManyRequests: 429
+        case .unavailable: 503
+        default: 500
+        }
+    }
+}
+
+/// The standard reason phrase for a status.
+func reasonPhrase(_ status: Int) -> String {
+    switch status {
+    case 200: "OK"
+    case 201: "Created"
+    case 204: "No Content"
+    case 400: "Bad Request"
+    case 401: "Unauthorized"
+    case 403: "Forbidden"
+    case 404: "Not Found"
+    case 405: "Method Not Allowed"
+    case 409: "Conflict"
+    case 413: "Content Too Large"
+    case 415: "Unsupported Media Type"
+    case 422: "Unprocessable Content"
+    case 429: "Too Many Requests"
+    case 503: "Service Unavailable"
+    default: "Internal Server Error"
+    }
+}
+
+extension HTTPResponse {
+    /// The problem+json response for `error`.
+    static func problem(_ error: CartographError, instance: String? = nil) -> HTTPResponse {
+        let status = error.code.httpStatus
+        var document = JSONObject()
+        document.append("type", .string("urn:cartograph:problem:\(error.code.rawValue)"))
+        document.append("title", .string(reasonPhrase(status)))
+        document.append("status", .number(JSONNumber(status)))
+        document.append("detail", .string(error.detail))
+        if let instance { document.append("instance", .string(instance)) }
+        if let offset = error.offset { document.append("offset", .number(JSONNumber(offset))) }
+        if !error.errors.isEmpty {
+            document.append("errors", .array(error.errors.map { detail in
+                var entry = JSONObject()
+                entry.append("pointer", .string(detail.pointer))
+                entry.append("message", .string(detail.message))
+                if let offset = detail.offset { entry.append("offset", .number(JSONNumber(offset))) }
+                return .object(entry)
+            }))
+        }
+        var headers: [(name: String, value: String)] = [("Content-Type", "application/problem+json")]
+        if !error.allowedMethods.isEmpty { headers.append(("Allow", error.allowedMethods.joined(separator: ", "))) }
+        if let seconds = error.retryAfterSeconds { headers.append(("Retry-After", String(seconds))) }
+        if error.code == .unauthorized { headers.append(("WWW-Authenticate", "Bearer")) }
+        return HTTPResponse(status: status, headers: headers, body: JSONValue.object(document).jsonBytes)
+    }
+}

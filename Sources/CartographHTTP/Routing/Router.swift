@@ -1,0 +1,150 @@
+// The routing table: method + path template -> handler, with validated path parameters.
+public import CartographCore
+public import CartographStore
+
+/// Who may call a route.
+public enum Access: Sendable, Equatable {
+    /// No token needed (health, metrics, the spec).
+    case anyone
+    /// Only the admin token.
+    case admin
+    /// A key of the tenant named in the path with at least this scope, or the admin token.
+    case tenant(KeyScope)
+}
+
+/// Whether a route reads a JSON body.
+public enum RequestBody: Sendable, Equatable {
+    case none
+    case json
+}
+
+/// Who is calling, once authenticated.
+public enum Principal: Sendable, Equatable {
+    case anonymous
+    case admin
+    case key(APIKeyInfo)
+}
+
+/// Everything a handler needs about its request.
+public struct RequestContext: Sendable {
+    public let application: Application
+    public let request: HTTPRequest
+    public let parameters: [String: String]
+    public let principal: Principal
+    public let requestID: String
+
+    /// A path parameter the router has already validated.
+    public func parameter(_ name: String) -> String { parameters[name] ?? "" }
+
+    /// The body parsed as JSON (the router has checked the content type).
+    public func jsonBody() throws(CartographError) -> JSONValue {
+        guard !request.body.isEmpty else {
+            throw CartographError(.badRequest, "The request body is empty: send a JSON document.")
+        }
+        do { return try application.jsonReader.parse(request.body) } catch { throw CartographError(error) }
+    }
+}
+
+/// A route: a method, a path template with `{parameter}` segments, its access rule and its handler.
+public struct Route: Sendable {
+    public typealias Handler = @Sendable (RequestContext) throws -> HTTPResponse
+
+    enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    public let method: String
+    public let template: String
+    public let access: Access
+    public let body: RequestBody
+    let segments: [Segment]
+    let handler: Handler
+
+    public init(_ method: String, _ template: String, access: Access, body: RequestBody = .none, handler: @escaping Handler) {
+        self.method = method
+        self.template = template
+        self.access = access
+        self.body = body
+        self.handler = handler
+        self.segments = template.split(separator: "/").map { part in
+            part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
+        }
+    }
+}
+
+/// The result of matching a request against the table.
+public enum RouteMatch: Sendable {
+    case matched(Route, parameters: [String: String])
+    case methodNotAllowed(allowed: [String])
+    case notFound
+}
+
+/// A fixed table of routes.
+public struct Router: Sendable {
+    public let routes: [Route]
+
+    public init(routes: [Route]) { self.routes = routes }
+
+    /// Matches a raw (percent-encoded) path. Throws 400 for an undecodable segment, an encoded
+    /// '/' or NUL, or a parameter that breaks its naming rule (DESIGN §2).
+    public func match(method: String, path: String) throws(CartographError) -> RouteMatch {
+        guard path.hasPrefix("/") else { return .notFound }
+        let rawSegments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        var segments: [String] = []
+        segments.reserveCapacity(rawSegments.count)
+        for raw in rawSegments {
+            let lowered = raw.lowercased()
+            if lowered.contains("%2f") || lowered.contains("%00") {
+                throw CartographError(.badRequest, "A path segment contains an encoded '/' or NUL.")
+            }
+            guard let decoded = PercentDecoding.decode(String(raw)) else {
+                throw CartographError(.badRequest, "A path segment has a malformed percent-encoding.")
+            }
+            segments.append(decoded)
+        }
+        var allowed: [String] = []
+        for route in routes {
+            guard let parameters = route.bind(segments) else { continue }
+            guard route.method == method else { allowed.append(route.method); continue }
+            try Self.validate(parameters)
+            return .matched(route, parameters: parameters)
+        }
+        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+    }
+
+    /// Checks each path parameter against the naming rule for its kind.
+    static func validate(_ parameters: [String: String]) throws(CartographError) {
+        for (name, value) in parameters {
+            switch name {
+            case "tenant", "model", "mapping", "keyId":
+                guard Names.isResourceName(value) else {
+                    throw CartographError(.badRequest, "Invalid \(name) name: names match ^[a-z0-9][a-z0-9_-]{0,62}$.",
+                                          errors: [.init(pointer: "", message: "invalid \(name) name")])
+                }
+            case "entity":
+                guard Names.isPropertyName(value) else {
+                    throw CartographError(.badRequest, "Invalid entity name: names match ^[A-Za-z][A-Za-z0-9_]{0,127}$.",
+                                          errors: [.init(pointer: "", message: "invalid entity name")])
+                }
+            default:
+                continue
+            }
+        }
+    }
+}
+
+extension Route {
+    /// The parameters if `segments` fit this route's template.
+    func bind(_ pathSegments: [String]) -> [String: String]? {
+        guard pathSegments.count == segments.count else { return nil }
+        var parameters: [String: String] = [:]
+        for (segment, value) in zip(segments, pathSegments) {
+            switch segment {
+            case .literal(let literal): if literal != value { return nil }
+            case .parameter(let name): parameters[name] = value
+            }
+        }
+        return parameters
+    }
+}

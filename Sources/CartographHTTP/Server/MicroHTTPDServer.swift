@@ -1,0 +1,213 @@
+// libmicrohttpd in thread-pool mode, adapted to `Application.respond(to:)`.
+//
+// MHD calls the access handler once with the headers, once per body chunk and a last time with
+// no data: the body is accumulated in a per-request `RequestState` (retained in `*req_cls` and
+// released in the completion callback, the one place that sees every request end) and answered on
+// the last call. The request path stays synchronous on MHD's threads (LIBMICROHTTPD.md).
+import Foundation
+public import Synchronization
+import Logging
+import CartographCore
+internal import CMicroHTTPD
+
+/// Why the server could not start.
+public struct ServerStartError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// A running libmicrohttpd daemon serving one `Application`.
+public final class MicroHTTPDServer: Sendable {
+    /// The daemon handle. `OpaquePointer` is not Sendable; the handle is written once by `start`
+    /// and read by `quiesce`/`stop` under the mutex, and MHD's own calls on it are thread-safe.
+    private struct DaemonHandle: @unchecked Sendable { let pointer: OpaquePointer }
+
+    public let application: Application
+    private let daemon = Mutex<DaemonHandle?>(nil)
+    private let listenSocket = Mutex<Int32>(-1)
+    /// Requests between their first access-handler call and their completion callback.
+    public let inFlight = Atomic<Int>(0)
+
+    public init(application: Application) { self.application = application }
+
+    /// Starts listening; returns the bound port (useful with port 0).
+    @discardableResult
+    public func start() throws -> Int {
+        let configuration = application.configuration
+        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
+            | MHD_USE_ERROR_LOG.rawValue
+        let options: [MHD_OptionItem] = [
+            MHD_OptionItem(option: .THREAD_POOL_SIZE, value: max(1, configuration.threads), ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_LIMIT, value: configuration.connectionLimit, ptr_value: nil),
+            MHD_OptionItem(option: .PER_IP_CONNECTION_LIMIT, value: configuration.perIPConnectionLimit, ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: configuration.connectionTimeoutSeconds, ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: 128 * 1024, ptr_value: nil),
+            MHD_OptionItem(option: .LISTENING_ADDRESS_REUSE, value: 1, ptr_value: nil),
+        ]
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let host = configuration.host == "0.0.0.0" ? nil : configuration.host
+        guard (0...65535).contains(configuration.port) else {
+            throw ServerStartError(description: "port \(configuration.port) is out of range")
+        }
+        let started: OpaquePointer? = options.withUnsafeBufferPointer { items in
+            if let host {
+                return host.withCString { cmhd_start_daemon(flags, UInt16(configuration.port), $0, accessHandler, context,
+                                                            requestCompleted, context, items.baseAddress, items.count) }
+            }
+            return cmhd_start_daemon(flags, UInt16(configuration.port), nil, accessHandler, context, requestCompleted, context,
+                                     items.baseAddress, items.count)
+        }
+        guard let started else {
+            throw ServerStartError(description: "libmicrohttpd could not listen on \(configuration.host):\(configuration.port) (in use, or not an IPv4 address?)")
+        }
+        daemon.withLock { $0 = DaemonHandle(pointer: started) }
+        return Int(cmhd_bound_port(started))
+    }
+
+    /// Stops accepting new connections; connections already open finish their requests.
+    public func quiesce() {
+        daemon.withLock { handle in
+            guard let handle else { return }
+            let socket = MHD_quiesce_daemon(handle.pointer)
+            listenSocket.withLock { $0 = socket }
+        }
+    }
+
+    /// Waits until no request is in flight, or `timeout` passes; true when drained.
+    public func waitForInFlightRequests(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while inFlight.load(ordering: .acquiring) > 0 {
+            if ContinuousClock.now >= deadline { return false }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return true
+    }
+
+    /// Stops the daemon and closes every connection.
+    public func stop() {
+        let handle = daemon.withLock { handle -> DaemonHandle? in
+            defer { handle = nil }
+            return handle
+        }
+        guard let handle else { return }
+        MHD_stop_daemon(handle.pointer)
+        listenSocket.withLock { socket in
+            if socket >= 0 { close(socket) }
+            socket = -1
+        }
+    }
+
+    deinit { stop() }
+}
+
+/// One request's state across MHD's calls.
+private final class RequestState {
+    let method: String
+    let target: String
+    var headers = HTTPHeaders()
+    var query: [(name: String, value: String)] = []
+    var body: [UInt8] = []
+    /// True once a response (e.g. an early 413) has been queued.
+    var answered = false
+
+    init(method: String, target: String) {
+        self.method = method
+        self.target = target
+    }
+}
+
+private func server(_ cls: UnsafeMutableRawPointer?) -> MicroHTTPDServer {
+    Unmanaged<MicroHTTPDServer>.fromOpaque(cls!).takeUnretainedValue()
+}
+
+private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, requestContext in
+    guard let connection, let requestContext, let uploadDataSize else { return .NO }
+    let server = server(cls)
+
+    guard let existing = requestContext.pointee else {
+        // First call: headers only.
+        let state = RequestState(method: method.map { String(cString: $0) } ?? "GET", target: url.map { String(cString: $0) } ?? "/")
+        let statePointer = Unmanaged.passRetained(state).toOpaque()
+        requestContext.pointee = statePointer
+        server.inFlight.add(1, ordering: .relaxed)
+        MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, statePointer)
+        MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, collectQueryArgument, statePointer)
+        let limit = server.application.configuration.maxBodyBytes
+        if let length = state.headers["content-length"].flatMap(Int.init), length > limit {
+            state.answered = true
+            return queue(tooLarge(state, limit: limit, server: server), on: connection)
+        }
+        return .YES
+    }
+
+    let state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
+    if uploadDataSize.pointee > 0 {
+        let count = uploadDataSize.pointee
+        uploadDataSize.pointee = 0
+        if state.answered { return .YES }
+        let limit = server.application.configuration.maxBodyBytes
+        guard state.body.count + count <= limit else {
+            state.answered = true
+            state.body = []
+            return queue(tooLarge(state, limit: limit, server: server), on: connection)
+        }
+        if let uploadData {
+            uploadData.withMemoryRebound(to: UInt8.self, capacity: count) { bytes in
+                state.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
+            }
+        }
+        return .YES
+    }
+    if state.answered { return .YES }
+    state.answered = true
+    let request = HTTPRequest(method: state.method, path: state.target, query: state.query, headers: state.headers, body: state.body)
+    state.body = []
+    return queue(server.application.respond(to: request), on: connection)
+}
+
+private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
+    guard let requestContext, let pointer = requestContext.pointee else { return }
+    Unmanaged<RequestState>.fromOpaque(pointer).release()
+    requestContext.pointee = nil
+    server(cls).inFlight.subtract(1, ordering: .relaxed)
+}
+
+private let collectHeader: MHD_KeyValueIterator = { cls, _, key, value in
+    guard let cls, let key else { return .YES }
+    let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
+    state.headers.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+    return .YES
+}
+
+private let collectQueryArgument: MHD_KeyValueIterator = { cls, _, key, value in
+    guard let cls, let key else { return .YES }
+    let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
+    // The identity unescaper leaves arguments raw; decode them here (and keep undecodable ones as sent).
+    let rawName = String(cString: key), rawValue = value.map { String(cString: $0) } ?? ""
+    state.query.append((PercentDecoding.decodeQueryComponent(rawName) ?? rawName,
+                        PercentDecoding.decodeQueryComponent(rawValue) ?? rawValue))
+    return .YES
+}
+
+/// The 413 answer for a body over the limit, sent before the rest of the body is read; MHD then
+/// closes the connection.
+private func tooLarge(_ state: RequestState, limit: Int, server: MicroHTTPDServer) -> HTTPResponse {
+    let request = HTTPRequest(method: state.method, path: state.target, query: state.query, headers: state.headers)
+    var response = server.application.reject(
+        request, with: CartographError(.payloadTooLarge, "The request body is larger than the limit of \(limit) bytes."))
+    response.headers.append(("Connection", "close"))
+    return response
+}
+
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    var body = response.body
+    let mhdResponse = body.withUnsafeMutableBytes { bytes in
+        MHD_create_response_from_buffer(bytes.count, bytes.baseAddress, .RESPMEM_MUST_COPY)
+    }
+    guard let mhdResponse else { return .NO }
+    for (name, value) in response.headers {
+        MHD_add_response_header(mhdResponse, name, value)
+    }
+    let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+    MHD_destroy_response(mhdResponse)
+    return result
+}

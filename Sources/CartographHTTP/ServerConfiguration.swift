@@ -1,0 +1,35 @@
+// Every setting of `cartograph serve`, built once at start-up by the executable from flags and
+// environment. Modules receive it; none reads the environment itself.
+public import CartographStore
+
+/// The server's configuration, with the defaults of DESIGN §10.
+public struct ServerConfiguration: Sendable {
+    /// Interface to bind (`0.0.0.0` = all IPv4 interfaces).
+    public var host: String = "0.0.0.0"
+    /// TCP port; 0 picks a free one (tests).
+    public var port: Int = 8080
+    /// Where control.sqlite, admin.token and the tenants' stores live.
+    public var dataDirectory: String = "./data"
+    /// The admin token; nil means "read or generate `<data-dir>/admin.token`".
+    public var adminToken: String? = nil
+    /// libmicrohttpd worker threads.
+    public var threads: Int = 2
+    /// Largest accepted request body (413 beyond).
+    public var maxBodyBytes: Int = 64 * 1024 * 1024
+    /// Deepest accepted JSON nesting (400 beyond).
+    public var maxJSONDepth: Int = 512
+    /// Most simultaneous connections.
+    public var connectionLimit: Int = 1024
+    /// Most simultaneous connections from one IP address (0 = no limit).
+    public var perIPConnectionLimit: Int = 0
+    /// Seconds an idle connection is kept.
+    public var connectionTimeoutSeconds: Int = 120
+    /// Seconds SIGTERM waits for in-flight requests before closing anyway.
+    public var drainTimeoutSeconds: Int = 30
+    /// Whether /metrics needs the admin token.
+    public var metricsRequireAdmin: Bool = false
+    /// SQLite durability (R-S4).
+    public var synchronous: SQLiteSynchronous = .normal
+
+    public init() {}
+}

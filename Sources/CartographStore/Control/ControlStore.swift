@@ -1,0 +1,204 @@
+// Tenants and their API keys, kept in `control.sqlite` and mirrored in memory so that
+// authenticating a request costs a dictionary lookup, not a query.
+public import Foundation
+import Synchronization
+public import CartographCore
+
+/// What a tenant API key may do; each scope includes the ones below it (admin ⊇ write ⊇ read).
+public enum KeyScope: String, Sendable, Comparable, CaseIterable {
+    case read, write, admin
+
+    private var rank: Int { switch self { case .read: 0; case .write: 1; case .admin: 2 } }
+    public static func < (a: KeyScope, b: KeyScope) -> Bool { a.rank < b.rank }
+}
+
+/// A tenant as listed by the control plane.
+public struct Tenant: Sendable, Equatable {
+    public let id: String
+    public let createdAt: Date
+}
+
+/// An API key's public description (never its secret).
+public struct APIKeyInfo: Sendable, Equatable {
+    public let id: String
+    public let tenantID: String
+    public let scope: KeyScope
+    public let createdAt: Date
+}
+
+/// A newly created key, with the token shown to the client exactly once.
+public struct CreatedAPIKey: Sendable {
+    public let info: APIKeyInfo
+    public let token: String
+}
+
+/// The control database. Thread-safe: every access holds one lock.
+public final class ControlStore: Sendable {
+    private struct KeyRecord {
+        var info: APIKeyInfo
+        var secretHash: [UInt8]
+    }
+
+    private struct State: ~Copyable {
+        let connection: SQLiteConnection
+        var tenants: [String: Tenant]
+        var keys: [String: KeyRecord]
+    }
+
+    private let state: Mutex<State>
+    private let directory: DataDirectory
+
+    /// Opens (creating if needed) the control database in `directory`.
+    public init(directory: DataDirectory, synchronous: SQLiteSynchronous = .normal) throws(CartographError) {
+        self.directory = directory
+        try directory.prepare()
+        do {
+            let connection = try SQLiteConnection(path: directory.controlDatabase.path, synchronous: synchronous)
+            try connection.execute("""
+                CREATE TABLE IF NOT EXISTS tenants (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    created_at REAL NOT NULL
+                );
+                CREATE TABLE IF NOT EXISTS api_keys (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                    scope TEXT NOT NULL,
+                    secret_sha256 BLOB NOT NULL,
+                    created_at REAL NOT NULL
+                );
+                """)
+            var tenants: [String: Tenant] = [:]
+            for row in try connection.rows("SELECT id, created_at FROM tenants") {
+                let id = row[0].textValue ?? ""
+                tenants[id] = Tenant(id: id, createdAt: Date(timeIntervalSince1970: row[1].realValue ?? 0))
+            }
+            var keys: [String: KeyRecord] = [:]
+            for row in try connection.rows("SELECT id, tenant_id, scope, secret_sha256, created_at FROM api_keys") {
+                let info = APIKeyInfo(
+                    id: row[0].textValue ?? "", tenantID: row[1].textValue ?? "",
+                    scope: KeyScope(rawValue: row[2].textValue ?? "") ?? .read,
+                    createdAt: Date(timeIntervalSince1970: row[4].realValue ?? 0))
+                keys[info.id] = KeyRecord(info: info, secretHash: row[3].blobValue ?? [])
+            }
+            state = Mutex(State(connection: connection, tenants: tenants, keys: keys))
+        } catch {
+            throw CartographError(.internalError, "Cannot open the control database: \(error)")
+        }
+    }
+
+    // MARK: Tenants
+
+    /// Creates a tenant and its first admin-scope key. 409 if the id is taken.
+    public func createTenant(id: String) throws(CartographError) -> CreatedAPIKey {
+        let now = Date()
+        let created = try state.withLock { (state) throws(CartographError) -> CreatedAPIKey in
+            guard state.tenants[id] == nil else {
+                throw CartographError(.conflict, "A tenant named '\(id)' already exists.")
+            }
+            let key = PresentedAPIKey.generate()
+            let info = APIKeyInfo(id: key.keyID, tenantID: id, scope: .admin, createdAt: now)
+            do {
+                _ = try state.connection.transaction { () throws(SQLiteError) in
+                    try state.connection.run("INSERT INTO tenants (id, created_at) VALUES (?, ?)",
+                                             [.text(id), .real(now.timeIntervalSince1970)])
+                    try Self.insert(info, secretHash: SecretHash.sha256(key.secret), into: state.connection)
+                }
+            } catch {
+                throw CartographError(.internalError, "Cannot create tenant '\(id)': \(error)")
+            }
+            state.tenants[id] = Tenant(id: id, createdAt: now)
+            state.keys[info.id] = KeyRecord(info: info, secretHash: SecretHash.sha256(key.secret))
+            return CreatedAPIKey(info: info, token: key.token)
+        }
+        do {
+            try FileManager.default.createDirectory(at: directory.tenantDirectory(id), withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw CartographError(.internalError, "Cannot create the directory of tenant '\(id)'.")
+        }
+        return created
+    }
+
+    /// All tenants, ordered by id.
+    public func tenants() -> [Tenant] {
+        state.withLock { $0.tenants.values.sorted { $0.id < $1.id } }
+    }
+
+    /// One tenant, or nil.
+    public func tenant(_ id: String) -> Tenant? { state.withLock { $0.tenants[id] } }
+
+    /// Deletes a tenant, its keys and its directory of stores. 404 if unknown.
+    public func deleteTenant(_ id: String) throws(CartographError) {
+        try state.withLock { (state) throws(CartographError) in
+            guard state.tenants[id] != nil else { throw CartographError(.notFound, "No tenant named '\(id)'.") }
+            do {
+                try state.connection.run("DELETE FROM tenants WHERE id = ?", [.text(id)])
+            } catch {
+                throw CartographError(.internalError, "Cannot delete tenant '\(id)': \(error)")
+            }
+            state.tenants[id] = nil
+            state.keys = state.keys.filter { $0.value.info.tenantID != id }
+        }
+        try? FileManager.default.removeItem(at: directory.tenantDirectory(id))
+    }
+
+    // MARK: Keys
+
+    /// Creates a key of `scope` for an existing tenant.
+    public func createKey(tenantID: String, scope: KeyScope) throws(CartographError) -> CreatedAPIKey {
+        let now = Date()
+        return try state.withLock { (state) throws(CartographError) -> CreatedAPIKey in
+            guard state.tenants[tenantID] != nil else { throw CartographError(.notFound, "No tenant named '\(tenantID)'.") }
+            let key = PresentedAPIKey.generate()
+            let info = APIKeyInfo(id: key.keyID, tenantID: tenantID, scope: scope, createdAt: now)
+            let hash = SecretHash.sha256(key.secret)
+            do {
+                try Self.insert(info, secretHash: hash, into: state.connection)
+            } catch {
+                throw CartographError(.internalError, "Cannot create a key for '\(tenantID)': \(error)")
+            }
+            state.keys[info.id] = KeyRecord(info: info, secretHash: hash)
+            return CreatedAPIKey(info: info, token: key.token)
+        }
+    }
+
+    /// A tenant's keys, oldest first.
+    public func keys(tenantID: String) -> [APIKeyInfo] {
+        state.withLock { state in
+            state.keys.values.map(\.info).filter { $0.tenantID == tenantID }
+                .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        }
+    }
+
+    /// Revokes (deletes) a key of a tenant. 404 if the tenant has no such key.
+    public func revokeKey(tenantID: String, keyID: String) throws(CartographError) {
+        try state.withLock { (state) throws(CartographError) in
+            guard let record = state.keys[keyID], record.info.tenantID == tenantID else {
+                throw CartographError(.notFound, "Tenant '\(tenantID)' has no key '\(keyID)'.")
+            }
+            do {
+                try state.connection.run("DELETE FROM api_keys WHERE id = ?", [.text(keyID)])
+            } catch {
+                throw CartographError(.internalError, "Cannot revoke key '\(keyID)': \(error)")
+            }
+            state.keys[keyID] = nil
+        }
+    }
+
+    /// The key a bearer token stands for, if the token is a live key with the right secret.
+    public func authenticate(_ key: PresentedAPIKey) -> APIKeyInfo? {
+        let presentedHash = SecretHash.sha256(key.secret)
+        return state.withLock { state in
+            guard let record = state.keys[key.keyID],
+                  SecretHash.constantTimeEqual(record.secretHash, presentedHash) else { return nil }
+            return record.info
+        }
+    }
+
+    private static func insert(_ info: APIKeyInfo, secretHash: [UInt8], into connection: SQLiteConnection) throws(SQLiteError) {
+        try connection.run(
+            "INSERT INTO api_keys (id, tenant_id, scope, secret_sha256, created_at) VALUES (?, ?, ?, ?, ?)",
+            [.text(info.id), .text(info.tenantID), .text(info.scope.rawValue), .blob(secretHash),
+             .real(info.createdAt.timeIntervalSince1970)])
+    }
+}

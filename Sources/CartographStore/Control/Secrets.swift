@@ -1,0 +1,69 @@
+// API keys and the admin token: generation, parsing, hashing and constant-time comparison.
+// Only SHA-256 hashes of secrets are stored; the plain key is shown once, at creation.
+import Crypto
+
+/// A random secret rendered as lowercase hex.
+enum RandomToken {
+    static func hex(bytes count: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(count * 2)
+        for _ in 0..<count {
+            let byte = UInt8.random(in: .min ... .max, using: &generator)
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// SHA-256 over UTF-8 text, and comparison that takes the same time wherever the bytes differ.
+public enum SecretHash {
+    public static func sha256(_ text: String) -> [UInt8] { Array(SHA256.hash(data: Array(text.utf8))) }
+
+    /// Compares two byte strings without an early exit, so timing reveals nothing about a prefix match.
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for i in a.indices { difference |= a[i] ^ b[i] }
+        return difference == 0
+    }
+}
+
+/// A tenant API key as presented by a client: `cg_<keyId>_<secret>`. The key id is public (it is
+/// listed and used to revoke); only the secret's hash is stored.
+public struct PresentedAPIKey: Sendable, Equatable {
+    public let keyID: String
+    public let secret: String
+
+    static let prefix = "cg_"
+
+    /// Parses a bearer token; nil when it is not shaped like a Cartograph key.
+    public init?(_ token: String) {
+        guard token.hasPrefix(Self.prefix) else { return nil }
+        let rest = token.dropFirst(Self.prefix.count)
+        guard let separator = rest.firstIndex(of: "_") else { return nil }
+        let id = String(rest[..<separator]), secret = String(rest[rest.index(after: separator)...])
+        guard !id.isEmpty, id.count <= 32, secret.count == 64,
+              id.utf8.allSatisfy(Self.isHex), secret.utf8.allSatisfy(Self.isHex) else { return nil }
+        self.keyID = id
+        self.secret = secret
+    }
+
+    init(keyID: String, secret: String) {
+        self.keyID = keyID
+        self.secret = secret
+    }
+
+    /// A fresh key: 8 random bytes of id, 32 of secret.
+    static func generate() -> PresentedAPIKey {
+        PresentedAPIKey(keyID: RandomToken.hex(bytes: 8), secret: RandomToken.hex(bytes: 32))
+    }
+
+    public var token: String { Self.prefix + keyID + "_" + secret }
+
+    private static func isHex(_ b: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(b)
+    }
+}

@@ -1,0 +1,132 @@
+// One SQLite database handle. Not Sendable: reach it only through a lock-holding owner
+// (a `Mutex<SQLiteConnection>` or a store that serializes access).
+internal import CSQLite
+
+/// How durable a commit is (`--sync`, R-S4): NORMAL survives a process crash in WAL mode,
+/// FULL also survives power loss.
+public enum SQLiteSynchronous: String, Sendable, CaseIterable {
+    case normal, full
+}
+
+/// An open SQLite database with a cache of prepared statements.
+public final class SQLiteConnection {
+    let handle: OpaquePointer
+    /// The path the connection was opened with (":memory:" for an in-memory database).
+    public let path: String
+    private var statementCache: [String: SQLiteStatement] = [:]
+
+    /// Opens (and creates, unless `readOnly`) the database at `path` with WAL journaling.
+    public init(path: String, readOnly: Bool = false, synchronous: SQLiteSynchronous = .normal) throws(SQLiteError) {
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open database"
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: SQLiteResultCode(rawValue: rc), message: message)
+        }
+        self.handle = db
+        self.path = path
+        // A writer waiting for another process's lock (e.g. a backup) waits instead of failing.
+        sqlite3_busy_timeout(db, 5_000)
+        sqlite3_extended_result_codes(db, 1)
+        if !readOnly, path != ":memory:" {
+            try execute("PRAGMA journal_mode=WAL")
+        }
+        try execute("PRAGMA synchronous=\(synchronous.rawValue.uppercased())")
+        try execute("PRAGMA foreign_keys=ON")
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Turns a non-OK return code into an `SQLiteError` carrying the connection's message.
+    func check(_ rc: Int32, sql: String? = nil) throws(SQLiteError) {
+        guard rc != SQLITE_OK, rc != SQLITE_ROW, rc != SQLITE_DONE else { return }
+        throw SQLiteError(
+            code: SQLiteResultCode(rawValue: sqlite3_extended_errcode(handle)),
+            message: String(cString: sqlite3_errmsg(handle)),
+            sql: sql
+        )
+    }
+
+    /// Runs one or more statements with no parameters (schema, pragmas).
+    public func execute(_ sql: String) throws(SQLiteError) {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(errorMessage)
+            throw SQLiteError(code: SQLiteResultCode(rawValue: sqlite3_extended_errcode(handle)), message: message, sql: sql)
+        }
+    }
+
+    /// Prepares a statement that the caller owns.
+    public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        try prepare(sql, persistent: false)
+    }
+
+    /// Returns a cached prepared statement for `sql` (prepared once per connection).
+    public func cached(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let statement = statementCache[sql] { return statement }
+        let statement = try prepare(sql, persistent: true)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    private func prepare(_ sql: String, persistent: Bool) throws(SQLiteError) -> SQLiteStatement {
+        var statement: OpaquePointer?
+        let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        let rc = sqlite3_prepare_v3(handle, sql, -1, flags, &statement, nil)
+        try check(rc, sql: sql)
+        guard let statement else {
+            throw SQLiteError(code: .error, message: "empty statement", sql: sql)
+        }
+        return SQLiteStatement(handle: statement, sql: sql, connection: self)
+    }
+
+    /// Runs `sql` with `values` bound, through the statement cache.
+    public func run(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) {
+        try cached(sql).run(values)
+    }
+
+    /// Returns every row of `sql` with `values` bound, through the statement cache.
+    public func rows(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) -> [[SQLiteValue]] {
+        try cached(sql).rows(values)
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; rolls back if it throws.
+    public func transaction<T, E: Error>(_ body: () throws(E) -> T) throws(TransactionError<E>) -> T {
+        do { try execute("BEGIN IMMEDIATE") } catch { throw .sqlite(error) }
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try? execute("ROLLBACK")
+            throw .body(error)
+        }
+        do { try execute("COMMIT") } catch {
+            try? execute("ROLLBACK")
+            throw .sqlite(error)
+        }
+        return result
+    }
+
+    /// The rowid of the last inserted row.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Rows changed by the last statement.
+    public var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    /// The version of the linked SQLite library.
+    public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+}
+
+/// Why a transaction failed: SQLite refused BEGIN/COMMIT, or the body threw.
+public enum TransactionError<Body: Error>: Error {
+    case sqlite(SQLiteError)
+    case body(Body)
+}

@@ -1,0 +1,124 @@
+// `cartograph serve`: flags and environment -> ServerConfiguration -> running server.
+import ArgumentParser
+import Foundation
+import Logging
+import Metrics
+import Prometheus
+import ServiceLifecycle
+import UnixSignals
+import CartographCore
+import CartographStore
+import CartographHTTP
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the HTTP API.",
+        discussion: """
+            Every option can also be set in the environment as CARTOGRAPH_<OPTION> (e.g. CARTOGRAPH_PORT, \
+            CARTOGRAPH_DATA_DIR, CARTOGRAPH_ADMIN_TOKEN); a flag wins over the environment.
+            """
+    )
+
+    @Option(help: "Interface to bind. [env: CARTOGRAPH_HOST] (default: 0.0.0.0)") var host: String?
+    @Option(help: "TCP port; 0 picks a free port. [env: CARTOGRAPH_PORT] (default: 8080)") var port: Int?
+    @Option(name: .customLong("data-dir"), help: "Data directory. [env: CARTOGRAPH_DATA_DIR] (default: ./data)") var dataDir: String?
+    @Option(name: .customLong("admin-token"), help: "Admin token; generated into <data-dir>/admin.token when absent. [env: CARTOGRAPH_ADMIN_TOKEN]")
+    var adminToken: String?
+    @Option(help: "HTTP worker threads. [env: CARTOGRAPH_THREADS] (default: number of cores)") var threads: Int?
+    @Option(name: .customLong("max-body-bytes"), help: "Largest request body. [env: CARTOGRAPH_MAX_BODY_BYTES] (default: 67108864)")
+    var maxBodyBytes: Int?
+    @Option(name: .customLong("max-json-depth"), help: "Deepest JSON nesting. [env: CARTOGRAPH_MAX_JSON_DEPTH] (default: 512)")
+    var maxJSONDepth: Int?
+    @Option(name: .customLong("connection-limit"), help: "Most open connections. [env: CARTOGRAPH_CONNECTION_LIMIT] (default: 1024)")
+    var connectionLimit: Int?
+    @Option(name: .customLong("per-ip-connection-limit"), help: "Most connections per client IP, 0 = no limit. [env: CARTOGRAPH_PER_IP_CONNECTION_LIMIT] (default: 0)")
+    var perIPConnectionLimit: Int?
+    @Option(name: .customLong("connection-timeout"), help: "Seconds an idle connection is kept. [env: CARTOGRAPH_CONNECTION_TIMEOUT] (default: 120)")
+    var connectionTimeout: Int?
+    @Option(name: .customLong("drain-timeout"), help: "Seconds SIGTERM waits for in-flight requests. [env: CARTOGRAPH_DRAIN_TIMEOUT] (default: 30)")
+    var drainTimeout: Int?
+    @Option(help: "SQLite durability: normal or full. [env: CARTOGRAPH_SYNC] (default: normal)") var sync: String?
+    @Option(name: .customLong("metrics-auth"), help: "Who may read /metrics: anyone or admin. [env: CARTOGRAPH_METRICS_AUTH] (default: anyone)")
+    var metricsAuth: String?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. [env: CARTOGRAPH_LOG_LEVEL] (default: info)")
+    var logLevel: String?
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let settings = try Settings(serve: self, environment: environment)
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = settings.logLevel
+            return handler
+        }
+        let logger = Logger(label: "cartograph")
+        let configuration = settings.configuration
+
+        let directory = DataDirectory(path: configuration.dataDirectory)
+        let control = try ControlStore(directory: directory, synchronous: configuration.synchronous)
+        let admin = try directory.adminToken(configured: configuration.adminToken)
+        if admin.generated {
+            logger.notice("generated an admin token", metadata: ["path": "\(directory.adminTokenFile.path)"])
+        } else if configuration.adminToken == nil {
+            logger.info("using the admin token stored on disk", metadata: ["path": "\(directory.adminTokenFile.path)"])
+        }
+        let application = Application(configuration: configuration, control: control, adminToken: admin.token, logger: logger,
+                                      metricsExposition: { registry.emitToBuffer() })
+        let service = HTTPService(server: MicroHTTPDServer(application: application), logger: logger)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: service)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            ))
+        try await group.run()
+        logger.notice("stopped")
+    }
+}
+
+/// Flags over environment over defaults.
+struct Settings {
+    var configuration = ServerConfiguration()
+    var logLevel: Logger.Level = .info
+
+    init(serve: Serve, environment: [String: String]) throws {
+        func value(_ flag: String?, _ name: String) -> String? { flag ?? environment["CARTOGRAPH_" + name] }
+        func integer(_ flag: Int?, _ name: String, range: ClosedRange<Int>) throws -> Int? {
+            guard let text = flag.map(String.init) ?? environment["CARTOGRAPH_" + name] else { return nil }
+            guard let number = Int(text), range.contains(number) else {
+                throw ValidationError("\(name.lowercased().replacingOccurrences(of: "_", with: "-")) must be a whole number in \(range), not '\(text)'.")
+            }
+            return number
+        }
+        configuration.threads = ProcessInfo.processInfo.activeProcessorCount
+        if let v = value(serve.host, "HOST") { configuration.host = v }
+        if let v = try integer(serve.port, "PORT", range: 0...65535) { configuration.port = v }
+        if let v = value(serve.dataDir, "DATA_DIR") { configuration.dataDirectory = v }
+        configuration.adminToken = value(serve.adminToken, "ADMIN_TOKEN")
+        if let v = try integer(serve.threads, "THREADS", range: 1...1024) { configuration.threads = v }
+        if let v = try integer(serve.maxBodyBytes, "MAX_BODY_BYTES", range: 1...(1 << 40)) { configuration.maxBodyBytes = v }
+        if let v = try integer(serve.maxJSONDepth, "MAX_JSON_DEPTH", range: 1...100_000) { configuration.maxJSONDepth = v }
+        if let v = try integer(serve.connectionLimit, "CONNECTION_LIMIT", range: 1...1_000_000) { configuration.connectionLimit = v }
+        if let v = try integer(serve.perIPConnectionLimit, "PER_IP_CONNECTION_LIMIT", range: 0...1_000_000) {
+            configuration.perIPConnectionLimit = v
+        }
+        if let v = try integer(serve.connectionTimeout, "CONNECTION_TIMEOUT", range: 1...86_400) {
+            configuration.connectionTimeoutSeconds = v
+        }
+        if let v = try integer(serve.drainTimeout, "DRAIN_TIMEOUT", range: 0...3_600) { configuration.drainTimeoutSeconds = v }
+        if let v = value(serve.sync, "SYNC") {
+            guard let sync = SQLiteSynchronous(rawValue: v.lowercased()) else { throw ValidationError("sync must be 'normal' or 'full', not '\(v)'.") }
+            configuration.synchronous = sync
+        }
+        if let v = value(serve.metricsAuth, "METRICS_AUTH") {
+            guard v == "anyone" || v == "admin" else { throw ValidationError("metrics-auth must be 'anyone' or 'admin', not '\(v)'.") }
+            configuration.metricsRequireAdmin = v == "admin"
+        }
+        if let v = value(serve.logLevel, "LOG_LEVEL") {
+            guard let level = Logger.Level(rawValue: v.lowercased()) else { throw ValidationError("log-level '\(v)' is not a level.") }
+            logLevel = level
+        }
+    }
+}
