@@ -76,7 +76,10 @@ let package = Package(
         .testTarget(name: "CartographStoreTests", dependencies: ["CartographStore", "CartographCore"]),
         .testTarget(
             name: "CartographHTTPTests",
-            dependencies: ["CartographHTTP", "CartographStore", "CartographCore", "CartographTesting", "cartograph"]
+            dependencies: [
+                "CartographHTTP", "CartographStore", "CartographCore", "CartographTesting", "cartograph",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ]
 )

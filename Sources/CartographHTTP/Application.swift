@@ -33,14 +33,23 @@ public final class Application: Sendable {
         self.adminTokenHash = SecretHash.sha256(adminToken)
         self.jsonReader = JSONReader(maxDepth: configuration.maxJSONDepth)
         self.metricsExposition = metricsExposition
-        self.router = Router(routes: ServiceRoutes.all + ControlPlaneRoutes.all)
+        self.router = Router(routes: Self.routes)
     }
+
+    /// Every route the server serves.
+    public static let routes: [Route] = ServiceRoutes.all + ControlPlaneRoutes.all
 
     public var serviceState: ServiceState { state.load(ordering: .acquiring) }
     public func setServiceState(_ newState: ServiceState) { state.store(newState, ordering: .releasing) }
 
     /// The Prometheus exposition text.
     func renderMetrics() -> [UInt8] { metricsExposition() }
+
+    /// Why a request arriving now is refused before it is read (503 while draining), or nil.
+    /// The transport asks once, when a request starts, so requests already admitted finish (R-S5).
+    public func admissionError() -> CartographError? {
+        serviceState == .draining ? CartographError(.unavailable, "The server is shutting down.", retryAfterSeconds: 1) : nil
+    }
 
     /// Answers one request. Never throws: every failure becomes a problem response.
     public func respond(to request: HTTPRequest) -> HTTPResponse {
@@ -82,9 +91,6 @@ public final class Application: Sendable {
     }
 
     private func route(_ request: HTTPRequest, requestID: String, labels: inout Labels) throws(CartographError) -> HTTPResponse {
-        if serviceState == .draining {
-            throw CartographError(.unavailable, "The server is shutting down.", retryAfterSeconds: 1)
-        }
         switch try router.match(method: request.method, path: request.path) {
         case .notFound:
             throw CartographError(.notFound, "No route for \(request.method) \(request.path).")

@@ -108,6 +108,10 @@ private final class RequestState {
     var body: [UInt8] = []
     /// True once a response (e.g. an early 413) has been queued.
     var answered = false
+    /// Body bytes received so far; past the limit the body is discarded and 413 answered at its end.
+    var receivedBytes = 0
+    /// Set when the request arrived while the server was draining: it is answered 503.
+    var refusal: CartographError?
 
     init(method: String, target: String) {
         self.method = method
@@ -131,6 +135,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         server.inFlight.add(1, ordering: .relaxed)
         MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, statePointer)
         MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, collectQueryArgument, statePointer)
+        // Admission is decided once, here: a request that started before SIGTERM finishes normally.
+        state.refusal = server.application.admissionError()
         let limit = server.application.configuration.maxBodyBytes
         if let length = state.headers["content-length"].flatMap(Int.init), length > limit {
             state.answered = true
@@ -144,11 +150,13 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         let count = uploadDataSize.pointee
         uploadDataSize.pointee = 0
         if state.answered { return .YES }
+        // MHD accepts a response only before the body or after it, so a streamed body over the
+        // limit is discarded and answered at its end; past twice the limit the connection is dropped.
         let limit = server.application.configuration.maxBodyBytes
-        guard state.body.count + count <= limit else {
-            state.answered = true
+        state.receivedBytes += count
+        if state.receivedBytes > limit {
             state.body = []
-            return queue(tooLarge(state, limit: limit, server: server), on: connection)
+            return state.receivedBytes > 2 * limit ? .NO : .YES
         }
         if let uploadData {
             uploadData.withMemoryRebound(to: UInt8.self, capacity: count) { bytes in
@@ -159,8 +167,16 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     }
     if state.answered { return .YES }
     state.answered = true
+    if state.receivedBytes > server.application.configuration.maxBodyBytes {
+        return queue(tooLarge(state, limit: server.application.configuration.maxBodyBytes, server: server), on: connection)
+    }
     let request = HTTPRequest(method: state.method, path: state.target, query: state.query, headers: state.headers, body: state.body)
     state.body = []
+    if let refusal = state.refusal {
+        var response = server.application.reject(request, with: refusal)
+        response.headers.append(("Connection", "close"))
+        return queue(response, on: connection)
+    }
     return queue(server.application.respond(to: request), on: connection)
 }
 

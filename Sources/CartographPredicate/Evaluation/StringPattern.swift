@@ -1,0 +1,147 @@
+// CONTAINS, BEGINSWITH, ENDSWITH, LIKE and MATCHES over Unicode code points, with `[c]`/`[d]`.
+// The evaluator and the SQL function `cartograph_string_match` both build a `StringPattern`, so a
+// string test has one meaning wherever it runs.
+import Foundation
+
+/// A compiled right-hand side of a string operator.
+public struct StringPattern: Sendable {
+    private enum Matcher: Sendable {
+        /// CONTAINS/BEGINSWITH/ENDSWITH: the folded pattern's UTF-8 bytes (byte order is code point order).
+        case substring(StringOperator, [UInt8])
+        /// LIKE: the folded pattern's scalars; `*` and `?` are wildcards, `\` escapes.
+        case like([LikeElement])
+        /// MATCHES: a whole-string match.
+        case regex(SharedRegex)
+    }
+
+    private enum LikeElement: Sendable, Equatable {
+        case scalar(Unicode.Scalar), anyOne, anyRun
+    }
+
+    private let matcher: Matcher
+    private let options: ComparisonOptions
+
+    /// An invalid MATCHES pattern.
+    public struct InvalidPattern: Error, Sendable {
+        /// Why the regular expression does not compile.
+        public let message: String
+    }
+
+    /// Compiles `pattern` for `stringOperator` with `options`.
+    ///
+    /// - Throws: `InvalidPattern` for a MATCHES pattern that is not a valid regular expression.
+    public init(_ stringOperator: StringOperator, options: ComparisonOptions, pattern: String) throws(InvalidPattern) {
+        self.options = options
+        switch stringOperator {
+        case .contains, .beginsWith, .endsWith:
+            matcher = .substring(stringOperator, Array(StringFolding.fold(pattern, options).utf8))
+        case .like:
+            var elements: [LikeElement] = []
+            var escaping = false
+            for scalar in StringFolding.fold(pattern, options).unicodeScalars {
+                if escaping {
+                    elements.append(.scalar(scalar))
+                    escaping = false
+                } else if scalar == "\\" {
+                    escaping = true
+                } else if scalar == "*" {
+                    // Runs of stars are one star: keeps matching linear in the pattern's length.
+                    if elements.last != .anyRun { elements.append(.anyRun) }
+                } else {
+                    elements.append(scalar == "?" ? .anyOne : .scalar(scalar))
+                }
+            }
+            if escaping { elements.append(.scalar("\\")) }
+            matcher = .like(elements)
+        case .matches:
+            do {
+                // ICU works on code points, not grapheme clusters: `.` is one scalar.
+                var regex = try Regex(pattern).matchingSemantics(.unicodeScalar)
+                if options.contains(.caseInsensitive) { regex = regex.ignoresCase() }
+                matcher = .regex(SharedRegex(regex))
+            } catch {
+                throw InvalidPattern(message: "\(error)")
+            }
+        }
+    }
+
+    /// True when `subject` satisfies the operator (Foundation: an empty CONTAINS, BEGINSWITH or
+    /// ENDSWITH pattern matches nothing).
+    public func matches(_ subject: String) -> Bool {
+        switch matcher {
+        case .substring(let stringOperator, let needle):
+            guard !needle.isEmpty else { return false }
+            let haystack = Array(StringFolding.fold(subject, options).utf8)
+            guard haystack.count >= needle.count else { return false }
+            switch stringOperator {
+            case .beginsWith: return haystack[..<needle.count].elementsEqual(needle)
+            case .endsWith: return haystack[(haystack.count - needle.count)...].elementsEqual(needle)
+            default: return Self.contains(haystack, needle)
+            }
+        case .like(let elements):
+            return Self.like(Array(StringFolding.fold(subject, options).unicodeScalars), elements)
+        case .regex(let regex):
+            // [c] is the regex's own case-insensitivity; [d] folds the subject's diacritics.
+            let text = StringFolding.fold(subject, options.subtracting(.caseInsensitive))
+            return (try? regex.regex.wholeMatch(in: text)) != nil
+        }
+    }
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        let first = needle[0]
+        var start = 0
+        let lastStart = haystack.count - needle.count
+        while start <= lastStart {
+            if haystack[start] == first, haystack[start..<start + needle.count].elementsEqual(needle) { return true }
+            start += 1
+        }
+        return false
+    }
+
+    /// Wildcard matching with backtracking to the last star only: O(subject × pattern) at worst.
+    private static func like(_ subject: [Unicode.Scalar], _ pattern: [LikeElement]) -> Bool {
+        var s = 0, p = 0
+        var starPattern = -1, starSubject = 0
+        while s < subject.count {
+            if p < pattern.count {
+                switch pattern[p] {
+                case .anyRun:
+                    starPattern = p
+                    starSubject = s
+                    p += 1
+                    continue
+                case .anyOne:
+                    s += 1
+                    p += 1
+                    continue
+                case .scalar(let scalar) where scalar == subject[s]:
+                    s += 1
+                    p += 1
+                    continue
+                case .scalar:
+                    break
+                }
+            }
+            guard starPattern >= 0 else { return false }
+            p = starPattern + 1
+            starSubject += 1
+            s = starSubject
+        }
+        while p < pattern.count, pattern[p] == .anyRun { p += 1 }
+        return p == pattern.count
+    }
+}
+
+/// A compiled regular expression that checked predicates can share between threads.
+///
+/// `@unchecked Sendable` because `Regex<AnyRegexOutput>` is not `Sendable` only for its `Any`
+/// captures: the value is immutable, its lazily built program is published atomically by the
+/// standard library, and it is matched once here so the program exists before it is shared.
+private struct SharedRegex: @unchecked Sendable {
+    let regex: Regex<AnyRegexOutput>
+
+    init(_ regex: Regex<AnyRegexOutput>) {
+        _ = try? regex.wholeMatch(in: "")
+        self.regex = regex
+    }
+}

@@ -1,0 +1,308 @@
+// Compiles a checked predicate to a parameterized SQL condition (R-Q2). Every value is a numbered
+// parameter; every identifier comes from the schema and is quoted; aliases are generated. NOT is
+// compiled as `(p) IS NOT 1` and every other node is true exactly when it yields 1, so SQL's NULLs
+// never leak into Foundation's two-valued logic.
+import CartographCore
+
+/// A value bound to a parameter of a compiled predicate.
+public enum SQLBinding: Sendable, Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+}
+
+/// A predicate compiled for one entity's table.
+public struct SQLPredicate: Sendable, Equatable {
+    /// `"Table" AS "t0"`, for the query's FROM clause.
+    public let fromClause: String
+    /// The quoted alias of the queried table (`"t0"`), for ORDER BY and select lists.
+    public let alias: String
+    /// The condition, entity restriction included, for the query's WHERE clause.
+    public let whereClause: String
+    /// The values of parameters `?first`…: `bindings[i]` is parameter `first + i`.
+    public let bindings: [SQLBinding]
+}
+
+extension CheckedPredicate {
+    /// Compiles the predicate against the store's `schema`.
+    ///
+    /// Parameters are numbered from `firstParameter` (`?1`, `?2`, …), so a query may place its own
+    /// parameters before or after the condition.
+    ///
+    /// - Throws: a `.semantic` `PredicateError` when the schema lacks a table, column or
+    ///   relationship the model has, or names an identifier SQLite cannot hold.
+    public func sql(schema: any PredicateSQLSchema, firstParameter: Int = 1) throws(PredicateError) -> SQLPredicate {
+        var compiler = SQLCompiler(schema: schema, firstParameter: firstParameter)
+        let table = try compiler.table(entityName)
+        let alias = compiler.newAlias()
+        compiler.rootAlias = alias
+        compiler.rootEntity = entityName
+        var condition = try compiler.predicate(root)
+        if let entityColumn = table.entityColumn {
+            let names = table.entityNames.map { compiler.bind(.text($0)) }.joined(separator: ", ")
+            condition = "\(alias).\(try quote(entityColumn)) IN (\(names)) AND (\(condition))"
+        }
+        return SQLPredicate(fromClause: "\(try quote(table.name)) AS \(alias)", alias: alias,
+                            whereClause: condition, bindings: compiler.bindings)
+    }
+}
+
+/// Quotes an identifier for SQLite: double quotes, embedded quotes doubled.
+func quote(_ identifier: String) throws(PredicateError) -> String {
+    guard !identifier.isEmpty, !identifier.unicodeScalars.contains("\0") else {
+        throw PredicateError(kind: .semantic, offset: 0, message: "the store schema names an invalid SQL identifier")
+    }
+    return "\"" + identifier.replacing("\"", with: "\"\"") + "\""
+}
+
+private struct SQLCompiler {
+    let schema: any PredicateSQLSchema
+    let firstParameter: Int
+    var bindings: [SQLBinding] = []
+    var aliasCount = 0
+    var rootAlias = ""
+    var rootEntity = ""
+    /// The alias and entity of the current element inside ANY/ALL/NONE.
+    var element: (alias: String, entity: String)?
+
+    init(schema: any PredicateSQLSchema, firstParameter: Int) {
+        self.schema = schema
+        self.firstParameter = firstParameter
+    }
+
+    mutating func newAlias() -> String {
+        defer { aliasCount += 1 }
+        return "\"t\(aliasCount)\""
+    }
+
+    /// Adds a parameter and returns its numbered placeholder (`?3`), which may appear more than once.
+    mutating func bind(_ binding: SQLBinding) -> String {
+        bindings.append(binding)
+        return "?\(firstParameter + bindings.count - 1)"
+    }
+
+    // MARK: Schema look-ups
+
+    func missing(_ what: String) -> PredicateError {
+        PredicateError(kind: .semantic, offset: 0, message: "the store has no \(what)")
+    }
+
+    func table(_ entity: String) throws(PredicateError) -> PredicateSQLTable {
+        guard let table = schema.table(forEntity: entity) else { throw missing("table for the entity '\(entity)'") }
+        return table
+    }
+
+    func column(_ attribute: String, of entity: String) throws(PredicateError) -> String {
+        guard let column = schema.column(forAttribute: attribute, ofEntity: entity) else {
+            throw missing("column for the attribute '\(entity).\(attribute)'")
+        }
+        return try quote(column)
+    }
+
+    func storage(_ step: RelationshipStep) throws(PredicateError) -> PredicateSQLRelationship {
+        guard let storage = schema.storage(forRelationship: step.name, ofEntity: step.sourceEntity) else {
+            throw missing("storage for the relationship '\(step.sourceEntity).\(step.name)'")
+        }
+        return storage
+    }
+
+    /// The tables and join conditions that reach the destinations of `steps` from `alias`.
+    mutating func chain(from alias: String, entity: String, _ steps: [RelationshipStep]) throws(PredicateError)
+        -> (tables: [String], conditions: [String], last: String, lastEntity: String)
+    {
+        var tables: [String] = []
+        var conditions: [String] = []
+        var current = alias
+        var currentEntity = entity
+        for step in steps {
+            let source = try table(currentEntity)
+            let destination = try table(step.destinationEntity)
+            let next = newAlias()
+            switch try storage(step) {
+            case .foreignKey(let column):
+                tables.append("\(try quote(destination.name)) AS \(next)")
+                conditions.append("\(next).\(try quote(destination.idColumn)) = \(current).\(try quote(column))")
+            case .destinationForeignKey(let column):
+                tables.append("\(try quote(destination.name)) AS \(next)")
+                conditions.append("\(next).\(try quote(column)) = \(current).\(try quote(source.idColumn))")
+            case .joinTable(let name, let sourceColumn, let destinationColumn):
+                let link = newAlias()
+                tables.append("\(try quote(name)) AS \(link)")
+                tables.append("\(try quote(destination.name)) AS \(next)")
+                conditions.append("\(link).\(try quote(sourceColumn)) = \(current).\(try quote(source.idColumn))")
+                conditions.append("\(next).\(try quote(destination.idColumn)) = \(link).\(try quote(destinationColumn))")
+            }
+            current = next
+            currentEntity = step.destinationEntity
+        }
+        return (tables, conditions, current, currentEntity)
+    }
+
+    /// `(SELECT value FROM … WHERE …)`, a scalar subquery over a chain (NULL when it finds no row).
+    func subquery(_ value: String, _ chain: (tables: [String], conditions: [String], last: String, lastEntity: String)) -> String {
+        "(SELECT \(value) FROM \(chain.tables.joined(separator: ", ")) WHERE \(chain.conditions.joined(separator: " AND ")))"
+    }
+
+    // MARK: Predicates
+
+    mutating func predicate(_ node: CheckedNode) throws(PredicateError) -> String {
+        switch node {
+        case .constant(let value):
+            return value ? "1" : "0"
+        case .not(let inner):
+            return "(\(try predicate(inner))) IS NOT 1"
+        case .and(let operands), .or(let operands):
+            let isAnd = if case .and = node { true } else { false }
+            guard !operands.isEmpty else { return isAnd ? "1" : "0" }
+            var parts: [String] = []
+            for operand in operands { parts.append("(\(try predicate(operand)))") }
+            return parts.joined(separator: isAnd ? " AND " : " OR ")
+        case .compare(let comparison):
+            return try compare(comparison)
+        case .quantified(let quantifier, let steps, let inner):
+            let reached = try chain(from: rootAlias, entity: rootEntity, steps)
+            let saved = element
+            element = (reached.last, reached.lastEntity)
+            defer { element = saved }
+            let condition = try predicate(inner)
+            let from = "FROM \(reached.tables.joined(separator: ", ")) WHERE \(reached.conditions.joined(separator: " AND "))"
+            switch quantifier {
+            case .any: return "EXISTS (SELECT 1 \(from) AND (\(condition)))"
+            case .all: return "NOT EXISTS (SELECT 1 \(from) AND ((\(condition)) IS NOT 1))"
+            case .none: return "NOT EXISTS (SELECT 1 \(from) AND (\(condition)))"
+            }
+        }
+    }
+
+    mutating func compare(_ comparison: ScalarComparison) throws(PredicateError) -> String {
+        let options = comparison.options
+        switch comparison.test {
+        case .string(let stringOperator, let pattern, _):
+            let subject = try operand(comparison.lhs, folding: [])
+            let patternSQL = try operand(pattern, folding: [])
+            return "\(PredicateSQLFunctions.stringMatch)(\(stringOperator.rawValue), \(options.rawValue), \(subject), \(patternSQL))"
+        case .order(let op, let rhs):
+            let left = try operand(comparison.lhs, folding: options)
+            let right = try operand(rhs, folding: options)
+            if comparison.lhs.isNilConstant || rhs.isNilConstant {
+                // `x == nil`, `x != nil`; ordering against nil is never true.
+                let other = comparison.lhs.isNilConstant ? right : left
+                let bothNil = comparison.lhs.isNilConstant && rhs.isNilConstant
+                switch op {
+                case .equalTo: return bothNil ? "1" : "\(other) IS NULL"
+                case .notEqualTo: return bothNil ? "0" : "\(other) IS NOT NULL"
+                default: return "0"
+                }
+            }
+            let hasConstant = comparison.lhs.isConstant || rhs.isConstant
+            if case .numeric(involvesDecimal: true) = comparison.domain {
+                let order = "\(PredicateSQLFunctions.compare)(\(left), \(right))"
+                let equal = hasConstant ? "\(order) = 0" : "(\(order) = 0 OR (\(left) IS NULL AND \(right) IS NULL))"
+                switch op {
+                case .equalTo: return equal
+                case .notEqualTo: return "(\(equal)) IS NOT 1"
+                default: return "\(order) \(op.rawValue) 0"
+                }
+            }
+            switch op {
+            case .equalTo: return hasConstant ? "\(left) = \(right)" : "\(left) IS \(right)"
+            case .notEqualTo: return "\(left) IS NOT \(right)"
+            default: return "\(left) \(op.rawValue) \(right)"
+            }
+        case .between(let lower, let upper):
+            let value = try operand(comparison.lhs, folding: options)
+            let low = try operand(lower, folding: options)
+            let high = try operand(upper, folding: options)
+            if case .numeric(involvesDecimal: true) = comparison.domain {
+                let function = PredicateSQLFunctions.compare
+                return "(\(function)(\(value), \(low)) >= 0 AND \(function)(\(value), \(high)) <= 0)"
+            }
+            return "(\(value) BETWEEN \(low) AND \(high))"
+        case .oneOf(let values):
+            let value = try operand(comparison.lhs, folding: options)
+            var alternatives: [String] = []
+            let members = values.compactMap { $0 }
+            if case .numeric(involvesDecimal: true) = comparison.domain {
+                for member in members { alternatives.append("\(PredicateSQLFunctions.compare)(\(value), \(bind(binding(member)))) = 0") }
+            } else if !members.isEmpty {
+                alternatives.append("\(value) IN (\(members.map { bind(binding($0)) }.joined(separator: ", ")))")
+            }
+            if members.count < values.count { alternatives.append("\(value) IS NULL") }
+            return alternatives.isEmpty ? "0" : "(\(alternatives.joined(separator: " OR ")))"
+        }
+    }
+
+    // MARK: Operands
+
+    /// The operand as an SQL expression; values read from rows are folded for `[c]`/`[d]`
+    /// (constants were folded by the checker).
+    mutating func operand(_ operand: Operand, folding options: ComparisonOptions) throws(PredicateError) -> String {
+        if case .constant(let value) = operand { return bind(value.map(binding) ?? .null) }
+        let expression = try rowValue(operand)
+        return options.isEmpty ? expression : "\(PredicateSQLFunctions.fold)(\(expression), \(options.rawValue))"
+    }
+
+    func start(_ scope: Scope) -> (alias: String, entity: String) {
+        scope == .element ? element ?? (rootAlias, rootEntity) : (rootAlias, rootEntity)
+    }
+
+    mutating func rowValue(_ operand: Operand) throws(PredicateError) -> String {
+        switch operand {
+        case .constant(let value):
+            return bind(value.map(binding) ?? .null)
+        case .attribute(let scope, let reference):
+            let (alias, entity) = start(scope)
+            return try attribute(reference, from: alias, entity: entity)
+        case .relatedObject(let scope, let steps):
+            let (alias, entity) = start(scope)
+            if steps.count == 1, case .foreignKey(let column) = try storage(steps[0]) {
+                return "\(alias).\(try quote(column))"
+            }
+            let reached = try chain(from: alias, entity: entity, steps)
+            return subquery("\(reached.last).\(try quote(try table(reached.lastEntity).idColumn))", reached)
+        case .evaluatedObject:
+            return "1"
+        case .count(let steps):
+            return subquery("COUNT(*)", try chain(from: rootAlias, entity: rootEntity, steps))
+        case .collectionFunction(let function, let collection, let reference, let resultType):
+            let reached = try chain(from: rootAlias, entity: rootEntity, collection)
+            let value = try attribute(reference, from: reached.last, entity: reached.lastEntity)
+            let aggregate: String
+            if resultType == .decimal {
+                // The aggregate answers NULL for no rows; a sum of nothing is 0, as in memory.
+                let call = "\(PredicateSQLFunctions.decimalAggregate)(\(function.decimalFunction.rawValue), \(value))"
+                aggregate = function == .sum ? "COALESCE(\(call), '0')" : call
+            } else {
+                aggregate = switch function {
+                case .sum: "COALESCE(SUM(\(value)), 0)"
+                case .avg: "AVG(\(value))"
+                case .min: "MIN(\(value))"
+                case .max: "MAX(\(value))"
+                }
+            }
+            return subquery(aggregate, reached)
+        }
+    }
+
+    mutating func attribute(_ reference: AttributeReference, from alias: String, entity: String) throws(PredicateError) -> String {
+        guard !reference.steps.isEmpty else { return "\(alias).\(try column(reference.name, of: reference.entity))" }
+        let reached = try chain(from: alias, entity: entity, reference.steps)
+        return subquery("\(reached.last).\(try column(reference.name, of: reference.entity))", reached)
+    }
+
+    /// The stored form of a value (see `PredicateSQLSchema`).
+    func binding(_ value: AttributeValue) -> SQLBinding {
+        switch value {
+        case .integer(let integer): .integer(integer)
+        case .decimal(let decimal): .text(decimal.canonicalText)
+        case .double(let double): .real(double)
+        case .string(let text), .uuid(let text), .uri(let text): .text(text)
+        case .boolean(let flag): .integer(flag ? 1 : 0)
+        case .date(let milliseconds): .integer(milliseconds)
+        case .binary(let bytes): .blob(bytes)
+        case .json(let json): .text(json.jsonText)
+        }
+    }
+}

@@ -1,0 +1,182 @@
+// The JSON reader's contract: RFC 8259 strictness, numbers kept as text, byte offsets in errors,
+// UTF-8 validation and the depth limit (R-S2).
+import Foundation
+import Testing
+@testable import CartographCore
+
+struct JSONReaderTests {
+    let reader = JSONReader()
+
+    @Test func parsesEveryKindAndKeepsMemberOrder() throws {
+        let value = try reader.parse(#" {"b": [1, -2.5e3, true, false, null], "a": {"x": "y"}, "c": ""} "#)
+        let object = try #require(value.objectValue)
+        #expect(object.keys == ["b", "a", "c"])
+        #expect(value["b"] == [1, .number(JSONNumber(validatedText: "-2.5e3")), true, false, nil])
+        #expect(value["a"]?["x"] == "y")
+        #expect(value["c"] == "")
+    }
+
+    @Test func decimalNumbersKeepEveryDigit() throws {
+        // DESIGN §10: a decimal sent as a JSON number keeps every digit.
+        let value = try reader.parse("[12345678901234567.891, 0.1000000000000000055511151231257827, 1E400, -0]")
+        #expect(value.arrayValue?.map { $0.numberValue?.text } == ["12345678901234567.891", "0.1000000000000000055511151231257827", "1E400", "-0"])
+    }
+
+    @Test func integerAccessorsAreExact() throws {
+        let value = try reader.parse("[9223372036854775807, 9223372036854775808, 2.0, 1e3]")
+        let numbers = try #require(value.arrayValue?.compactMap { $0.numberValue })
+        #expect(numbers[0].int64Value == Int64.max)
+        #expect(numbers[1].int64Value == nil)
+        #expect(numbers[2].isInteger == false)
+        #expect(numbers[3].int64Value == nil)
+    }
+
+    @Test func decodesEscapesAndSurrogatePairs() throws {
+        let value = try reader.parse(#"["a\"b\\c\/d\b\f\n\r\t", "\u00e9\u4e2d", "\ud83d\ude00", "é中😀"]"#)
+        #expect(value == ["a\"b\\c/d\u{8}\u{c}\n\r\t", "é中", "😀", "é中😀"])
+    }
+
+    @Test func lastDuplicateKeyWins() throws {
+        let value = try reader.parse(#"{"a": 1, "a": 2}"#)
+        #expect(value["a"] == 2)
+    }
+
+    @Test(arguments: [
+        ("", 0, "empty document"),
+        ("{", 1, "expected a member name"),
+        ("[1,]", 3, "expected a value"),
+        ("[1 2]", 3, "expected ',' or ']'"),
+        (#"{"a" 1}"#, 5, "expected ':'"),
+        ("01", 1, "leading zero"),
+        ("1.", 2, "digit after '.'"),
+        ("-", 1, "expected a digit"),
+        ("1e", 2, "exponent"),
+        ("tru", 0, "expected 'true'"),
+        ("nul", 0, "expected 'null'"),
+        (#""abc"#, 0, "unterminated string"),
+        ("\"a\u{1}b\"", 2, "control character"),
+        (#""\x""#, 1, "invalid escape"),
+        (#""\u12G4""#, 5, "hex digit"),
+        ("[1] x", 4, "after the JSON value"),
+        ("{'a': 1}", 1, "member name in quotes"),
+        ("NaN", 0, "unexpected character"),
+    ])
+    func rejectsMalformedDocumentsWithOffsets(input: String, offset: Int, message: String) {
+        #expect {
+            _ = try reader.parse(input)
+        } throws: { error in
+            guard let error = error as? JSONSyntaxError else { return false }
+            return error.offset == offset && error.message.contains(message) && error.reason == .syntax
+        }
+    }
+
+    @Test func rejectsInvalidUTF8WithTheOffsetOfTheBadByte() {
+        let bytes: [UInt8] = Array(#"{"name": "ok"#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8)
+        #expect {
+            _ = try reader.parse(bytes)
+        } throws: { error in
+            (error as? JSONSyntaxError).map { $0.reason == .invalidUTF8 && $0.offset == 12 } ?? false
+        }
+    }
+
+    @Test(arguments: [#""\ud800""#, #""\udc00""#, #""\ud800\u0041""#])
+    func rejectsUnpairedSurrogates(input: String) {
+        #expect(throws: JSONSyntaxError.self) { _ = try reader.parse(input) }
+    }
+
+    @Test func R_S2_depthLimitIsEnforced() throws {
+        let limited = JSONReader(maxDepth: 512)
+        let ok = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
+        #expect(try limited.parse(ok).arrayValue?.count == 1)
+        let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        #expect {
+            _ = try limited.parse(deep)
+        } throws: { error in
+            (error as? JSONSyntaxError).map { $0.reason == .tooDeep(limit: 512) && $0.offset == 512 } ?? false
+        }
+    }
+
+    @Test func writerRoundTripsAndEscapesControlCharacters() throws {
+        let original: JSONValue = ["s": "line\nbreak \"quoted\" \u{1} é", "n": .number(JSONNumber(validatedText: "1.50")), "a": [nil, true]]
+        let text = original.jsonText
+        #expect(text == #"{"s":"line\nbreak \"quoted\" \u0001 é","n":1.50,"a":[null,true]}"#)
+        #expect(try reader.parse(text) == original)
+    }
+
+    @Test func pointerEscapesTildeAndSlash() {
+        #expect(JSONPointer.root.appending("entities").appending(0).appending("a/b~c").description == "/entities/0/a~1b~0c")
+        #expect(JSONPointer.root.description == "")
+    }
+
+    /// Random documents and random mutations of them: the reader must never crash, and must accept
+    /// exactly what Foundation's JSONSerialization accepts (on inputs without its extensions).
+    @Test func randomizedInputsAgreeWithJSONSerializationAndNeverCrash() throws {
+        var random = SplitMix(seed: 0xC0FFEE)
+        let alphabet = Array(#"{}[]:,"\ -0123456789.eEtruefalsn\u"#.utf8) + [0xC3, 0xA9, 0xFF, 0x01]
+        var accepted = 0, rejected = 0
+        for round in 0..<20_000 {
+            var bytes = randomDocument(&random, depth: 0).jsonBytes
+            if round % 2 == 1 {
+                for _ in 0...(random.next() % 3) where !bytes.isEmpty {
+                    let position = Int(random.next() % UInt64(bytes.count))
+                    switch random.next() % 3 {
+                    case 0: bytes[position] = alphabet[Int(random.next() % UInt64(alphabet.count))]
+                    case 1: bytes.remove(at: position)
+                    default: bytes.insert(alphabet[Int(random.next() % UInt64(alphabet.count))], at: position)
+                    }
+                }
+            }
+            let ours = (try? reader.parse(bytes)) != nil
+            let foundation = (try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])) != nil
+            // Where Foundation departs from RFC 8259 the inputs are not compared: it accepts trailing
+            // commas and lone surrogates in \u escapes, and refuses exponents beyond Double's range.
+            let text = String(decoding: bytes, as: UTF8.self)
+            let comparable = !text.contains("\\") && !text.contains(",]") && !text.contains(",}")
+                && text.range(of: #"[eE][+-]?[0-9]{3,}"#, options: .regularExpression) == nil
+            if comparable { #expect(ours == foundation, "disagreement on \(String(decoding: bytes, as: UTF8.self))") }
+            if ours { accepted += 1 } else { rejected += 1 }
+        }
+        #expect(accepted > 5_000 && rejected > 5_000)
+    }
+
+    private func randomDocument(_ random: inout SplitMix, depth: Int) -> JSONValue {
+        switch random.next() % (depth > 3 ? 4 : 6) {
+        case 0: return .null
+        case 1: return .bool(random.next() % 2 == 0)
+        case 2: return .number(JSONNumber(validatedText: ["0", "-1", "3.25", "1e5", "12345678901234567890"][Int(random.next() % 5)]))
+        case 3: return .string(["", "a", "é", "😀", "q\"t", "\n"][Int(random.next() % 6)])
+        case 4: return .array((0..<Int(random.next() % 4)).map { _ in randomDocument(&random, depth: depth + 1) })
+        default:
+            return .object(JSONObject((0..<Int(random.next() % 4)).map { i in ("k\(i)", randomDocument(&random, depth: depth + 1)) }))
+        }
+    }
+}
+
+/// A deterministic generator so failures reproduce.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+struct NamesTests {
+    @Test(arguments: ["acme", "a", "0day", "a-b_c", String(repeating: "a", count: 63)])
+    func acceptsResourceNames(name: String) { #expect(Names.isResourceName(name)) }
+
+    @Test(arguments: ["", "Acme", "-a", "_a", "a.b", "..", "a/b", "a\u{0}", "é", String(repeating: "a", count: 64)])
+    func rejectsResourceNames(name: String) { #expect(!Names.isResourceName(name)) }
+
+    @Test func propertyNames() {
+        #expect(Names.isPropertyName("Character"))
+        #expect(Names.isPropertyName("real_name2"))
+        #expect(!Names.isPropertyName("2abc"))
+        #expect(!Names.isPropertyName("a-b"))
+        #expect(!Names.isPropertyName(String(repeating: "a", count: 129)))
+    }
+}

@@ -1,0 +1,149 @@
+// The router and the application function without a socket: the table against openapi.yaml
+// (the spec is the contract), path decoding, name rules and the auth matrix of DESIGN §2.
+import Foundation
+import Testing
+import CartographCore
+import CartographStore
+import Logging
+@testable import CartographHTTP
+
+struct RouterTests {
+    /// `(method, path)` of every operation in openapi.yaml, split into served and planned.
+    static func specOperations() throws -> (served: Set<String>, planned: Set<String>) {
+        let specURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../openapi.yaml")
+        let lines = try String(contentsOf: specURL, encoding: .utf8).components(separatedBy: "\n")
+        var served = Set<String>(), planned = Set<String>()
+        var path: String?, operation: String?
+        var inPaths = false
+        func flush() {
+            if let operation { served.insert(operation) }
+            operation = nil
+        }
+        for line in lines {
+            if line == "paths:" { inPaths = true; continue }
+            if inPaths, !line.hasPrefix(" "), !line.isEmpty { flush(); break }
+            guard inPaths else { continue }
+            if line.hasPrefix("  /"), line.hasSuffix(":") {
+                flush(); path = String(line.dropFirst(2).dropLast())
+            } else if let method = ["get", "put", "post", "delete", "patch"].first(where: { line == "    \($0):" }), let path {
+                flush(); operation = "\(method.uppercased()) \(path)"
+            } else if line.trimmingCharacters(in: .whitespaces) == "x-cartograph-planned: true", let current = operation {
+                planned.insert(current); operation = nil
+            }
+        }
+        return (served, planned)
+    }
+
+    @Test func R_S7_routerTableMatchesTheServedOperationsOfTheSpec() throws {
+        let spec = try Self.specOperations()
+        let routes = Set(Application.routes.map { "\($0.method) \($0.template)" })
+        #expect(routes == spec.served)
+        #expect(spec.planned.isDisjoint(with: routes))
+        #expect(spec.served.count + spec.planned.count >= 27, "every route of DESIGN §2 is in the spec")
+    }
+
+    let router = Router(routes: Application.routes)
+
+    @Test func matchesTemplatesAndDecodesSegments() throws {
+        guard case .matched(let route, let parameters) = try router.match(method: "DELETE", path: "/v1/tenants/acme/keys/k1") else {
+            Issue.record("no match"); return
+        }
+        #expect(route.template == "/v1/tenants/{tenant}/keys/{keyId}")
+        #expect(parameters == ["tenant": "acme", "keyId": "k1"])
+    }
+
+    @Test func unknownPathAndWrongMethod() throws {
+        guard case .notFound = try router.match(method: "GET", path: "/v1/tenants/acme/unknown") else { Issue.record("expected 404"); return }
+        guard case .methodNotAllowed(let allowed) = try router.match(method: "PUT", path: "/v1/tenants/acme/keys") else {
+            Issue.record("expected 405"); return
+        }
+        #expect(allowed == ["POST", "GET"])
+    }
+
+    @Test(arguments: ["/v1/tenants/a%2Fb", "/v1/tenants/a%00", "/v1/tenants/%zz", "/v1/tenants/Upper", "/v1/tenants/.."])
+    func R_S1_rejectsEncodedSlashNulAndBadNames(path: String) {
+        #expect {
+            _ = try router.match(method: "GET", path: path)
+        } throws: { error in
+            (error as? CartographError)?.code == .badRequest
+        }
+    }
+}
+
+struct ApplicationTests {
+    let application: Application
+    let adminToken = "admin-secret"
+
+    init() throws {
+        let directory = DataDirectory(path: FileManager.default.temporaryDirectory.appendingPathComponent("cartograph-app-\(UUID().uuidString)").path)
+        let control = try ControlStore(directory: directory)
+        application = Application(configuration: ServerConfiguration(), control: control, adminToken: adminToken,
+                                  logger: .init(label: "test"))
+        application.setServiceState(.ready)
+    }
+
+    func request(_ method: String, _ target: String, token: String? = nil, json: JSONValue? = nil) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        if let token { headers.add("Authorization", "Bearer \(token)") }
+        if json != nil { headers.add("Content-Type", "application/json") }
+        return application.respond(to: HTTPRequest(method: method, target: target, headers: headers, body: json?.jsonBytes ?? []))
+    }
+
+    func body(_ response: HTTPResponse) throws -> JSONValue { try JSONReader().parse(response.body) }
+
+    @Test func problemDocumentsHaveEveryField() throws {
+        let response = request("GET", "/v1/tenants/ghost", token: adminToken)
+        #expect(response.status == 404)
+        #expect(response.header("Content-Type") == "application/problem+json")
+        let problem = try body(response)
+        #expect(problem["type"] == "urn:cartograph:problem:not-found")
+        #expect(problem["title"] == "Not Found")
+        #expect(problem["status"] == 404)
+        #expect(problem["detail"]?.stringValue?.contains("ghost") == true)
+        #expect(response.header("X-Request-Id") != nil)
+    }
+
+    @Test func authMatrix() throws {
+        let created = try body(request("POST", "/v1/tenants", token: adminToken, json: ["id": "acme"]))
+        let acmeAdmin = try #require(created["apiKey"]?.stringValue)
+        _ = request("POST", "/v1/tenants", token: adminToken, json: ["id": "globex"])
+        let write = try #require(try body(request("POST", "/v1/tenants/acme/keys", token: acmeAdmin, json: ["scope": "write"]))["apiKey"]?.stringValue)
+
+        // admin token: everything
+        #expect(request("GET", "/v1/tenants", token: adminToken).status == 200)
+        #expect(request("GET", "/v1/tenants/globex/keys", token: adminToken).status == 200)
+        // tenant admin key: its own tenant only, never the admin routes
+        #expect(request("GET", "/v1/tenants/acme/keys", token: acmeAdmin).status == 200)
+        #expect(request("GET", "/v1/tenants/globex/keys", token: acmeAdmin).status == 403)
+        #expect(request("GET", "/v1/tenants", token: acmeAdmin).status == 403)
+        #expect(request("GET", "/v1/tenants/acme", token: acmeAdmin).status == 403)
+        // write key: below admin
+        #expect(request("GET", "/v1/tenants/acme/keys", token: write).status == 403)
+        // nothing: 401
+        #expect(request("GET", "/v1/tenants/acme/keys").status == 401)
+        // a key for a tenant that does not exist cannot be made even by the admin
+        #expect(request("POST", "/v1/tenants/ghost/keys", token: adminToken, json: ["scope": "read"]).status == 404)
+        #expect(try body(request("GET", "/v1/tenants/acme/keys", token: acmeAdmin))["items"]?.arrayValue?.count == 2)
+    }
+
+    @Test func R_S5_drainingAnswers503AndReadinessFollowsState() throws {
+        application.setServiceState(.starting)
+        #expect(request("GET", "/readyz").status == 503)
+        application.setServiceState(.ready)
+        #expect(try body(request("GET", "/readyz"))["status"] == "ready")
+        #expect(application.admissionError() == nil)
+        application.setServiceState(.draining)
+        let error = try #require(application.admissionError())
+        let refused = application.reject(HTTPRequest(method: "GET", target: "/v1/tenants"), with: error)
+        #expect(refused.status == 503)
+        #expect(refused.header("Retry-After") == "1")
+        #expect(try body(refused)["detail"]?.stringValue?.contains("shutting down") == true)
+    }
+
+    @Test func queryStringIsDecoded() {
+        let request = HTTPRequest(method: "GET", target: "/x?where=name%20%3D%3D%20%27a%2Bb%27&flag&plus=a+b")
+        #expect(request.queryValue("where") == "name == 'a+b'")
+        #expect(request.queryValue("flag") == "")
+        #expect(request.queryValue("plus") == "a b")
+    }
+}

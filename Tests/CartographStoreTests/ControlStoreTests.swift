@@ -1,0 +1,153 @@
+// Tenants and keys in the control database: hashing, persistence, revocation, isolation.
+import Foundation
+import Testing
+import CartographCore
+@testable import CartographStore
+
+struct ControlStoreTests {
+    let directory: DataDirectory
+
+    init() {
+        directory = DataDirectory(path: FileManager.default.temporaryDirectory
+            .appendingPathComponent("cartograph-control-\(UUID().uuidString)").path)
+    }
+
+    @Test func createdKeyAuthenticatesWithItsScopeAndTenant() throws {
+        let store = try ControlStore(directory: directory)
+        let created = try store.createTenant(id: "acme")
+        let presented = try #require(PresentedAPIKey(created.token))
+        let info = try #require(store.authenticate(presented))
+        #expect(info.tenantID == "acme")
+        #expect(info.scope == .admin)
+        #expect(FileManager.default.fileExists(atPath: directory.tenantDirectory("acme").path))
+    }
+
+    @Test func keysAreStoredOnlyAsHashes() throws {
+        let store = try ControlStore(directory: directory)
+        let created = try store.createTenant(id: "acme")
+        let secret = try #require(PresentedAPIKey(created.token)).secret
+        let connection = try SQLiteConnection(path: directory.controlDatabase.path)
+        let rows = try connection.rows("SELECT secret_sha256 FROM api_keys")
+        #expect(rows.count == 1)
+        #expect(rows[0][0] == .blob(SecretHash.sha256(secret)))
+        // The secret appears nowhere in the database file or its WAL.
+        for suffix in ["", "-wal"] {
+            let bytes = FileManager.default.contents(atPath: directory.controlDatabase.path + suffix) ?? Data()
+            #expect(bytes.range(of: Data(secret.utf8)) == nil)
+        }
+    }
+
+    @Test func wrongSecretOrUnknownKeyDoesNotAuthenticate() throws {
+        let store = try ControlStore(directory: directory)
+        let created = try store.createTenant(id: "acme")
+        let presented = try #require(PresentedAPIKey(created.token))
+        let wrongSecret = PresentedAPIKey(keyID: presented.keyID, secret: String(repeating: "0", count: 64))
+        #expect(store.authenticate(wrongSecret) == nil)
+        let unknownID = PresentedAPIKey(keyID: "00000000", secret: presented.secret)
+        #expect(store.authenticate(unknownID) == nil)
+    }
+
+    @Test func revokedKeyStopsWorkingAndSurvivesRestart() throws {
+        let store = try ControlStore(directory: directory)
+        _ = try store.createTenant(id: "acme")
+        let reader = try store.createKey(tenantID: "acme", scope: .read)
+        let writer = try store.createKey(tenantID: "acme", scope: .write)
+        try store.revokeKey(tenantID: "acme", keyID: reader.info.id)
+        #expect(store.authenticate(try #require(PresentedAPIKey(reader.token))) == nil)
+        #expect(store.keys(tenantID: "acme").map { $0.scope } == [.admin, .write])
+
+        let reopened = try ControlStore(directory: directory)
+        #expect(reopened.tenants().map { $0.id } == ["acme"])
+        #expect(reopened.authenticate(try #require(PresentedAPIKey(reader.token))) == nil)
+        #expect(reopened.authenticate(try #require(PresentedAPIKey(writer.token)))?.scope == .write)
+    }
+
+    @Test func revokingAnotherTenantsKeyIsNotFound() throws {
+        let store = try ControlStore(directory: directory)
+        let acme = try store.createTenant(id: "acme")
+        _ = try store.createTenant(id: "globex")
+        #expect(throws: CartographError.self) { try store.revokeKey(tenantID: "globex", keyID: acme.info.id) }
+        #expect(store.authenticate(try #require(PresentedAPIKey(acme.token))) != nil)
+    }
+
+    @Test func duplicateTenantIsAConflict() throws {
+        let store = try ControlStore(directory: directory)
+        _ = try store.createTenant(id: "acme")
+        #expect {
+            _ = try store.createTenant(id: "acme")
+        } throws: { error in
+            (error as? CartographError)?.code == .conflict
+        }
+        #expect(store.tenants().count == 1)
+    }
+
+    @Test func deletingATenantRemovesItsKeysAndDirectory() throws {
+        let store = try ControlStore(directory: directory)
+        let created = try store.createTenant(id: "acme")
+        _ = FileManager.default.createFile(atPath: directory.tenantDirectory("acme").appendingPathComponent("x.sqlite").path, contents: Data([1]))
+        try store.deleteTenant("acme")
+        #expect(store.tenant("acme") == nil)
+        #expect(store.authenticate(try #require(PresentedAPIKey(created.token))) == nil)
+        #expect(!FileManager.default.fileExists(atPath: directory.tenantDirectory("acme").path))
+        let reopened = try ControlStore(directory: directory)
+        #expect(reopened.tenants().isEmpty)
+    }
+
+    @Test func generatedAdminTokenIsPrivateAndStable() throws {
+        try directory.prepare()
+        let first = try directory.adminToken(configured: nil)
+        #expect(first.generated)
+        #expect(first.token.count > 40)
+        let attributes = try FileManager.default.attributesOfItem(atPath: directory.adminTokenFile.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let second = try directory.adminToken(configured: nil)
+        #expect(second.token == first.token)
+        #expect(!second.generated)
+        #expect(try directory.adminToken(configured: "flag-token").token == "flag-token")
+    }
+
+    @Test(arguments: ["", "cg_", "cg_abc", "cg_abc_short", "xx_0011_" + String(repeating: "a", count: 64),
+                      "cg_ABCD_" + String(repeating: "a", count: 64), "cg_ab_cd_" + String(repeating: "a", count: 64)])
+    func malformedTokensAreNotKeys(token: String) {
+        #expect(PresentedAPIKey(token) == nil)
+    }
+
+    @Test func constantTimeEqualityIsEquality() {
+        #expect(SecretHash.constantTimeEqual([1, 2, 3], [1, 2, 3]))
+        #expect(!SecretHash.constantTimeEqual([1, 2, 3], [1, 2, 4]))
+        #expect(!SecretHash.constantTimeEqual([1, 2], [1, 2, 3]))
+    }
+}
+
+struct SQLiteConnectionTests {
+    @Test func transactionRollsBackWhenTheBodyThrows() throws {
+        let connection = try SQLiteConnection(path: ":memory:")
+        try connection.execute("CREATE TABLE t (x INTEGER)")
+        struct Boom: Error {}
+        #expect(throws: TransactionError<Boom>.self) {
+            try connection.transaction { () throws(Boom) in
+                try? connection.run("INSERT INTO t VALUES (1)")
+                throw Boom()
+            }
+        }
+        #expect(try connection.rows("SELECT count(*) FROM t") == [[.integer(0)]])
+    }
+
+    @Test func valuesRoundTripThroughEveryStorageClass() throws {
+        let connection = try SQLiteConnection(path: ":memory:")
+        try connection.execute("CREATE TABLE t (a, b, c, d, e)")
+        let values: [SQLiteValue] = [.null, .integer(Int64.min), .real(1.5), .text("é'; DROP TABLE t; --"), .blob([0, 255])]
+        try connection.run("INSERT INTO t VALUES (?, ?, ?, ?, ?)", values)
+        #expect(try connection.rows("SELECT * FROM t") == [values])
+    }
+
+    @Test func errorsCarryCodeMessageAndSQL() throws {
+        let connection = try SQLiteConnection(path: ":memory:")
+        #expect {
+            try connection.run("SELECT * FROM missing")
+        } throws: { error in
+            guard let error = error as? SQLiteError else { return false }
+            return error.code.primary == .error && error.message.contains("no such table") && error.sql == "SELECT * FROM missing"
+        }
+    }
+}
