@@ -70,9 +70,10 @@ public struct HTTPResponse: Sendable {
         self.body = body
     }
 
-    /// A JSON document with `Content-Type: application/json`.
-    public static func json(_ value: JSONValue, status: Int = 200) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: value.jsonBytes)
+    /// A JSON document with `Content-Type: application/json`, newline-terminated so that curl output
+    /// ends its line.
+    public static func json(_ value: JSONValue, status: Int = 200, contentType: String = "application/json") -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", contentType)], body: value.jsonBytes + [0x0A])
     }
 
     /// 204 with no body.

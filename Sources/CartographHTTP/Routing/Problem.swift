@@ -62,10 +62,10 @@ extension HTTPResponse {
                 return .object(entry)
             }))
         }
-        var headers: [(name: String, value: String)] = [("Content-Type", "application/problem+json")]
-        if !error.allowedMethods.isEmpty { headers.append(("Allow", error.allowedMethods.joined(separator: ", "))) }
-        if let seconds = error.retryAfterSeconds { headers.append(("Retry-After", String(seconds))) }
-        if error.code == .unauthorized { headers.append(("WWW-Authenticate", "Bearer")) }
-        return HTTPResponse(status: status, headers: headers, body: JSONValue.object(document).jsonBytes)
+        var response = HTTPResponse.json(.object(document), status: status, contentType: "application/problem+json")
+        if !error.allowedMethods.isEmpty { response.headers.append(("Allow", error.allowedMethods.joined(separator: ", "))) }
+        if let seconds = error.retryAfterSeconds { response.headers.append(("Retry-After", String(seconds))) }
+        if error.code == .unauthorized { response.headers.append(("WWW-Authenticate", "Bearer")) }
+        return response
     }
 }
