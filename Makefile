@@ -40,6 +40,7 @@ test-swift:
 test-spec:
 	@python3 -c "import openapi_spec_validator" 2>/dev/null || python3 -m pip install -q openapi-spec-validator pyyaml
 	python3 scripts/validate-openapi.py openapi.yaml
+	python3 scripts/lint-deploy.py
 
 # The README's curl walk-through, run verbatim against a fresh server.
 test-walkthrough:

@@ -17,6 +17,7 @@ public enum ServiceState: UInt8, Sendable, AtomicRepresentable {
 public final class Application: Sendable {
     public let configuration: ServerConfiguration
     public let control: ControlStore
+    public let stores: StoreRegistry
     public let logger: Logger
     let router: Router
     let jsonReader: JSONReader
@@ -25,10 +26,11 @@ public final class Application: Sendable {
     private let metricsExposition: @Sendable () -> [UInt8]
 
     /// - Parameter metricsExposition: renders the Prometheus text for `/metrics`.
-    public init(configuration: ServerConfiguration, control: ControlStore, adminToken: String, logger: Logger,
+    public init(configuration: ServerConfiguration, control: ControlStore, stores: StoreRegistry, adminToken: String, logger: Logger,
                 metricsExposition: @escaping @Sendable () -> [UInt8] = { [] }) {
         self.configuration = configuration
         self.control = control
+        self.stores = stores
         self.logger = logger
         self.adminTokenHash = SecretHash.sha256(adminToken)
         self.jsonReader = JSONReader(maxDepth: configuration.maxJSONDepth)
@@ -37,7 +39,7 @@ public final class Application: Sendable {
     }
 
     /// Every route the server serves.
-    public static let routes: [Route] = ServiceRoutes.all + ControlPlaneRoutes.all
+    public static let routes: [Route] = ServiceRoutes.all + ControlPlaneRoutes.all + ModelRoutes.all
 
     public var serviceState: ServiceState { state.load(ordering: .acquiring) }
     public func setServiceState(_ newState: ServiceState) { state.store(newState, ordering: .releasing) }
@@ -101,7 +103,11 @@ public final class Application: Sendable {
             labels.route = route.template
             labels.tenant = parameters["tenant"]
             let principal = try authenticate(request, access: route.access, tenant: parameters["tenant"])
-            if route.body == .json { try Self.requireJSONContentType(request) }
+            switch route.body {
+            case .none: break
+            case .json: try Self.requireContentType(request, accepting: ["application/json"])
+            case .modelDocument: try Self.requireContentType(request, accepting: ["application/json", "application/xml", "text/xml"])
+            }
             let context = RequestContext(application: self, request: request, parameters: parameters, principal: principal,
                                          requestID: requestID)
             do {
@@ -159,12 +165,19 @@ public final class Application: Sendable {
 
     // MARK: Helpers
 
-    static func requireJSONContentType(_ request: HTTPRequest) throws(CartographError) {
-        let mediaType = request.headers["content-type"]?.split(separator: ";").first?
-            .trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-        guard mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json")) else {
+    /// The request's media type, lowercased, without parameters ("" when absent).
+    static func mediaType(of request: HTTPRequest) -> String {
+        request.headers["content-type"]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+    }
+
+    /// 415 unless the body's media type is one of `accepted` (a `+json` suffix counts as JSON).
+    static func requireContentType(_ request: HTTPRequest, accepting accepted: [String]) throws(CartographError) {
+        let mediaType = mediaType(of: request)
+        let isJSONSuffix = mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json") && accepted.contains("application/json")
+        guard accepted.contains(mediaType) || isJSONSuffix else {
             let sent = mediaType.isEmpty ? "no Content-Type" : "'\(mediaType)'"
-            throw CartographError(.unsupportedMediaType, "This route takes 'Content-Type: application/json'; the request sent \(sent).")
+            throw CartographError(.unsupportedMediaType,
+                                  "This route takes 'Content-Type: \(accepted.joined(separator: "' or '"))'; the request sent \(sent).")
         }
     }
 

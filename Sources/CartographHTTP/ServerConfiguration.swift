@@ -28,6 +28,10 @@ public struct ServerConfiguration: Sendable {
     public var drainTimeoutSeconds: Int = 30
     /// Whether /metrics needs the admin token.
     public var metricsRequireAdmin: Bool = false
+    /// Most model stores kept open at once (least recently used closed first).
+    public var maxOpenStores: Int = 256
+    /// Seconds after which an unused store is closed.
+    public var storeIdleSeconds: Int = 300
     /// SQLite durability (R-S4).
     public var synchronous: SQLiteSynchronous = .normal
 

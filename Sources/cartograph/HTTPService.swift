@@ -4,6 +4,7 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 import CartographHTTP
+import CartographStore
 
 struct HTTPService: Service {
     let server: MicroHTTPDServer
@@ -17,6 +18,15 @@ struct HTTPService: Service {
             "host": "\(configuration.host)", "port": "\(port)", "threads": "\(configuration.threads)",
             "data_dir": "\(configuration.dataDirectory)",
         ])
+        // Closes stores nobody has used for a while, so idle tenants hold no open files.
+        let stores = server.application.stores, idleSeconds = configuration.storeIdleSeconds
+        let sweeper = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(min(60, idleSeconds)))
+                stores.closeIdleStores(olderThan: Int64(idleSeconds))
+            }
+        }
+        defer { sweeper.cancel() }
         // Sleeps until the service group relays a shutdown signal.
         try? await gracefulShutdown()
         logger.notice("draining", metadata: ["in_flight": "\(server.inFlight.load(ordering: .relaxed))"])

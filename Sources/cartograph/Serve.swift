@@ -38,6 +38,10 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("drain-timeout"), help: "Seconds SIGTERM waits for in-flight requests. [env: CARTOGRAPH_DRAIN_TIMEOUT] (default: 30)")
     var drainTimeout: Int?
     @Option(help: "SQLite durability: normal or full. [env: CARTOGRAPH_SYNC] (default: normal)") var sync: String?
+    @Option(name: .customLong("max-open-stores"), help: "Most model stores open at once. [env: CARTOGRAPH_MAX_OPEN_STORES] (default: 256)")
+    var maxOpenStores: Int?
+    @Option(name: .customLong("store-idle-seconds"), help: "Seconds before an unused store is closed. [env: CARTOGRAPH_STORE_IDLE_SECONDS] (default: 300)")
+    var storeIdleSeconds: Int?
     @Option(name: .customLong("metrics-auth"), help: "Who may read /metrics: anyone or admin. [env: CARTOGRAPH_METRICS_AUTH] (default: anyone)")
     var metricsAuth: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. [env: CARTOGRAPH_LOG_LEVEL] (default: info)")
@@ -64,7 +68,9 @@ struct Serve: AsyncParsableCommand {
         } else if configuration.adminToken == nil {
             logger.info("using the admin token stored on disk", metadata: ["path": "\(directory.adminTokenFile.path)"])
         }
-        let application = Application(configuration: configuration, control: control, adminToken: admin.token, logger: logger,
+        let stores = StoreRegistry(directory: directory, synchronous: configuration.synchronous,
+                                   maxOpenStores: configuration.maxOpenStores)
+        let application = Application(configuration: configuration, control: control, stores: stores, adminToken: admin.token, logger: logger,
                                       metricsExposition: { registry.emitToBuffer() })
         let service = HTTPService(server: MicroHTTPDServer(application: application), logger: logger)
         let group = ServiceGroup(
@@ -108,6 +114,8 @@ struct Settings {
             configuration.connectionTimeoutSeconds = v
         }
         if let v = try integer(serve.drainTimeout, "DRAIN_TIMEOUT", range: 0...3_600) { configuration.drainTimeoutSeconds = v }
+        if let v = try integer(serve.maxOpenStores, "MAX_OPEN_STORES", range: 1...100_000) { configuration.maxOpenStores = v }
+        if let v = try integer(serve.storeIdleSeconds, "STORE_IDLE_SECONDS", range: 1...86_400) { configuration.storeIdleSeconds = v }
         if let v = value(serve.sync, "SYNC") {
             guard let sync = SQLiteSynchronous(rawValue: v.lowercased()) else { throw ValidationError("sync must be 'normal' or 'full', not '\(v)'.") }
             configuration.synchronous = sync

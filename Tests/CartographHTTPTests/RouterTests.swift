@@ -77,7 +77,8 @@ struct ApplicationTests {
     init() throws {
         let directory = DataDirectory(path: FileManager.default.temporaryDirectory.appendingPathComponent("cartograph-app-\(UUID().uuidString)").path)
         let control = try ControlStore(directory: directory)
-        application = Application(configuration: ServerConfiguration(), control: control, adminToken: adminToken,
+        application = Application(configuration: ServerConfiguration(), control: control, stores: StoreRegistry(directory: directory),
+                                  adminToken: adminToken,
                                   logger: .init(label: "test"))
         application.setServiceState(.ready)
     }

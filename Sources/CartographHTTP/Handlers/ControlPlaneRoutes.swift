@@ -31,6 +31,7 @@ enum ControlPlaneRoutes {
             return .json(tenant.json)
         },
         Route("DELETE", "/v1/tenants/{tenant}", access: .admin) { context in
+            context.application.stores.closeStores(tenant: context.parameter("tenant"))
             try context.application.control.deleteTenant(context.parameter("tenant"))
             return .noContent
         },

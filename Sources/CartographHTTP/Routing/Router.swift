@@ -16,6 +16,8 @@ public enum Access: Sendable, Equatable {
 public enum RequestBody: Sendable, Equatable {
     case none
     case json
+    /// A JSON model document or a Core Data model (`application/xml`).
+    case modelDocument
 }
 
 /// Who is calling, once authenticated.
@@ -93,6 +95,7 @@ public struct Router: Sendable {
         let rawSegments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
         var segments: [String] = []
         segments.reserveCapacity(rawSegments.count)
+        let raw = rawSegments.map(String.init)
         for raw in rawSegments {
             let lowered = raw.lowercased()
             if lowered.contains("%2f") || lowered.contains("%00") {
@@ -105,7 +108,9 @@ public struct Router: Sendable {
         }
         var allowed: [String] = []
         for route in routes {
-            guard let parameters = route.bind(segments) else { continue }
+            guard var parameters = route.bind(segments) else { continue }
+            // `{key}` stays percent-encoded: a compound key's parts are split on ',' before decoding.
+            if let index = route.segments.firstIndex(of: .parameter("key")) { parameters["key"] = raw[index] }
             guard route.method == method else { allowed.append(route.method); continue }
             try Self.validate(parameters)
             return .matched(route, parameters: parameters)

@@ -22,13 +22,21 @@ struct RelationshipStep: Sendable {
     let isToMany: Bool
 }
 
-/// An attribute reached through zero or more to-one relationships.
-struct AttributeReference: Sendable {
+/// An attribute reached through zero or more to-one relationships. A class, so that evaluation
+/// passes it around by reference instead of copying (and retaining) every field.
+final class AttributeReference: Sendable {
     let steps: [RelationshipStep]
     /// The entity the attribute is read from (the end of `steps`).
     let entity: String
     let name: String
     let type: AttributeType
+
+    init(steps: [RelationshipStep], entity: String, name: String, type: AttributeType) {
+        self.steps = steps
+        self.entity = entity
+        self.name = name
+        self.type = type
+    }
 }
 
 /// Which object a key path starts from: the tested object, or the current element inside
@@ -76,8 +84,9 @@ public enum StringOperator: Int, Sendable, CaseIterable {
     case contains = 1, beginsWith = 2, endsWith = 3, like = 4, matches = 5
 }
 
-/// A comparison of one value against a constant set, a range, another value or a pattern.
-struct ScalarComparison: Sendable {
+/// A comparison of one value against a constant set, a range, another value or a pattern (a
+/// class for the same reason as `AttributeReference`).
+final class ScalarComparison: Sendable {
     enum Test: Sendable {
         /// `==`, `!=`, `<`, `<=`, `>`, `>=`.
         case order(ComparisonOperator, Operand)
@@ -94,6 +103,41 @@ struct ScalarComparison: Sendable {
     /// `[c]`/`[d]`, kept only in the text domain.
     let options: ComparisonOptions
     let domain: ValueDomain
+
+    /// `attribute op constant` or `attribute op "pattern"` read straight from the object in
+    /// scope: the most common shapes, which the evaluator takes a short path for.
+    struct Direct: Sendable {
+        enum Test: Sendable {
+            /// ==, !=, <, … against a constant, no folding.
+            case order(ComparisonOperator, AttributeValue?)
+            /// A string operator with a compiled pattern (which folds by itself).
+            case pattern(StringPattern)
+        }
+
+        let scope: Scope
+        let attribute: String
+        let test: Test
+    }
+
+    let direct: Direct?
+
+    init(lhs: Operand, test: Test, options: ComparisonOptions, domain: ValueDomain) {
+        self.lhs = lhs
+        self.test = test
+        self.options = options
+        self.domain = domain
+        if case .attribute(let scope, let reference) = lhs, reference.steps.isEmpty,
+            case .order(let op, .constant(let constant)) = test, options.isEmpty
+        {
+            direct = Direct(scope: scope, attribute: reference.name, test: .order(op, constant))
+        } else if case .attribute(let scope, let reference) = lhs, reference.steps.isEmpty,
+            case .string(_, _, let compiled?) = test
+        {
+            direct = Direct(scope: scope, attribute: reference.name, test: .pattern(compiled))
+        } else {
+            direct = nil
+        }
+    }
 }
 
 /// A node of a checked predicate.

@@ -35,8 +35,9 @@ public struct PredicateRelationship: Sendable, Equatable {
 /// An object the in-memory evaluator reads: attribute values and related objects by name.
 ///
 /// Names are those of the model the predicate was checked against, so a conforming type only
-/// ever sees names its entity (or a parent) declares.
-public protocol PredicateObject {
+/// ever sees names its entity (or a parent) declares. Objects of a graph have identity, so the
+/// protocol is for classes (which also keeps the evaluator's generic code cheap across modules).
+public protocol PredicateObject: AnyObject {
     /// The value of an attribute; nil when it is nil (or unset).
     func attributeValue(named name: String) -> AttributeValue?
     /// The destination of a to-one relationship; nil when there is none.

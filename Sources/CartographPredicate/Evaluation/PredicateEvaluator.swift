@@ -40,24 +40,19 @@ private enum Evaluator<Object: PredicateObject> {
     }
 
     static func compare(_ comparison: ScalarComparison, root: Object, element: Object?) -> Bool {
+        if let direct = comparison.direct {
+            let value = (direct.scope == .root ? root : element)?.attributeValue(named: direct.attribute)
+            switch direct.test {
+            case .order(let op, let constant): return order(value, op, constant)
+            case .pattern(let pattern): return value?.text.map(pattern.matches) ?? false
+            }
+        }
         // String operators fold inside `StringPattern`; everything else compares folded text.
         let isStringTest = if case .string = comparison.test { true } else { false }
         let lhs = value(comparison.lhs, isStringTest ? [] : comparison.options, root: root, element: element)
         switch comparison.test {
         case .order(let op, let rhsOperand):
-            let rhs = value(rhsOperand, comparison.options, root: root, element: element)
-            switch op {
-            case .equalTo: return ValueComparison.equal(lhs, rhs)
-            case .notEqualTo: return !ValueComparison.equal(lhs, rhs)
-            default:
-                guard let lhs, let rhs, let order = ValueComparison.order(lhs, rhs) else { return false }
-                switch op {
-                case .lessThan: return order < 0
-                case .lessThanOrEqualTo: return order <= 0
-                case .greaterThan: return order > 0
-                default: return order >= 0
-                }
-            }
+            return order(lhs, op, value(rhsOperand, comparison.options, root: root, element: element))
         case .between(let lowerOperand, let upperOperand):
             guard let lhs,
                 let lower = value(lowerOperand, comparison.options, root: root, element: element),
@@ -74,6 +69,22 @@ private enum Evaluator<Object: PredicateObject> {
                 let matcher = try? StringPattern(stringOperator, options: comparison.options, pattern: pattern)
             else { return false }
             return matcher.matches(subject)
+        }
+    }
+
+    /// `lhs op rhs` for ==, !=, <, <=, >, >= with Foundation's nil rules.
+    static func order(_ lhs: AttributeValue?, _ op: ComparisonOperator, _ rhs: AttributeValue?) -> Bool {
+        switch op {
+        case .equalTo: return ValueComparison.equal(lhs, rhs)
+        case .notEqualTo: return !ValueComparison.equal(lhs, rhs)
+        default:
+            guard let lhs, let rhs, let order = ValueComparison.order(lhs, rhs) else { return false }
+            switch op {
+            case .lessThan: return order < 0
+            case .lessThanOrEqualTo: return order <= 0
+            case .greaterThan: return order > 0
+            default: return order >= 0
+            }
         }
     }
 

@@ -71,12 +71,14 @@ public struct StringPattern: Sendable {
         switch matcher {
         case .substring(let stringOperator, let needle):
             guard !needle.isEmpty else { return false }
-            let haystack = Array(StringFolding.fold(subject, options).utf8)
-            guard haystack.count >= needle.count else { return false }
-            switch stringOperator {
-            case .beginsWith: return haystack[..<needle.count].elementsEqual(needle)
-            case .endsWith: return haystack[(haystack.count - needle.count)...].elementsEqual(needle)
-            default: return Self.contains(haystack, needle)
+            var folded = StringFolding.fold(subject, options)
+            return folded.withUTF8 { haystack in
+                guard haystack.count >= needle.count else { return false }
+                switch stringOperator {
+                case .beginsWith: return haystack.prefix(needle.count).elementsEqual(needle)
+                case .endsWith: return haystack.suffix(needle.count).elementsEqual(needle)
+                default: return Self.contains(haystack, needle)
+                }
             }
         case .like(let elements):
             return Self.like(Array(StringFolding.fold(subject, options).unicodeScalars), elements)
@@ -87,7 +89,7 @@ public struct StringPattern: Sendable {
         }
     }
 
-    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+    private static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
         let first = needle[0]
         var start = 0
         let lastStart = haystack.count - needle.count

@@ -96,6 +96,8 @@ enum ValueComparison {
     /// -1, 0 or 1; nil when the values cannot be ordered (NaN, or kinds that do not compare).
     static func order(_ lhs: AttributeValue, _ rhs: AttributeValue) -> Int? {
         switch (lhs, rhs) {
+        case (.integer(let a), .integer(let b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case (.double(let a), .double(let b)): return a.isNaN || b.isNaN ? nil : (a < b ? -1 : (a == b ? 0 : 1))
         case (.string(let a), .string(let b)), (.uuid(let a), .uuid(let b)), (.uri(let a), .uri(let b)),
             (.string(let a), .uuid(let b)), (.uuid(let a), .string(let b)),
             (.string(let a), .uri(let b)), (.uri(let a), .string(let b)),

@@ -122,8 +122,8 @@ private struct PredicateParser {
 
     mutating func parseNot() throws(PredicateError) -> Predicate {
         guard current.kind == .keyword(.not) || current.kind == .logical(.not) else { return try parsePrimary() }
-        advance()
         try enterNesting()
+        advance()
         defer { depth -= 1 }
         return .not(try parseNot())
     }
@@ -131,8 +131,8 @@ private struct PredicateParser {
     mutating func parsePrimary() throws(PredicateError) -> Predicate {
         switch current.kind {
         case .punctuation("("):
-            advance()
             try enterNesting()
+            advance()
             defer { depth -= 1 }
             let inner = try parseOr()
             guard current.kind == .punctuation(")") else { throw error(expected: "')', AND or OR") }
@@ -217,8 +217,8 @@ private struct PredicateParser {
             advance()
             return Expression(.variable(name), offset: offset)
         case .punctuation("{"):
-            advance()
             try enterNesting()
+            advance()
             defer { depth -= 1 }
             var elements: [Expression] = []
             if current.kind != .punctuation("}") {
@@ -232,9 +232,9 @@ private struct PredicateParser {
             advance()
             return Expression(.aggregate(elements), offset: offset)
         case .keyword(.cast):
+            try enterNesting()
             advance()
             try expectPunctuation("(")
-            try enterNesting()
             defer { depth -= 1 }
             let value = try parseExpression()
             try expectPunctuation(",")
@@ -260,8 +260,14 @@ private struct PredicateParser {
         var components: [String] = []
         if let first {
             components.append(first)
+        } else if case .identifier(let name) = current.kind {
+            components.append(name)
+            advance()
+        } else if case .escapedIdentifier(let name) = current.kind {
+            components.append(name)
+            advance()
         } else {
-            components.append(try parseKeyPathComponent())
+            throw error(expected: "a name after 'SELF.'")
         }
         while current.kind == .punctuation(".") {
             advance()

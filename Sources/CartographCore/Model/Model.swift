@@ -1,0 +1,179 @@
+// The normalized model (DESIGN §3): what a model document or a Core Data `contents` file becomes
+// once parsed and validated. Every default is explicit; annotations (`userInfo`) are kept verbatim.
+
+/// What happens to a relationship's destinations when its source is deleted (R-M2, R-D2).
+public enum DeleteRule: String, Sendable, Hashable, CaseIterable {
+    case nullify, cascade, deny, noAction
+}
+
+/// An attribute of an entity (R-M1).
+public struct Attribute: Sendable, Equatable {
+    public var name: String
+    public var type: AttributeType
+    public var optional: Bool = true
+    /// The default for new objects, as written in the document (coerced when used).
+    public var defaultValue: JSONValue?
+    /// Inclusive numeric (or date) bounds, as written in the document.
+    public var minValue: JSONValue?
+    public var maxValue: JSONValue?
+    /// Inclusive length bounds for strings (and binary).
+    public var minLength: Int?
+    public var maxLength: Int?
+    /// A whole-string regular expression the value must match.
+    public var regex: String?
+    public var userInfo: JSONObject = JSONObject()
+
+    public init(name: String, type: AttributeType, optional: Bool = true, defaultValue: JSONValue? = nil,
+                minValue: JSONValue? = nil, maxValue: JSONValue? = nil, minLength: Int? = nil, maxLength: Int? = nil,
+                regex: String? = nil, userInfo: JSONObject = JSONObject()) {
+        self.name = name
+        self.type = type
+        self.optional = optional
+        self.defaultValue = defaultValue
+        self.minValue = minValue
+        self.maxValue = maxValue
+        self.minLength = minLength
+        self.maxLength = maxLength
+        self.regex = regex
+        self.userInfo = userInfo
+    }
+}
+
+/// A relationship of an entity (R-M2).
+public struct Relationship: Sendable, Equatable {
+    public var name: String
+    public var destination: String
+    public var toMany: Bool = false
+    public var ordered: Bool = false
+    public var optional: Bool = true
+    public var minCount: Int?
+    public var maxCount: Int?
+    /// The inverse relationship's name on the destination; both sides name each other.
+    public var inverse: String?
+    public var deleteRule: DeleteRule = .nullify
+    public var userInfo: JSONObject = JSONObject()
+
+    public init(name: String, destination: String, toMany: Bool = false, ordered: Bool = false, optional: Bool = true,
+                minCount: Int? = nil, maxCount: Int? = nil, inverse: String? = nil, deleteRule: DeleteRule = .nullify,
+                userInfo: JSONObject = JSONObject()) {
+        self.name = name
+        self.destination = destination
+        self.toMany = toMany
+        self.ordered = ordered
+        self.optional = optional
+        self.minCount = minCount
+        self.maxCount = maxCount
+        self.inverse = inverse
+        self.deleteRule = deleteRule
+        self.userInfo = userInfo
+    }
+}
+
+/// An entity: its own properties (inherited ones are reached through `parent`, R-M3).
+public struct Entity: Sendable, Equatable {
+    public var name: String
+    public var parent: String?
+    public var abstract: Bool = false
+    public var attributes: [Attribute] = []
+    public var relationships: [Relationship] = []
+    public var userInfo: JSONObject = JSONObject()
+
+    public init(name: String, parent: String? = nil, abstract: Bool = false, attributes: [Attribute] = [],
+                relationships: [Relationship] = [], userInfo: JSONObject = JSONObject()) {
+        self.name = name
+        self.parent = parent
+        self.abstract = abstract
+        self.attributes = attributes
+        self.relationships = relationships
+        self.userInfo = userInfo
+    }
+}
+
+/// Model-wide switches (DESIGN §3 `options`).
+public struct ModelOptions: Sendable, Equatable {
+    /// R-I1 inference of identification attributes from names.
+    public var identificationInference: Bool = true
+    /// R-P10: map properties without `JSONKeyPath` by their own name.
+    public var mapUnannotatedByName: Bool = false
+
+    public init(identificationInference: Bool = true, mapUnannotatedByName: Bool = false) {
+        self.identificationInference = identificationInference
+        self.mapUnannotatedByName = mapUnannotatedByName
+    }
+}
+
+/// A validated model. Construct it through `ModelDocument` (JSON or Core Data XML), which checks
+/// R-M5; the resolved lookups below assume a valid model.
+public struct Model: Sendable, Equatable {
+    /// The model's name (the `{model}` path segment).
+    public var name: String
+    /// Incremented on every change that alters the store or the document (R-M6).
+    public var version: Int
+    /// Entities in document order.
+    public var entities: [Entity]
+    public var options: ModelOptions
+    /// Declarative sections kept verbatim for the mapping engine (DESIGN §5).
+    public var valueTransformers: JSONObject
+    public var entityMappers: JSONObject
+    public var dictionaryTransformers: JSONObject
+    /// Non-fatal findings, e.g. annotations naming undeclared transformers (DESIGN §10).
+    public var warnings: [String]
+
+    public init(name: String, version: Int = 1, entities: [Entity], options: ModelOptions = ModelOptions(),
+                valueTransformers: JSONObject = JSONObject(), entityMappers: JSONObject = JSONObject(),
+                dictionaryTransformers: JSONObject = JSONObject(), warnings: [String] = []) {
+        self.name = name
+        self.version = version
+        self.entities = entities
+        self.options = options
+        self.valueTransformers = valueTransformers
+        self.entityMappers = entityMappers
+        self.dictionaryTransformers = dictionaryTransformers
+        self.warnings = warnings
+    }
+
+    /// The entity called `name`.
+    public func entity(named name: String) -> Entity? { entities.first { $0.name == name } }
+
+    /// `name` and its ancestors, nearest first.
+    public func lineage(of name: String) -> [Entity] {
+        var result: [Entity] = []
+        var next: String? = name
+        while let current = next, let entity = entity(named: current), !result.contains(where: { $0.name == current }) {
+            result.append(entity)
+            next = entity.parent
+        }
+        return result
+    }
+
+    /// The root of `name`'s inheritance hierarchy (the entity whose table holds its objects).
+    public func rootEntity(of name: String) -> String { lineage(of: name).last?.name ?? name }
+
+    /// `name` and every entity that inherits from it, in document order.
+    public func entityAndSubentities(of name: String) -> [String] {
+        entities.filter { entity in lineage(of: entity.name).contains { $0.name == name } }.map(\.name)
+    }
+
+    /// Every attribute of `name`, inherited ones first (R-M3).
+    public func allAttributes(of name: String) -> [Attribute] { lineage(of: name).reversed().flatMap(\.attributes) }
+
+    /// Every relationship of `name`, inherited ones first (R-M3).
+    public func allRelationships(of name: String) -> [Relationship] { lineage(of: name).reversed().flatMap(\.relationships) }
+
+    /// The attribute `attribute` of `entity`, declared on it or an ancestor.
+    public func attribute(_ attribute: String, of entity: String) -> Attribute? {
+        for ancestor in lineage(of: entity) { if let found = ancestor.attributes.first(where: { $0.name == attribute }) { return found } }
+        return nil
+    }
+
+    /// The relationship `relationship` of `entity`, declared on it or an ancestor.
+    public func relationship(_ relationship: String, of entity: String) -> Relationship? {
+        for ancestor in lineage(of: entity) { if let found = ancestor.relationships.first(where: { $0.name == relationship }) { return found } }
+        return nil
+    }
+
+    /// The entity that declares `relationship` among `entity`'s lineage.
+    public func declaringEntity(ofRelationship relationship: String, from entity: String) -> String? {
+        lineage(of: entity).first { $0.relationships.contains { $0.name == relationship } }?.name
+    }
+}

@@ -1,0 +1,218 @@
+// Models, objects, queries, deletions and the change feed (DESIGN §2, §3, §7, §8).
+import Foundation
+import CartographCore
+import CartographStore
+
+enum ModelRoutes {
+    static let models = "/v1/tenants/{tenant}/models"
+    static let model = "/v1/tenants/{tenant}/models/{model}"
+    static let entity = "/v1/tenants/{tenant}/models/{model}/entities/{entity}"
+
+    static let all: [Route] = [
+        Route("GET", models, access: .tenant(.read)) { context in
+            let tenant = try ControlPlaneRoutes.existingTenant(context)
+            var items: [JSONValue] = []
+            for name in context.application.stores.modelNames(tenant: tenant) {
+                guard let model = try context.application.stores.store(tenant: tenant, model: name)?.model else { continue }
+                items.append(["name": .string(name), "version": .number(JSONNumber(model.version)),
+                              "entities": .number(JSONNumber(model.entities.count))])
+            }
+            return .json(["items": .array(items)])
+        },
+        Route("PUT", model, access: .tenant(.admin), body: .modelDocument) { context in
+            let tenant = try ControlPlaneRoutes.existingTenant(context)
+            let name = context.parameter("model")
+            let proposed = try parseModelDocument(context, name: name)
+            let store = try context.application.stores.storeForRegistration(tenant: tenant, model: name)
+            let allowDestructive = try booleanQuery(context, "allowDestructive") ?? false
+            let (model, outcome) = try store.register(proposed, allowDestructive: allowDestructive)
+            return .json(model.normalizedJSON, status: outcome == .created ? 201 : 200)
+        },
+        Route("GET", model, access: .tenant(.read)) { context in
+            let store = try existingModel(context)
+            guard let model = store.model else { throw CartographError(.notFound, "Model '\(store.name)' has no schema yet.") }
+            return .json(model.normalizedJSON)
+        },
+        Route("DELETE", model, access: .tenant(.admin)) { context in
+            let tenant = try ControlPlaneRoutes.existingTenant(context)
+            try context.application.stores.deleteModel(tenant: tenant, model: context.parameter("model"))
+            return .noContent
+        },
+        Route("GET", entity + "/objects", access: .tenant(.read)) { context in
+            let request = context.request
+            var query = ObjectQuery(entity: context.parameter("entity"))
+            query.predicate = request.queryValue("where")
+            query.orderBy = try orderBy(request.queryValue("orderBy").map { $0.split(separator: ",").map(String.init) } ?? [])
+            query.limit = try integerQuery(context, "limit") ?? 50
+            query.cursor = request.queryValue("cursor")
+            query.include = includePaths(request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
+            query.count = try booleanQuery(context, "count") ?? false
+            try requireModelShape(request.queryValue("shape"))
+            return try page(context, query)
+        },
+        Route("POST", entity + "/query", access: .tenant(.read), body: .json) { context in
+            guard case .object(let body) = try context.jsonBody() else {
+                throw CartographError(.badRequest, "The query body must be a JSON object.")
+            }
+            var query = ObjectQuery(entity: context.parameter("entity"))
+            query.predicate = try optionalString(body, "where")
+            query.arguments = try body["arguments"].map { value throws(CartographError) in
+                guard case .object(let arguments) = value else { throw invalid("/arguments", "expected an object of $variable values") }
+                return Dictionary(arguments.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+            } ?? [:]
+            query.orderBy = try orderBy(try stringList(body, "orderBy"))
+            if let limit = body["limit"] {
+                guard let value = limit.numberValue?.int64Value else { throw invalid("/limit", "expected an integer") }
+                query.limit = Int(clamping: value)
+            }
+            query.cursor = try optionalString(body, "cursor")
+            query.include = includePaths(try stringList(body, "include"))
+            if let count = body["count"] {
+                guard let value = count.boolValue else { throw invalid("/count", "expected a boolean") }
+                query.count = value
+            }
+            try requireModelShape(try optionalString(body, "shape"))
+            return try page(context, query)
+        },
+        Route("GET", entity + "/objects/{key}", access: .tenant(.read)) { context in
+            let store = try existingModel(context)
+            let entity = context.parameter("entity"), key = context.parameter("key")
+            let include = includePaths(context.request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
+            try requireModelShape(context.request.queryValue("shape"))
+            guard let object = try store.read({ (reader) throws(CartographError) in try reader.object(entity: entity, key: key, include: include) }) else {
+                throw CartographError(.notFound, "No \(entity) object with key '\(key)'.")
+            }
+            return .json(object)
+        },
+        Route("DELETE", entity + "/objects/{key}", access: .tenant(.write)) { context in
+            let store = try existingModel(context)
+            let entity = context.parameter("entity"), key = context.parameter("key")
+            let (found, _) = try store.write { (transaction) throws(CartographError) -> Bool in
+                guard let object = try transaction.object(entity: entity, key: key) else { return false }
+                try transaction.delete(id: object.id, entity: object.entity)
+                return true
+            }
+            guard found else { throw CartographError(.notFound, "No \(entity) object with key '\(key)'.") }
+            return .noContent
+        },
+        Route("DELETE", entity + "/objects", access: .tenant(.write)) { context in
+            let store = try existingModel(context)
+            let entity = context.parameter("entity")
+            guard let format = context.request.queryValue("where"), !format.isEmpty else {
+                throw CartographError(.badRequest, "Bulk delete needs a 'where' predicate (TRUEPREDICATE deletes every object).",
+                                      errors: [.init(pointer: "/where", message: "required")])
+            }
+            let (deleted, _) = try store.write { (transaction) throws(CartographError) -> Int in
+                guard transaction.model.entity(named: entity) != nil else {
+                    throw CartographError(.notFound, "Model '\(transaction.model.name)' has no entity '\(entity)'.")
+                }
+                let predicate = try StoreReader.check(format, entity: entity, model: transaction.model, pointer: "/where")
+                var count = 0
+                for match in try transaction.objects(matching: predicate) {
+                    count += try transaction.delete(id: match.id, entity: match.entity)
+                }
+                return count
+            }
+            return .json(["deleted": .number(JSONNumber(deleted))])
+        },
+        Route("GET", model + "/changes", access: .tenant(.read)) { context in
+            let store = try existingModel(context)
+            let since = try integerQuery(context, "since") ?? 0
+            let limit = try integerQuery(context, "limit") ?? 100
+            guard since >= 0 else { throw invalid("/since", "must not be negative") }
+            guard (1...1000).contains(limit) else { throw CartographError(.badRequest, "limit must be between 1 and 1000.") }
+            let (changes, next) = try store.read { (reader) throws(CartographError) in try reader.changes(since: Int64(since), limit: limit) }
+            return .json(["changes": .array(changes), "next": .number(JSONNumber(next))])
+        },
+    ]
+
+    // MARK: Helpers
+
+    static func existingModel(_ context: RequestContext) throws(CartographError) -> ModelStore {
+        let tenant = try ControlPlaneRoutes.existingTenant(context)
+        let name = context.parameter("model")
+        guard let store = try context.application.stores.store(tenant: tenant, model: name), store.model != nil else {
+            throw CartographError(.notFound, "Tenant '\(tenant)' has no model '\(name)'.")
+        }
+        return store
+    }
+
+    static func page(_ context: RequestContext, _ query: ObjectQuery) throws(CartographError) -> HTTPResponse {
+        let store = try existingModel(context)
+        let page = try store.read { (reader) throws(CartographError) in try reader.page(query) }
+        var body = JSONObject()
+        body.append("items", .array(page.items))
+        body.append("next", page.next.map { .string($0) } ?? .null)
+        if let total = page.total { body.append("total", .number(JSONNumber(total))) }
+        return .json(.object(body))
+    }
+
+    static func parseModelDocument(_ context: RequestContext, name: String) throws(CartographError) -> Model {
+        if Application.mediaType(of: context.request) == "application/xml" || Application.mediaType(of: context.request) == "text/xml" {
+            guard !context.request.body.isEmpty else { throw CartographError(.badRequest, "The request body is empty: send a Core Data model.") }
+            return try ModelDocument.parse(coreDataXML: context.request.body, name: name)
+        }
+        return try ModelDocument.parse(json: try context.jsonBody(), name: name)
+    }
+
+    static func orderBy(_ keys: [String]) throws(CartographError) -> [(attribute: String, descending: Bool)] {
+        try keys.map { (raw) throws(CartographError) -> (attribute: String, descending: Bool) in
+            let key = raw.trimmingCharacters(in: .whitespaces)
+            let descending = key.hasPrefix("-")
+            let name = descending ? String(key.dropFirst()) : key
+            guard Names.isPropertyName(name) else { throw invalid("/orderBy", "'\(raw)' is not an attribute name") }
+            return (name, descending)
+        }
+    }
+
+    static func includePaths(_ values: [String]) -> [[String]] {
+        values.map { $0.trimmingCharacters(in: .whitespaces).split(separator: ".").map(String.init) }.filter { !$0.isEmpty }
+    }
+
+    static func requireModelShape(_ shape: String?) throws(CartographError) {
+        guard let shape, shape != "model" else { return }
+        if shape == "json" {
+            throw CartographError(.badRequest, "shape=json (export through annotations) is not available yet; use shape=model.")
+        }
+        throw invalid("/shape", "expected 'model' or 'json'")
+    }
+
+    static func integerQuery(_ context: RequestContext, _ name: String) throws(CartographError) -> Int? {
+        guard let text = context.request.queryValue(name) else { return nil }
+        guard let value = Int(text) else { throw invalid("/\(name)", "expected an integer, got '\(text)'") }
+        return value
+    }
+
+    static func booleanQuery(_ context: RequestContext, _ name: String) throws(CartographError) -> Bool? {
+        guard let text = context.request.queryValue(name) else { return nil }
+        switch text.lowercased() {
+        case "true", "1", "yes", "": return true
+        case "false", "0", "no": return false
+        default: throw invalid("/\(name)", "expected true or false, got '\(text)'")
+        }
+    }
+
+    static func optionalString(_ body: JSONObject, _ name: String) throws(CartographError) -> String? {
+        guard let value = body[name], !value.isNull else { return nil }
+        guard let text = value.stringValue else { throw invalid("/\(name)", "expected a string") }
+        return text
+    }
+
+    /// A string (comma-separated) or an array of strings.
+    static func stringList(_ body: JSONObject, _ name: String) throws(CartographError) -> [String] {
+        switch body[name] {
+        case nil, .null?: return []
+        case .string(let text)?: return text.split(separator: ",").map(String.init)
+        case .array(let items)?:
+            return try items.enumerated().map { (index, item) throws(CartographError) -> String in
+                guard let text = item.stringValue else { throw invalid("/\(name)/\(index)", "expected a string") }
+                return text
+            }
+        default: throw invalid("/\(name)", "expected a string or an array of strings")
+        }
+    }
+
+    static func invalid(_ pointer: String, _ message: String) -> CartographError {
+        CartographError(.badRequest, "Invalid request: \(pointer.dropFirst()) \(message).", errors: [.init(pointer: pointer, message: message)])
+    }
+}

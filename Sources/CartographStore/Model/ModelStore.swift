@@ -1,0 +1,269 @@
+// One model's SQLite store (`<data-dir>/tenants/<tenant>/<model>.sqlite`): its schema, objects and
+// change feed. Writes are serialized on one connection (R-S3: no SQLITE_BUSY reaches a client);
+// reads run on a small pool of WAL connections, each inside a read transaction so a page, its count
+// and its includes see one snapshot.
+import Foundation
+import Synchronization
+public import CartographCore
+import CartographPredicate
+
+/// What registering a model did (R-M6).
+public enum ModelRegistration: Sendable, Equatable {
+    case created, migrated, unchanged
+}
+
+/// A model's store. Thread-safe.
+public final class ModelStore: Sendable {
+    public let name: String
+    public let path: String
+    private let synchronous: SQLiteSynchronous
+
+    /// The writer connection and the model it last applied. @unchecked Sendable: it is reached only
+    /// inside `writeLock.withLock`, so one thread at a time uses it (GRDB's serialized database).
+    private final class Writer: @unchecked Sendable {
+        let connection: SQLiteConnection
+        var model: Model?
+        init(connection: SQLiteConnection, model: Model?) {
+            self.connection = connection
+            self.model = model
+        }
+    }
+
+    /// An idle read connection. @unchecked Sendable: a connection in the pool is used by no thread;
+    /// `read` takes it out under the pool's lock, uses it on one thread, and puts it back under the
+    /// lock, so it is never reached from two threads at once.
+    private final class PooledConnection: @unchecked Sendable {
+        let connection: SQLiteConnection
+        init(_ connection: SQLiteConnection) { self.connection = connection }
+    }
+
+    private struct ReaderPool: ~Copyable {
+        var idle: [PooledConnection] = []
+    }
+
+    private let writer: Writer
+    private let writeLock = Mutex(())
+    private let readers = Mutex(ReaderPool())
+    /// The committed model, for readers (updated after each registration commits).
+    private let published: Mutex<Model?>
+    private let lastUsed = Atomic<Int64>(0)
+
+    static let metaTable = "_cartograph_meta", changesTable = "_cartograph_changes"
+
+    /// Opens or creates the store file at `path`.
+    public init(name: String, path: String, synchronous: SQLiteSynchronous = .normal) throws(CartographError) {
+        self.name = name
+        self.path = path
+        self.synchronous = synchronous
+        do {
+            let connection = try SQLiteConnection(path: path, synchronous: synchronous)
+            try connection.registerPredicateFunctions()
+            try connection.registerCollations()
+            try connection.execute("""
+                CREATE TABLE IF NOT EXISTS \(quoted(Self.metaTable)) (key TEXT PRIMARY KEY NOT NULL, value);
+                CREATE TABLE IF NOT EXISTS \(quoted(Self.changesTable)) (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT, op TEXT NOT NULL, entity TEXT NOT NULL,
+                    object_id INTEGER NOT NULL, key TEXT NOT NULL, object TEXT, at INTEGER NOT NULL);
+                """)
+            let model = try Self.loadModel(connection, name: name)
+            writer = Writer(connection: connection, model: model)
+            published = Mutex(model)
+        } catch let error as CartographError {
+            throw error
+        } catch {
+            throw CartographError(.internalError, "Cannot open the store of model '\(name)': \(error)")
+        }
+        touchLastUsed()
+    }
+
+    /// The committed model, or nil for a store that has none yet.
+    public var model: Model? { published.withLock { $0 } }
+
+    /// Monotonic seconds of the last use, for idle closing.
+    public var lastUsedSeconds: Int64 { lastUsed.load(ordering: .relaxed) }
+    private func touchLastUsed() { lastUsed.store(Self.monotonicSeconds(), ordering: .relaxed) }
+    static func monotonicSeconds() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Int64(spec.tv_sec)
+    }
+
+    private static func loadModel(_ connection: SQLiteConnection, name: String) throws -> Model? {
+        guard let text = try connection.rows("SELECT value FROM \(quoted(metaTable)) WHERE key = 'model'").first?.first?.textValue else {
+            return nil
+        }
+        return try ModelDocument.parse(json: try JSONReader().parse(text), name: name)
+    }
+
+    // MARK: Registration (R-M6)
+
+    /// Registers `proposed` (version ignored): creates the schema, or migrates it in place in one
+    /// transaction. Destructive changes are refused with 409 unless `allowDestructive`.
+    public func register(_ proposed: Model, allowDestructive: Bool) throws(CartographError) -> (model: Model, outcome: ModelRegistration) {
+        touchLastUsed()
+        let writer = self.writer
+        let result = try writeLock.withLock { (_) throws(CartographError) -> (model: Model, outcome: ModelRegistration) in
+            var model = proposed
+            model.name = name
+            let old = writer.model
+            if let old {
+                let migration = ModelMigration(from: old, to: model)
+                if migration.isEmpty { return (old, .unchanged) }
+                if migration.hasDestructiveChanges && !allowDestructive {
+                    throw CartographError(
+                        .conflict, "This change would lose or invalidate data; repeat the PUT with ?allowDestructive=true to apply it.",
+                        errors: migration.destructiveChanges.map { CartographError.Detail(pointer: $0.pointer, message: $0.message) })
+                }
+                model.version = old.version + 1
+            } else {
+                model.version = 1
+            }
+            try apply(model, replacing: old, writer: writer)
+            return (model, old == nil ? .created : .migrated)
+        }
+        if result.outcome != .unchanged { published.withLock { $0 = result.model } }
+        return result
+    }
+
+    private func apply(_ model: Model, replacing old: Model?, writer: Writer) throws(CartographError) {
+        let connection = writer.connection
+        let newLayout = StoreLayout(model: model)
+        let oldLayout = old.map(StoreLayout.init)
+        do {
+            let existingIndexes = Set(try connection.rows("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'ix:%'")
+                .compactMap { $0.first?.textValue })
+            let plan = SchemaPlan(from: oldLayout, to: newLayout, existingIndexes: existingIndexes)
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            _ = try connection.transaction { () throws(SQLiteError) in
+                // Objects of entities that leave the model (or change hierarchy) get tombstones first.
+                if let oldLayout {
+                    let reader = ObjectReader(connection: connection, layout: oldLayout)
+                    for entity in plan.removedEntities {
+                        let table = oldLayout.table(of: entity)
+                        for row in try connection.rows("SELECT _id FROM \(quoted(table)) WHERE _entity = ?", [.text(entity)]) {
+                            guard let id = row[0].integerValue, let object = try reader.object(id: id, entity: entity) else { continue }
+                            try Self.appendChange(connection, op: "delete", entity: entity, id: id, key: reader.key(of: object), object: nil, at: now)
+                        }
+                        if oldLayout.model.entity(named: table) != nil, newLayout.model.entity(named: table)?.parent == nil {
+                            try connection.run("DELETE FROM \(quoted(table)) WHERE _entity = ?", [.text(entity)])
+                        }
+                    }
+                }
+                for index in plan.droppedIndexes { try connection.execute("DROP INDEX IF EXISTS \(quoted(index))") }
+                for statement in plan.statements { try connection.execute(statement) }
+                for fill in plan.defaultFills {
+                    let marks = Array(repeating: "?", count: fill.entities.count).joined(separator: ", ")
+                    try connection.run("UPDATE \(quoted(fill.table)) SET \(quoted(fill.column)) = ? WHERE _entity IN (\(marks))",
+                                       [fill.value] + fill.entities.map { .text($0) })
+                }
+                for index in plan.indexes { try connection.execute(index.sql) }
+                try connection.run("INSERT OR REPLACE INTO \(quoted(Self.metaTable)) (key, value) VALUES ('model', ?)",
+                                   [.text(model.normalizedJSON.jsonText)])
+            }
+        } catch {
+            throw CartographError(.internalError, "Cannot apply model '\(model.name)' version \(model.version): \(error)")
+        }
+        writer.model = model
+    }
+
+    // MARK: Writes
+
+    /// Runs `body` in one write transaction and commits it with its change-feed entries. Returns the
+    /// body's result and the last change sequence number. Nothing is stored if `body` throws.
+    public func write<T: Sendable>(_ body: (StoreTransaction) throws(CartographError) -> T) throws(CartographError) -> (value: T, changeSeq: Int64) {
+        touchLastUsed()
+        let writer = self.writer
+        return try writeLock.withLock { (_) throws(CartographError) -> (value: T, changeSeq: Int64) in
+            let connection = writer.connection
+            let outcome: (T, Int64)
+            do throws(TransactionError<CartographError>) {
+                outcome = try connection.transaction { () throws(CartographError) -> (T, Int64) in
+                    // Under BEGIN IMMEDIATE the file is ours: re-read what another instance of this store
+                    // (one evicted from the registry while still in use) may have changed.
+                    let nextID: Int64
+                    do {
+                        nextID = try connection.rows("SELECT value FROM \(quoted(Self.metaTable)) WHERE key = 'next_id'").first?.first?.integerValue ?? 1
+                    } catch { throw CartographError(.internalError, "Cannot read the id counter: \(error)") }
+                    guard let model = writer.model else { throw CartographError(.notFound, "Model '\(name)' has no schema yet.") }
+                    let transaction = StoreTransaction(connection: connection, layout: StoreLayout(model: model), nextID: nextID)
+                    let value = try body(transaction)
+                    let seq = try Self.commitChanges(of: transaction)
+                    do {
+                        try connection.run("INSERT OR REPLACE INTO \(quoted(Self.metaTable)) (key, value) VALUES ('next_id', ?)",
+                                           [.integer(transaction.nextID)])
+                    } catch { throw CartographError(.internalError, "Cannot record the id counter: \(error)") }
+                    return (value, seq)
+                }
+            } catch {
+                switch error {
+                case .body(let error): throw error
+                case .sqlite(let error): throw CartographError(.internalError, "The write could not be committed: \(error)")
+                }
+            }
+            return outcome
+        }
+    }
+
+    /// Writes the feed entries for everything the transaction touched, in first-touch order.
+    private static func commitChanges(of transaction: StoreTransaction) throws(CartographError) -> Int64 {
+        let connection = transaction.connection
+        let reader = transaction.reader
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let deletedIDs = Set(transaction.deleted.map(\.id))
+        do {
+            for (id, entity) in transaction.touched where !deletedIDs.contains(id) {
+                guard let object = try reader.object(id: id, entity: entity) else { continue }
+                try appendChange(connection, op: "upsert", entity: object.entity, id: id, key: reader.key(of: object),
+                                 object: try reader.json(of: object), at: now)
+            }
+            for (id, entity, key) in transaction.deleted {
+                try appendChange(connection, op: "delete", entity: entity, id: id, key: key, object: nil, at: now)
+            }
+            return try connection.rows("SELECT coalesce(max(seq), 0) FROM \(quoted(changesTable))").first?.first?.integerValue ?? 0
+        } catch {
+            throw CartographError(.internalError, "Cannot write the change feed: \(error)")
+        }
+    }
+
+    private static func appendChange(_ connection: SQLiteConnection, op: String, entity: String, id: Int64, key: JSONValue,
+                                     object: JSONValue?, at: Int64) throws(SQLiteError) {
+        try connection.run("INSERT INTO \(quoted(changesTable)) (op, entity, object_id, key, object, at) VALUES (?, ?, ?, ?, ?, ?)",
+                           [.text(op), .text(entity), .integer(id), .text(key.jsonText), object.map { .text($0.jsonText) } ?? .null, .integer(at)])
+    }
+
+    // MARK: Reads
+
+    /// Runs `body` on a pooled read connection inside a read transaction.
+    public func read<T: Sendable>(_ body: (StoreReader) throws(CartographError) -> T) throws(CartographError) -> T {
+        touchLastUsed()
+        let connection: SQLiteConnection
+        if let pooled = readers.withLock({ $0.idle.popLast() }) {
+            connection = pooled.connection
+        } else {
+            do {
+                connection = try SQLiteConnection(path: path, synchronous: synchronous)
+                try connection.registerPredicateFunctions()
+                try connection.registerCollations()
+            } catch { throw CartographError(.internalError, "Cannot open a read connection: \(error)") }
+        }
+        let returned = PooledConnection(connection)
+        defer { readers.withLock { if $0.idle.count < 8 { $0.idle.append(returned) } } }
+        do { try connection.execute("BEGIN") } catch { throw CartographError(.internalError, "Cannot start a read: \(error)") }
+        defer { try? connection.execute("COMMIT") }
+        // The model this snapshot was written with (a migration may have committed since `published`).
+        var model = published.withLock { $0 }
+        do {
+            if let text = try connection.rows("SELECT value FROM \(quoted(Self.metaTable)) WHERE key = 'model'").first?.first?.textValue,
+               text != model?.normalizedJSON.jsonText {
+                model = try ModelDocument.parse(json: try JSONReader().parse(text), name: name)
+            }
+        } catch {
+            throw CartographError(.internalError, "Cannot read the model of '\(name)': \(error)")
+        }
+        guard let model else { throw CartographError(.notFound, "Model '\(name)' has no schema yet.") }
+        return try body(StoreReader(reader: ObjectReader(connection: connection, layout: StoreLayout(model: model))))
+    }
+
+    /// Closes idle read connections (the writer closes with the store).
+    public func closeIdleReaders() { readers.withLock { $0.idle.removeAll() } }
+}

@@ -1,0 +1,136 @@
+// Reads objects, relationships and keys from one connection, and renders them as the API's
+// `shape=model` JSON (R-Q4): attributes by name, to-one as the destination's key, to-many as an array
+// of keys, plus `_entity`, `_id` and `_stub` for stubs.
+import Foundation
+import CartographCore
+
+struct ObjectReader {
+    let connection: SQLiteConnection
+    let layout: StoreLayout
+    var model: Model { layout.model }
+
+    func rowReader(for table: String) -> RowReader { RowReader(layout: layout, table: table) }
+
+    /// The object with `id` in `entity`'s hierarchy, if it exists (and belongs to `entity` or a sub-entity).
+    func object(id: Int64, entity: String) throws(SQLiteError) -> StoredObject? {
+        let reader = rowReader(for: layout.table(of: entity))
+        let statement = try connection.cached("SELECT \(reader.selectList) FROM \(quoted(reader.table)) WHERE \(quoted(StoreLayout.idColumn)) = ?")
+        try statement.bind([.integer(id)])
+        defer { try? statement.bind([]) }
+        guard try statement.step() else { return nil }
+        let object = reader.object(from: statement)
+        return model.entityAndSubentities(of: entity).contains(object.entity) ? object : nil
+    }
+
+    /// The ids of `relationship`'s destinations for the object `id` of `entity`, in relationship order.
+    func destinationIDs(of id: Int64, entity: String, relationship: String, toOne: [String: Int64]? = nil) throws(SQLiteError) -> [Int64] {
+        switch layout.storage(of: relationship, entity: entity) {
+        case .foreignKey(let table, let column):
+            if let toOne { return toOne[relationship].map { [$0] } ?? [] }
+            return try connection.rows("SELECT \(quoted(column)) FROM \(quoted(table)) WHERE _id = ?", [.integer(id)])
+                .compactMap { $0.first?.integerValue }
+        case .inverseForeignKey(let table, let column):
+            return try connection.rows("SELECT _id FROM \(quoted(table)) WHERE \(quoted(column)) = ? ORDER BY _id", [.integer(id)])
+                .compactMap { $0.first?.integerValue }
+        case .joinTable(let name, let reversed):
+            let sql = reversed
+                ? "SELECT source FROM \(quoted(name)) WHERE destination = ? ORDER BY source"
+                : "SELECT destination FROM \(quoted(name)) WHERE source = ? ORDER BY position, rowid"
+            return try connection.rows(sql, [.integer(id)]).compactMap { $0.first?.integerValue }
+        case nil:
+            return []
+        }
+    }
+
+    /// The API key of an object (DESIGN §10): its identification value, an array for a compound
+    /// identity, or `_id` when its entity has no identification attributes.
+    func key(of object: StoredObject) -> JSONValue {
+        let names = model.identificationAttributes(of: object.entity)
+        switch names.count {
+        case 0: return .number(JSONNumber(object.id))
+        case 1: return object.values[names[0]]?.jsonValue ?? .null
+        default: return .array(names.map { object.values[$0]?.jsonValue ?? .null })
+        }
+    }
+
+    /// The key of the object `id` in `entity`'s hierarchy.
+    func key(ofID id: Int64, entity: String) throws(SQLiteError) -> JSONValue {
+        guard let object = try object(id: id, entity: entity) else { return .number(JSONNumber(id)) }
+        return key(of: object)
+    }
+
+    /// The object in `shape=model`, embedding the relationships named in `include` (dotted paths go deeper).
+    func json(of object: StoredObject, include: [[String]] = []) throws(SQLiteError) -> JSONValue {
+        var document = JSONObject()
+        document.append("_id", .number(JSONNumber(object.id)))
+        document.append("_entity", .string(object.entity))
+        if object.isStub { document.append("_stub", .bool(true)) }
+        for attribute in model.allAttributes(of: object.entity) {
+            document.append(attribute.name, object.values[attribute.name]?.jsonValue ?? .null)
+        }
+        for relationship in model.allRelationships(of: object.entity) {
+            let nested = include.filter { $0.first == relationship.name }.map { Array($0.dropFirst()) }
+            let ids = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name, toOne: object.toOne)
+            var rendered: [JSONValue] = []
+            for id in ids {
+                guard let destination = try self.object(id: id, entity: relationship.destination) else { continue }
+                rendered.append(nested.isEmpty ? key(of: destination) : try json(of: destination, include: nested.filter { !$0.isEmpty }))
+            }
+            document.append(relationship.name, relationship.toMany ? .array(rendered) : (rendered.first ?? .null))
+        }
+        return .object(document)
+    }
+
+    /// The oldest object of `entity` (or a sub-entity) whose attributes equal `identity`.
+    func find(entity: String, identity: [(attribute: String, value: AttributeValue)]) throws(SQLiteError) -> StoredObject? {
+        let table = layout.table(of: entity)
+        let entities = model.entityAndSubentities(of: entity)
+        var conditions = ["_entity IN (\(Array(repeating: "?", count: entities.count).joined(separator: ", ")))"]
+        var bindings = entities.map { SQLiteValue.text($0) }
+        for (attribute, value) in identity {
+            guard let column = layout.column(ofAttribute: attribute, entity: entity) else { return nil }
+            conditions.append("\(quoted(column)) = ?")
+            bindings.append(ValueStorage.sqlite(value))
+        }
+        let rowReader = rowReader(for: table)
+        let statement = try connection.cached(
+            "SELECT \(rowReader.selectList) FROM \(quoted(table)) WHERE \(conditions.joined(separator: " AND ")) ORDER BY _id LIMIT 1")
+        try statement.bind(bindings)
+        defer { try? statement.bind([]) }
+        return try statement.step() ? rowReader.object(from: statement) : nil
+    }
+
+    /// The object whose key is `rawKey` — the `{key}` path segment (DESIGN §2): the identity value,
+    /// for a compound identity the values joined by ',' each percent-encoded, or `_id` when the
+    /// entity has no identification attributes. Values are coerced to their types (R-I2).
+    func object(entity: String, rawKey: String) throws(CartographError) -> StoredObject? {
+        let names = model.identificationAttributes(of: entity)
+        if names.isEmpty {
+            guard let text = rawKey.removingPercentEncoding, let id = Int64(text) else {
+                throw CartographError(.badRequest, "'\(entity)' has no identification attributes: its key is the integer _id.")
+            }
+            return try storeRead { () throws(SQLiteError) in try object(id: id, entity: entity) }
+        }
+        let parts = names.count == 1 ? [rawKey] : rawKey.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == names.count else {
+            throw CartographError(.badRequest, "The key of '\(entity)' has \(names.count) values (\(names.joined(separator: ", "))) joined by ','.")
+        }
+        var identity: [(attribute: String, value: AttributeValue)] = []
+        for (name, part) in zip(names, parts) {
+            guard let text = part.removingPercentEncoding, let attribute = model.attribute(name, of: entity) else {
+                throw CartographError(.badRequest, "The key value for '\(name)' is not valid percent-encoding.")
+            }
+            do {
+                guard let value = try AttributeValue.coerce(.string(text), to: attribute.type) else { return nil }
+                identity.append((name, value))
+            } catch {
+                throw CartographError(.badRequest, "The key value '\(text)' is not a valid \(attribute.type) for '\(name)': \(error)")
+            }
+        }
+        return try storeRead { () throws(SQLiteError) in try find(entity: entity, identity: identity) }
+    }
+
+    private func storeRead<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
+        do { return try body() } catch { throw CartographError(.internalError, "Store read failed: \(error)") }
+    }
+}

@@ -1,0 +1,109 @@
+// The DDL that takes a store from one model's layout to another's: used for a new store (from
+// nothing) and for migrations (R-M6). Runs inside the migration's transaction, so an interrupted
+// migration leaves the old schema, model and data intact.
+import Foundation
+import CartographCore
+
+struct SchemaPlan {
+    /// Entities whose objects must be deleted (with tombstones) before the DDL runs.
+    var removedEntities: [String] = []
+    /// Statements in order: drop obsolete indexes and storage, create tables, add columns.
+    var statements: [String] = []
+    /// Existing rows that get a newly added attribute's default (as lightweight migration does).
+    var defaultFills: [(table: String, column: String, entities: [String], value: SQLiteValue)] = []
+    /// Indexes to drop before anything else.
+    var droppedIndexes: [String] = []
+    /// Indexes the new layout wants (created if missing).
+    var indexes: [(name: String, sql: String)] = []
+
+    init(from old: StoreLayout?, to new: StoreLayout, existingIndexes: Set<String>) {
+        let oldEntities = Set(old?.model.entities.map(\.name) ?? [])
+        let newEntities = Set(new.model.entities.map(\.name))
+        removedEntities = old?.model.entities.map(\.name).filter { !newEntities.contains($0) || old?.model.rootEntity(of: $0) != new.model.rootEntity(of: $0) } ?? []
+
+        indexes = Self.indexes(of: new)
+        let wanted = Set(indexes.map(\.name))
+        droppedIndexes = existingIndexes.subtracting(wanted).sorted()
+
+        let oldTables = Dictionary(uniqueKeysWithValues: (old.map(Self.tables) ?? []).map { ($0.name, $0.columns) })
+        let newTables = Self.tables(of: new)
+        // Tables gone from the new layout.
+        for name in oldTables.keys.sorted() where !newTables.contains(where: { $0.name == name }) {
+            statements.append("DROP TABLE \(quoted(name))")
+        }
+        for table in newTables {
+            guard let oldColumns = oldTables[table.name] else {
+                let columns = table.columns.map { "\(quoted($0.name)) \($0.definition)" }.joined(separator: ", ")
+                statements.append("CREATE TABLE \(quoted(table.name)) (\(columns))")
+                continue
+            }
+            let oldByName = Dictionary(uniqueKeysWithValues: oldColumns.map { ($0.name, $0.definition) })
+            let newByName = Dictionary(uniqueKeysWithValues: table.columns.map { ($0.name, $0.definition) })
+            for column in oldColumns where newByName[column.name] != column.definition {
+                statements.append("ALTER TABLE \(quoted(table.name)) DROP COLUMN \(quoted(column.name))")
+            }
+            for column in table.columns where oldByName[column.name] != column.definition {
+                statements.append("ALTER TABLE \(quoted(table.name)) ADD COLUMN \(quoted(column.name)) \(column.definition)")
+                if let fill = Self.defaultFill(column: column.name, table: table.name, layout: new) { defaultFills.append(fill) }
+            }
+        }
+        _ = oldEntities
+    }
+
+    /// A table's name and its columns (name, declaration).
+    struct Table {
+        let name: String
+        let columns: [(name: String, definition: String)]
+    }
+
+    static func tables(of layout: StoreLayout) -> [Table] {
+        let roots = layout.model.entities.filter { $0.parent == nil }.map(\.name)
+        var tables = roots.map { root in
+            Table(name: root, columns: [
+                (StoreLayout.idColumn, "INTEGER PRIMARY KEY AUTOINCREMENT"),
+                (StoreLayout.entityColumn, "TEXT NOT NULL"),
+                (StoreLayout.stubColumn, "INTEGER NOT NULL DEFAULT 0"),
+            ] + layout.attributeColumns(ofTable: root).map { ($0.column, ValueStorage.columnType($0.attribute.type)) }
+              + layout.foreignKeyColumns(ofTable: root).map { ($0, "INTEGER") })
+        }
+        for join in layout.joinTables() {
+            tables.append(Table(name: join.name, columns: [
+                (StoreLayout.joinSource, "INTEGER NOT NULL"),
+                (StoreLayout.joinDestination, "INTEGER NOT NULL"),
+                (StoreLayout.joinPosition, "INTEGER NOT NULL DEFAULT 0"),
+            ]))
+        }
+        return tables
+    }
+
+    /// Indexes: the entity column, identification attributes, foreign keys, join-table sides.
+    static func indexes(of layout: StoreLayout) -> [(name: String, sql: String)] {
+        var result: [(name: String, sql: String)] = []
+        func add(_ table: String, _ columns: [String]) {
+            let name = "ix:\(table):\(columns.joined(separator: ","))"
+            guard !result.contains(where: { $0.name == name }) else { return }
+            result.append((name, "CREATE INDEX IF NOT EXISTS \(quoted(name)) ON \(quoted(table)) (\(columns.map(quoted).joined(separator: ", ")))"))
+        }
+        for root in layout.model.entities.filter({ $0.parent == nil }).map(\.name) {
+            add(root, [StoreLayout.entityColumn])
+            for entity in layout.model.entityAndSubentities(of: root) {
+                let columns = layout.model.identificationAttributes(of: entity).compactMap { layout.column(ofAttribute: $0, entity: entity) }
+                if !columns.isEmpty { add(root, columns) }
+            }
+            for column in layout.foreignKeyColumns(ofTable: root) { add(root, [column]) }
+        }
+        for join in layout.joinTables() {
+            add(join.name, [StoreLayout.joinSource, StoreLayout.joinPosition])
+            add(join.name, [StoreLayout.joinDestination])
+        }
+        return result
+    }
+
+    private static func defaultFill(column: String, table: String, layout: StoreLayout)
+        -> (table: String, column: String, entities: [String], value: SQLiteValue)? {
+        guard let owner = layout.attributeColumns(ofTable: table).first(where: { $0.column == column }),
+              let json = owner.attribute.defaultValue, !json.isNull,
+              let value = try? AttributeValue.coerce(json, to: owner.attribute.type) else { return nil }
+        return (table, column, layout.model.entityAndSubentities(of: owner.entity), ValueStorage.sqlite(value))
+    }
+}

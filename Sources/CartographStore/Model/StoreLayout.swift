@@ -1,0 +1,125 @@
+// How a model's objects are laid out in SQLite (issue 4's schema design):
+// - one table per inheritance hierarchy, named after its root entity, with `_id` (AUTOINCREMENT, so
+//   ids are never reused), `_entity` (the concrete entity) and `_stub`; querying an entity is one
+//   indexed `_entity IN (…)` filter (R-M3);
+// - one column per attribute, named after the attribute when its root declares it and
+//   `Entity.attribute` when a sub-entity does (names are validated, so these never collide);
+// - a to-one relationship is an INTEGER column holding the destination's `_id`;
+// - a to-many relationship whose inverse is an unordered-compatible to-one reads that column;
+//   every other to-many (many-to-many, no inverse, ordered) has a join table with a position.
+// Names derive from the model alone, so the same model always yields the same layout.
+import Foundation
+import CartographCore
+import CartographPredicate
+
+/// Where one relationship's destinations are stored.
+enum RelationshipStorage: Equatable {
+    /// A column of the source's table (to-one).
+    case foreignKey(table: String, column: String)
+    /// The inverse to-one's column in the destination's table.
+    case inverseForeignKey(table: String, column: String)
+    /// A join table; `reversed` for the inverse side of a many-to-many owned by the other side.
+    case joinTable(name: String, reversed: Bool)
+}
+
+/// The SQL layout of one model.
+struct StoreLayout {
+    static let idColumn = "_id", entityColumn = "_entity", stubColumn = "_stub"
+    static let joinSource = "source", joinDestination = "destination", joinPosition = "position"
+
+    let model: Model
+
+    init(model: Model) { self.model = model }
+
+    /// The table of `entity`'s hierarchy.
+    func table(of entity: String) -> String { model.rootEntity(of: entity) }
+
+    /// The column of `attribute` (declared on `entity` or an ancestor).
+    func column(ofAttribute attribute: String, entity: String) -> String? {
+        guard let declaring = model.lineage(of: entity).first(where: { $0.attributes.contains { $0.name == attribute } }) else { return nil }
+        return columnName(property: attribute, declaredBy: declaring)
+    }
+
+    private func columnName(property: String, declaredBy entity: Entity) -> String {
+        entity.parent == nil ? property : "\(entity.name).\(property)"
+    }
+
+    /// Every (column, attribute) pair stored in a hierarchy's table, across all its entities.
+    func attributeColumns(ofTable root: String) -> [(column: String, attribute: Attribute, entity: String)] {
+        model.entityAndSubentities(of: root).flatMap { name -> [(column: String, attribute: Attribute, entity: String)] in
+            guard let entity = model.entity(named: name) else { return [] }
+            return entity.attributes.map { (columnName(property: $0.name, declaredBy: entity), $0, name) }
+        }
+    }
+
+    /// Every to-one foreign-key column of a hierarchy's table.
+    func foreignKeyColumns(ofTable root: String) -> [String] {
+        model.entityAndSubentities(of: root).flatMap { name -> [String] in
+            guard let entity = model.entity(named: name) else { return [] }
+            return entity.relationships.filter { !$0.toMany }.map { columnName(property: $0.name, declaredBy: entity) }
+        }
+    }
+
+    /// Join tables: (name, owning entity, relationship), one per stored many-relationship.
+    func joinTables() -> [(name: String, entity: String, relationship: String)] {
+        model.entities.flatMap { entity in
+            entity.relationships.compactMap { relationship -> (name: String, entity: String, relationship: String)? in
+                guard case .joinTable(let name, false)? = storage(of: relationship.name, entity: entity.name) else { return nil }
+                return (name, entity.name, relationship.name)
+            }
+        }
+    }
+
+    /// How `relationship` of `entity` (declared on it or an ancestor) is stored.
+    func storage(of relationship: String, entity: String) -> RelationshipStorage? {
+        guard let declaring = model.lineage(of: entity).first(where: { $0.relationships.contains { $0.name == relationship } }),
+              let declared = declaring.relationships.first(where: { $0.name == relationship }) else { return nil }
+        if !declared.toMany {
+            return .foreignKey(table: table(of: declaring.name), column: columnName(property: relationship, declaredBy: declaring))
+        }
+        let inverse = declared.inverse.flatMap { model.relationship($0, of: declared.destination) }
+        if let inverse, let inverseName = declared.inverse, !inverse.toMany, !declared.ordered,
+           let inverseDeclaring = model.lineage(of: declared.destination).first(where: { $0.relationships.contains { $0.name == inverseName } }) {
+            return .inverseForeignKey(table: table(of: declared.destination),
+                                      column: columnName(property: inverseName, declaredBy: inverseDeclaring))
+        }
+        // A many-to-many is stored once, by the side whose "Entity.relationship" sorts first.
+        if let inverse, inverse.toMany, let inverseName = declared.inverse {
+            let mine = "\(declaring.name).\(relationship)"
+            let inverseDeclaring = model.lineage(of: declared.destination).first { $0.relationships.contains { $0.name == inverseName } }?.name
+                ?? declared.destination
+            let theirs = "\(inverseDeclaring).\(inverseName)"
+            if theirs < mine { return .joinTable(name: "\(theirs)", reversed: true) }
+        }
+        return .joinTable(name: mine(declaring.name, relationship), reversed: false)
+    }
+
+    private func mine(_ entity: String, _ relationship: String) -> String { "\(entity).\(relationship)" }
+}
+
+/// SQL identifier quoting: double quotes, embedded quotes doubled. Identifiers come only from the
+/// validated model, and are quoted anyway.
+func quoted(_ identifier: String) -> String { "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+extension StoreLayout: PredicateSQLSchema {
+    func table(forEntity entity: String) -> PredicateSQLTable? {
+        guard model.entity(named: entity) != nil else { return nil }
+        return PredicateSQLTable(name: table(of: entity), idColumn: Self.idColumn, entityColumn: Self.entityColumn,
+                                 entityNames: model.entityAndSubentities(of: entity))
+    }
+
+    func column(forAttribute attribute: String, ofEntity entity: String) -> String? {
+        column(ofAttribute: attribute, entity: entity)
+    }
+
+    func storage(forRelationship relationship: String, ofEntity entity: String) -> PredicateSQLRelationship? {
+        switch storage(of: relationship, entity: entity) {
+        case .foreignKey(_, let column): .foreignKey(column: column)
+        case .inverseForeignKey(_, let column): .destinationForeignKey(column: column)
+        case .joinTable(let name, let reversed):
+            reversed ? .joinTable(name: name, sourceColumn: Self.joinDestination, destinationColumn: Self.joinSource)
+                : .joinTable(name: name, sourceColumn: Self.joinSource, destinationColumn: Self.joinDestination)
+        case nil: nil
+        }
+    }
+}

@@ -1,0 +1,196 @@
+// Queries over one read snapshot (R-Q1…R-Q4): filtered, ordered pages with a keyset cursor,
+// counts, includes, lookup by key, and the change feed (R-D4).
+import Foundation
+public import CartographCore
+public import CartographPredicate
+
+/// A query for one entity's objects (its sub-entities included, R-M3).
+public struct ObjectQuery: Sendable {
+    public var entity: String
+    /// The `where` predicate text, and `$variables` for it.
+    public var predicate: String?
+    public var arguments: [String: JSONValue]
+    /// Attribute names; descending when `descending` is true.
+    public var orderBy: [(attribute: String, descending: Bool)]
+    public var limit: Int
+    public var cursor: String?
+    /// Relationship paths to embed (`["publisher"]`, `["characters", "publisher"]`).
+    public var include: [[String]]
+    public var count: Bool
+
+    public init(entity: String, predicate: String? = nil, arguments: [String: JSONValue] = [:],
+                orderBy: [(attribute: String, descending: Bool)] = [], limit: Int = 50, cursor: String? = nil,
+                include: [[String]] = [], count: Bool = false) {
+        self.entity = entity
+        self.predicate = predicate
+        self.arguments = arguments
+        self.orderBy = orderBy
+        self.limit = limit
+        self.cursor = cursor
+        self.include = include
+        self.count = count
+    }
+}
+
+/// One page of objects.
+public struct ObjectPage: Sendable {
+    public let items: [JSONValue]
+    public let next: String?
+    public let total: Int?
+}
+
+/// Read access to one snapshot of a store. Not Sendable: valid only inside `ModelStore.read`.
+public struct StoreReader {
+    let reader: ObjectReader
+    public var model: Model { reader.model }
+    var layout: StoreLayout { reader.layout }
+
+    private func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
+        do { return try body() } catch { throw CartographError(.internalError, "Store read failed: \(error)") }
+    }
+
+    /// Checks `query` against the model and runs it.
+    public func page(_ query: ObjectQuery) throws(CartographError) -> ObjectPage {
+        guard model.entity(named: query.entity) != nil else {
+            throw CartographError(.notFound, "Model '\(model.name)' has no entity '\(query.entity)'.")
+        }
+        guard (1...1000).contains(query.limit) else {
+            throw CartographError(.badRequest, "limit must be between 1 and 1000.", errors: [.init(pointer: "/limit", message: "out of range")])
+        }
+        try validate(include: query.include, entity: query.entity)
+        let checked = try Self.check(query.predicate ?? "TRUEPREDICATE", entity: query.entity, model: model, arguments: query.arguments,
+                                     pointer: "/where")
+        let compiled: SQLPredicate
+        do { compiled = try checked.sql(schema: layout) } catch {
+            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)", offset: error.offset)
+        }
+        let alias = compiled.alias
+        var keys: [(column: String, type: AttributeType?, descending: Bool)] = []
+        for order in query.orderBy {
+            guard let attribute = model.attribute(order.attribute, of: query.entity),
+                  let column = layout.column(ofAttribute: order.attribute, entity: query.entity) else {
+                throw CartographError(.badRequest, "Unknown orderBy key '\(order.attribute)' for entity '\(query.entity)'.",
+                                      errors: [.init(pointer: "/orderBy", message: "unknown attribute '\(order.attribute)'")])
+            }
+            guard attribute.type != .binary, attribute.type != .transformable else {
+                throw CartographError(.badRequest, "Cannot order by '\(order.attribute)': \(attribute.type) values have no order.")
+            }
+            keys.append(("\(alias).\(quoted(column))", attribute.type, order.descending))
+        }
+        let fingerprint = query.orderBy.map { ($0.descending ? "-" : "") + $0.attribute }.joined(separator: ",")
+        var conditions = [compiled.whereClause]
+        var bindings = compiled.bindings.map(SQLiteValue.init)
+        if let cursor = query.cursor {
+            let after = try KeysetCursor.decode(cursor, fingerprint: fingerprint, keyCount: keys.count)
+            let (sql, values) = KeysetCursor.condition(keys: keys, idColumn: "\(alias)._id", after: after,
+                                                       firstParameter: bindings.count + 1)
+            conditions.append(sql)
+            bindings += values
+        }
+        let orderClause = (keys.map { "\($0.column)\(collation($0.type)) \($0.descending ? "DESC" : "ASC")" } + ["\(alias)._id ASC"])
+            .joined(separator: ", ")
+        let rowReader = reader.rowReader(for: layout.table(of: query.entity))
+        let select = rowReader.selectList.split(separator: ",").map { "\(alias).\($0.trimmingCharacters(in: .whitespaces))" }
+            .joined(separator: ", ")
+        let sql = "SELECT \(select)\(keys.map { ", " + $0.column }.joined()) FROM \(compiled.fromClause) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderClause) LIMIT \(query.limit + 1)"
+        let fieldCount = rowReader.selectList.split(separator: ",").count
+        let rows = try sqlite { () throws(SQLiteError) -> [(StoredObject, [SQLiteValue])] in
+            let statement = try reader.connection.prepare(sql)
+            try statement.bind(bindings)
+            var result: [(StoredObject, [SQLiteValue])] = []
+            while try statement.step() {
+                let object = rowReader.object(from: statement)
+                result.append((object, (0..<keys.count).map { statement.column(Int32(fieldCount + $0)) }))
+            }
+            return result
+        }
+        let pageRows = rows.prefix(query.limit)
+        var items: [JSONValue] = []
+        for (object, _) in pageRows {
+            items.append(try sqlite { () throws(SQLiteError) in try reader.json(of: object, include: query.include) })
+        }
+        var next: String?
+        if rows.count > query.limit, let last = pageRows.last {
+            next = KeysetCursor.encode(values: last.1, id: last.0.id, fingerprint: fingerprint)
+        }
+        var total: Int?
+        if query.count {
+            let countSQL = "SELECT count(*) FROM \(compiled.fromClause) WHERE \(compiled.whereClause)"
+            total = Int(try sqlite { () throws(SQLiteError) in
+                try reader.connection.rows(countSQL, compiled.bindings.map(SQLiteValue.init)).first?.first?.integerValue ?? 0
+            })
+        }
+        return ObjectPage(items: items, next: next, total: total)
+    }
+
+    private func collation(_ type: AttributeType?) -> String { type == .decimal ? " COLLATE \(SQLiteConnection.decimalCollation)" : "" }
+
+    private func validate(include: [[String]], entity: String) throws(CartographError) {
+        for path in include {
+            var current = entity
+            for name in path {
+                guard let relationship = model.relationship(name, of: current) else {
+                    throw CartographError(.badRequest, "Unknown include '\(path.joined(separator: "."))': '\(current)' has no relationship '\(name)'.",
+                                          errors: [.init(pointer: "/include", message: "unknown relationship '\(name)'")])
+                }
+                current = relationship.destination
+            }
+        }
+    }
+
+    /// Parses and checks a predicate; errors become 400s carrying the offset and `pointer`.
+    public static func check(_ format: String, entity: String, model: Model, arguments: [String: JSONValue] = [:],
+                             pointer: String) throws(CartographError) -> CheckedPredicate {
+        do {
+            return try CheckedPredicate(format: format, entity: entity, model: model, variables: arguments)
+        } catch {
+            throw CartographError(.badRequest, "Invalid predicate: \(error.message) (at offset \(error.offset)).",
+                                  errors: [.init(pointer: pointer, message: error.message, offset: error.offset)], offset: error.offset)
+        }
+    }
+
+    /// The object of `entity` whose key is `key` — the raw `{key}` path segment (DESIGN §2): the
+    /// identity value, or for compound identities the values joined by ',' each percent-encoded.
+    /// Several matches (possible through identificationPredicate) resolve to the oldest.
+    public func object(entity: String, key rawKey: String, include: [[String]] = []) throws(CartographError) -> JSONValue? {
+        guard let object = try find(entity: entity, key: rawKey) else { return nil }
+        try validate(include: include, entity: entity)
+        return try sqlite { () throws(SQLiteError) in try reader.json(of: object, include: include) }
+    }
+
+    /// The stored object for a raw key, or nil.
+    func find(entity: String, key rawKey: String) throws(CartographError) -> StoredObject? {
+        guard model.entity(named: entity) != nil else {
+            throw CartographError(.notFound, "Model '\(model.name)' has no entity '\(entity)'.")
+        }
+        return try reader.object(entity: entity, rawKey: rawKey)
+    }
+
+    /// Change-feed entries after `since`, in commit order (R-D4), and the `next` to resume from.
+    public func changes(since: Int64, limit: Int) throws(CartographError) -> (changes: [JSONValue], next: Int64) {
+        let rows = try sqlite { () throws(SQLiteError) in
+            try reader.connection.rows(
+                "SELECT seq, op, entity, key, object, at FROM \(quoted(ModelStore.changesTable)) WHERE seq > ? ORDER BY seq LIMIT ?",
+                [.integer(since), .integer(Int64(limit))])
+        }
+        var next = since
+        let jsonReader = JSONReader()
+        let changes: [JSONValue] = rows.map { row in
+            let seq = row[0].integerValue ?? 0
+            next = max(next, seq)
+            var entry = JSONObject()
+            entry.append("seq", .number(JSONNumber(seq)))
+            entry.append("op", .string(row[1].textValue ?? ""))
+            entry.append("entity", .string(row[2].textValue ?? ""))
+            entry.append("key", (try? jsonReader.parse(row[3].textValue ?? "null")) ?? .null)
+            if let object = row[4].textValue {
+                entry.append("object", (try? jsonReader.parse(object)) ?? .null)
+            } else {
+                entry.append("deletedAt", .string(ISO8601Instant.render(milliseconds: row[5].integerValue ?? 0)))
+            }
+            return .object(entry)
+        }
+        return (changes, next)
+    }
+}
+

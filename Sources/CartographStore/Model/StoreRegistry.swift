@@ -1,0 +1,90 @@
+// Opens model stores lazily and closes them when idle, so a server with thousands of tenants does
+// not hold thousands of open files. One `ModelStore` per (tenant, model) at a time: registration and
+// writes to a store are therefore serialized by that store (R-S3).
+import Foundation
+import Synchronization
+public import CartographCore
+
+/// The open stores of every tenant.
+public final class StoreRegistry: Sendable {
+    private let directory: DataDirectory
+    private let synchronous: SQLiteSynchronous
+    private let maxOpenStores: Int
+    private let open = Mutex<[String: ModelStore]>([:])
+
+    public init(directory: DataDirectory, synchronous: SQLiteSynchronous = .normal, maxOpenStores: Int = 256) {
+        self.directory = directory
+        self.synchronous = synchronous
+        self.maxOpenStores = maxOpenStores
+    }
+
+    private func file(tenant: String, model: String) -> URL {
+        precondition(Names.isResourceName(model), "model names must be validated before they become paths")
+        return directory.tenantDirectory(tenant).appendingPathComponent("\(model).sqlite")
+    }
+
+    /// The store of an existing model, opened if needed; nil when the tenant has no such model.
+    public func store(tenant: String, model: String) throws(CartographError) -> ModelStore? {
+        try store(tenant: tenant, model: model, create: false)
+    }
+
+    /// The store for registering `model` (created when missing).
+    public func storeForRegistration(tenant: String, model: String) throws(CartographError) -> ModelStore {
+        guard let store = try store(tenant: tenant, model: model, create: true) else {
+            throw CartographError(.internalError, "Cannot create the store of model '\(model)'.")
+        }
+        return store
+    }
+
+    private func store(tenant: String, model: String, create: Bool) throws(CartographError) -> ModelStore? {
+        let key = "\(tenant)/\(model)"
+        let path = file(tenant: tenant, model: model).path
+        return try open.withLock { (open) throws(CartographError) -> ModelStore? in
+            if let store = open[key] { return store }
+            guard create || FileManager.default.fileExists(atPath: path) else { return nil }
+            if open.count >= maxOpenStores, let coldest = open.min(by: { $0.value.lastUsedSeconds < $1.value.lastUsedSeconds }) {
+                open[coldest.key] = nil
+            }
+            let store = try ModelStore(name: model, path: path, synchronous: synchronous)
+            open[key] = store
+            return store
+        }
+    }
+
+    /// The names of a tenant's models (those with a registered schema), sorted.
+    public func modelNames(tenant: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.tenantDirectory(tenant).path)) ?? []
+        return names.filter { $0.hasSuffix(".sqlite") }.map { String($0.dropLast(7)) }.filter(Names.isResourceName).sorted()
+    }
+
+    /// Closes and deletes a model's store files. 404 when it does not exist.
+    public func deleteModel(tenant: String, model: String) throws(CartographError) {
+        let url = file(tenant: tenant, model: model)
+        try open.withLock { (open) throws(CartographError) in
+            guard open["\(tenant)/\(model)"] != nil || FileManager.default.fileExists(atPath: url.path) else {
+                throw CartographError(.notFound, "Tenant '\(tenant)' has no model '\(model)'.")
+            }
+            open["\(tenant)/\(model)"] = nil
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+        }
+    }
+
+    /// Closes every open store of a tenant (before its directory is removed).
+    public func closeStores(tenant: String) {
+        open.withLock { open in open = open.filter { !$0.key.hasPrefix("\(tenant)/") } }
+    }
+
+    /// Closes stores unused for `seconds`; returns how many were closed.
+    @discardableResult
+    public func closeIdleStores(olderThan seconds: Int64) -> Int {
+        let cutoff = ModelStore.monotonicSeconds() - seconds
+        return open.withLock { open in
+            let before = open.count
+            open = open.filter { $0.value.lastUsedSeconds >= cutoff }
+            return before - open.count
+        }
+    }
+
+    /// How many stores are open.
+    public var openStoreCount: Int { open.withLock { $0.count } }
+}

@@ -1,0 +1,294 @@
+// The write side of a store, used inside one `ModelStore.write` transaction: insert, update, set
+// relationships (keeping inverses consistent), delete with delete rules (R-D2), and the set of
+// touched objects from which the change feed is written at commit (R-D3, R-D4).
+import Foundation
+public import CartographCore
+public import CartographPredicate
+
+/// One write transaction. Not Sendable: it lives inside the store's writer lock.
+public final class StoreTransaction {
+    let connection: SQLiteConnection
+    let layout: StoreLayout
+    var nextID: Int64
+    /// Objects changed in this transaction, in first-touch order, with their entity.
+    private(set) var touched: [(id: Int64, entity: String)] = []
+    private var touchedIDs: Set<Int64> = []
+    /// Deleted objects with the key they had (for tombstones).
+    private(set) var deleted: [(id: Int64, entity: String, key: JSONValue)] = []
+    private var deletedIDs: Set<Int64> = []
+
+    init(connection: SQLiteConnection, layout: StoreLayout, nextID: Int64) {
+        self.connection = connection
+        self.layout = layout
+        self.nextID = nextID
+    }
+
+    public var model: Model { layout.model }
+    var reader: ObjectReader { ObjectReader(connection: connection, layout: layout) }
+
+    func touch(_ id: Int64, _ entity: String) {
+        if touchedIDs.insert(id).inserted { touched.append((id, entity)) }
+    }
+
+    private func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
+        do { return try body() } catch { throw CartographError(.internalError, "Store write failed: \(error)") }
+    }
+
+    // MARK: Objects
+
+    /// Inserts a new object of the concrete `entity` and returns its `_id`.
+    public func insert(entity: String, values: [String: AttributeValue], stub: Bool = false) throws(CartographError) -> Int64 {
+        guard let declared = model.entity(named: entity) else { throw CartographError(.unprocessable, "Unknown entity '\(entity)'.") }
+        guard !declared.abstract else { throw CartographError(.unprocessable, "Entity '\(entity)' is abstract and cannot have objects.") }
+        let id = nextID
+        nextID += 1
+        var columns = [StoreLayout.idColumn, StoreLayout.entityColumn, StoreLayout.stubColumn]
+        var bound: [SQLiteValue] = [.integer(id), .text(entity), .integer(stub ? 1 : 0)]
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+            guard let column = layout.column(ofAttribute: name, entity: entity) else {
+                throw CartographError(.unprocessable, "Entity '\(entity)' has no attribute '\(name)'.")
+            }
+            columns.append(column)
+            bound.append(ValueStorage.sqlite(value))
+        }
+        let table = layout.table(of: entity)
+        let sql = "INSERT INTO \(quoted(table)) (\(columns.map(quoted).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        try sqlite { () throws(SQLiteError) in try connection.run(sql, bound) }
+        touch(id, entity)
+        return id
+    }
+
+    /// Sets attribute values (nil clears) of an existing object; writes and touches only what
+    /// changed (R-P4). Returns whether anything changed.
+    @discardableResult
+    public func update(id: Int64, entity: String, values: [String: AttributeValue?], clearStub: Bool = false) throws(CartographError) -> Bool {
+        guard let current = try sqlite({ () throws(SQLiteError) in try reader.object(id: id, entity: entity) }) else {
+            throw CartographError(.notFound, "No \(entity) object with _id \(id).")
+        }
+        var assignments: [String] = []
+        var bound: [SQLiteValue] = []
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) where current.values[name] != value {
+            guard let column = layout.column(ofAttribute: name, entity: current.entity) else {
+                throw CartographError(.unprocessable, "Entity '\(current.entity)' has no attribute '\(name)'.")
+            }
+            assignments.append("\(quoted(column)) = ?")
+            bound.append(ValueStorage.sqlite(value))
+        }
+        if clearStub, current.isStub { assignments.append("\(quoted(StoreLayout.stubColumn)) = 0") }
+        guard !assignments.isEmpty else { return false }
+        let sql = "UPDATE \(quoted(layout.table(of: entity))) SET \(assignments.joined(separator: ", ")) WHERE _id = ?"
+        try sqlite { () throws(SQLiteError) in try connection.run(sql, bound + [.integer(id)]) }
+        touch(id, current.entity)
+        return true
+    }
+
+    /// The object `id` of `entity` (or a sub-entity).
+    public func object(id: Int64, entity: String) throws(CartographError) -> StoredObject? {
+        try sqlite { () throws(SQLiteError) in try reader.object(id: id, entity: entity) }
+    }
+
+    /// The oldest object of `entity` (or a sub-entity) whose attributes equal `identity`.
+    public func find(entity: String, identity: [(attribute: String, value: AttributeValue)]) throws(CartographError) -> StoredObject? {
+        try sqlite { () throws(SQLiteError) in try reader.find(entity: entity, identity: identity) }
+    }
+
+    /// The object whose key (the raw `{key}` path segment) is `key`.
+    public func object(entity: String, key: String) throws(CartographError) -> StoredObject? {
+        guard model.entity(named: entity) != nil else {
+            throw CartographError(.notFound, "Model '\(model.name)' has no entity '\(entity)'.")
+        }
+        return try reader.object(entity: entity, rawKey: key)
+    }
+
+    // MARK: Relationships
+
+    /// The destinations of a relationship, in order.
+    public func destinations(of id: Int64, entity: String, relationship: String) throws(CartographError) -> [Int64] {
+        try sqlite { () throws(SQLiteError) in try reader.destinationIDs(of: id, entity: entity, relationship: relationship) }
+    }
+
+    /// Makes `relationship` of object `id` exactly `destinations` (to-one: at most one), keeping the
+    /// inverse side consistent and touching every object whose relationships changed.
+    public func setRelationship(id: Int64, entity: String, relationship name: String, to destinations: [Int64]) throws(CartographError) {
+        guard let relationship = model.relationship(name, of: entity) else {
+            throw CartographError(.unprocessable, "Entity '\(entity)' has no relationship '\(name)'.")
+        }
+        let old = try self.destinations(of: id, entity: entity, relationship: name)
+        var unique: [Int64] = []
+        for destination in destinations where !unique.contains(destination) { unique.append(destination) }
+        guard old != unique else { return }
+        guard relationship.toMany || unique.count <= 1 else {
+            throw CartographError(.unprocessable, "Relationship '\(name)' of '\(entity)' is to-one.")
+        }
+        try writeStorage(id: id, entity: entity, relationship: relationship, old: old, new: unique)
+        touch(id, entity)
+        for destination in Set(old).symmetricDifference(unique) { touch(destination, relationship.destination) }
+        // The inverse's own storage, where it is not the same storage as this side's.
+        guard let inverseName = relationship.inverse, let inverse = model.relationship(inverseName, of: relationship.destination),
+              !sharesStorage(relationship, of: entity, with: inverseName) else { return }
+        for removed in old where !unique.contains(removed) {
+            let current = try self.destinations(of: removed, entity: relationship.destination, relationship: inverseName)
+            try writeStorage(id: removed, entity: relationship.destination, relationship: inverse, old: current,
+                             new: current.filter { $0 != id })
+        }
+        for added in unique where !old.contains(added) {
+            let current = try self.destinations(of: added, entity: relationship.destination, relationship: inverseName)
+            guard !current.contains(id) else { continue }
+            if !inverse.toMany, let previous = current.first {
+                // `added` leaves its previous owner: that owner's side loses it.
+                try setRelationship(id: previous, entity: entity, relationship: name,
+                                    to: try self.destinations(of: previous, entity: entity, relationship: name).filter { $0 != added })
+            }
+            try writeStorage(id: added, entity: relationship.destination, relationship: inverse, old: current,
+                             new: inverse.toMany ? current + [id] : [id])
+        }
+    }
+
+    /// Adds destinations to a to-many relationship (the `union` policy, R-P6).
+    public func addToRelationship(id: Int64, entity: String, relationship: String, destinations: [Int64]) throws(CartographError) {
+        let current = try self.destinations(of: id, entity: entity, relationship: relationship)
+        try setRelationship(id: id, entity: entity, relationship: relationship, to: current + destinations.filter { !current.contains($0) })
+    }
+
+    /// True when both sides of a relationship read and write the same column or join table.
+    private func sharesStorage(_ relationship: Relationship, of entity: String, with inverse: String) -> Bool {
+        switch (layout.storage(of: relationship.name, entity: entity), layout.storage(of: inverse, entity: relationship.destination)) {
+        case (.foreignKey(let t1, let c1)?, .inverseForeignKey(let t2, let c2)?), (.inverseForeignKey(let t1, let c1)?, .foreignKey(let t2, let c2)?):
+            return t1 == t2 && c1 == c2
+        case (.joinTable(let n1, _)?, .joinTable(let n2, _)?):
+            return n1 == n2
+        default:
+            return false
+        }
+    }
+
+    /// Writes one side's storage from `old` to `new` destinations.
+    private func writeStorage(id: Int64, entity: String, relationship: Relationship, old: [Int64], new: [Int64]) throws(CartographError) {
+        try sqlite { () throws(SQLiteError) in
+            switch layout.storage(of: relationship.name, entity: entity) {
+            case .foreignKey(let table, let column):
+                try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = ? WHERE _id = ?",
+                                   [new.first.map { .integer($0) } ?? .null, .integer(id)])
+            case .inverseForeignKey(let table, let column):
+                for removed in old where !new.contains(removed) {
+                    try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = NULL WHERE _id = ? AND \(quoted(column)) = ?",
+                                       [.integer(removed), .integer(id)])
+                }
+                for added in new where !old.contains(added) {
+                    try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = ? WHERE _id = ?", [.integer(id), .integer(added)])
+                }
+            case .joinTable(let name, let reversed):
+                let (mine, theirs) = reversed ? ("destination", "source") : ("source", "destination")
+                try connection.run("DELETE FROM \(quoted(name)) WHERE \(mine) = ?", [.integer(id)])
+                for (position, destination) in new.enumerated() {
+                    try connection.run("INSERT INTO \(quoted(name)) (\(mine), \(theirs), position) VALUES (?, ?, ?)",
+                                       [.integer(id), .integer(destination), .integer(Int64(position))])
+                }
+            case nil:
+                break
+            }
+        }
+    }
+
+    // MARK: Deletion
+
+    /// Deletes an object and applies delete rules transitively (R-D2): cascade deletes destinations,
+    /// nullify clears the inverse, deny fails with 409 while destinations exist, noAction leaves them.
+    /// Every deleted object gets a tombstone. Returns how many objects were deleted.
+    @discardableResult
+    public func delete(id: Int64, entity: String) throws(CartographError) -> Int {
+        let before = deleted.count
+        var pending: [(Int64, String)] = [(id, entity)]
+        var planned: [(object: StoredObject, key: JSONValue)] = []
+        var plannedIDs: Set<Int64> = []
+        // Plan first, so a deny anywhere refuses the whole deletion before anything changes.
+        while let (nextID, nextEntity) = pending.popLast() {
+            guard !plannedIDs.contains(nextID), !deletedIDs.contains(nextID),
+                  let object = try self.object(id: nextID, entity: nextEntity) else { continue }
+            plannedIDs.insert(nextID)
+            planned.append((object, reader.key(of: object)))
+            for relationship in model.allRelationships(of: object.entity) {
+                let destinations = try self.destinations(of: object.id, entity: object.entity, relationship: relationship.name)
+                    .filter { !plannedIDs.contains($0) }
+                switch relationship.deleteRule {
+                case .deny where !destinations.isEmpty:
+                    throw CartographError(.conflict, "Cannot delete \(object.entity) \(reader.key(of: object).jsonText): its relationship '\(relationship.name)' has the delete rule 'deny' and still has \(destinations.count) destination(s).")
+                case .cascade:
+                    pending.append(contentsOf: destinations.map { ($0, relationship.destination) })
+                default:
+                    break
+                }
+            }
+        }
+        for (object, key) in planned {
+            for relationship in model.allRelationships(of: object.entity) where relationship.deleteRule != .noAction {
+                try setRelationship(id: object.id, entity: object.entity, relationship: relationship.name, to: [])
+            }
+            try clearDanglingReferences(to: object)
+            try sqlite { () throws(SQLiteError) in
+                try connection.run("DELETE FROM \(quoted(layout.table(of: object.entity))) WHERE _id = ?", [.integer(object.id)])
+            }
+            deletedIDs.insert(object.id)
+            deleted.append((object.id, object.entity, key))
+        }
+        return deleted.count - before
+    }
+
+    /// Relationships without an inverse that point at `object` (nothing else keeps them consistent).
+    private func clearDanglingReferences(to object: StoredObject) throws(CartographError) {
+        let targets = Set(model.lineage(of: object.entity).map(\.name))
+        for entity in model.entities {
+            for relationship in entity.relationships where relationship.inverse == nil && targets.contains(relationship.destination) {
+                switch layout.storage(of: relationship.name, entity: entity.name) {
+                case .foreignKey(let table, let column):
+                    let sources = try sqlite { () throws(SQLiteError) in
+                        try connection.rows("SELECT _id, _entity FROM \(quoted(table)) WHERE \(quoted(column)) = ?", [.integer(object.id)])
+                    }
+                    for row in sources {
+                        guard let id = row[0].integerValue else { continue }
+                        try sqlite { () throws(SQLiteError) in
+                            try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = NULL WHERE _id = ?", [.integer(id)])
+                        }
+                        touch(id, row[1].textValue ?? entity.name)
+                    }
+                case .joinTable(let name, let reversed):
+                    let column = reversed ? "source" : "destination", other = reversed ? "destination" : "source"
+                    let sources = try sqlite { () throws(SQLiteError) in
+                        try connection.rows("SELECT \(other) FROM \(quoted(name)) WHERE \(column) = ?", [.integer(object.id)])
+                    }
+                    try sqlite { () throws(SQLiteError) in try connection.run("DELETE FROM \(quoted(name)) WHERE \(column) = ?", [.integer(object.id)]) }
+                    for row in sources { if let id = row[0].integerValue { touch(id, entity.name) } }
+                default:
+                    break
+                }
+            }
+        }
+    }
+
+    /// Ids (with concrete entity) of the objects of `entity` and its sub-entities matching `predicate`.
+    public func objects(matching predicate: CheckedPredicate) throws(CartographError) -> [(id: Int64, entity: String)] {
+        let compiled: SQLPredicate
+        do { compiled = try predicate.sql(schema: layout) } catch {
+            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)", offset: error.offset)
+        }
+        let sql = "SELECT \(compiled.alias)._id, \(compiled.alias)._entity FROM \(compiled.fromClause) WHERE \(compiled.whereClause) ORDER BY \(compiled.alias)._id"
+        return try sqlite { () throws(SQLiteError) -> [(id: Int64, entity: String)] in
+            try connection.rows(sql, compiled.bindings.map(SQLiteValue.init)).compactMap { row in
+                guard let id = row[0].integerValue, let entity = row[1].textValue else { return nil }
+                return (id, entity)
+            }
+        }
+    }
+}
+
+extension SQLiteValue {
+    init(_ binding: SQLBinding) {
+        switch binding {
+        case .null: self = .null
+        case .integer(let v): self = .integer(v)
+        case .real(let v): self = .real(v)
+        case .text(let v): self = .text(v)
+        case .blob(let v): self = .blob(v)
+        }
+    }
+}

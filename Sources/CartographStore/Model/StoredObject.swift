@@ -1,0 +1,65 @@
+// One object as read from its table.
+public import CartographCore
+
+/// A stored object: identity, concrete entity and attribute values (to-one destinations by id).
+public struct StoredObject: Sendable, Equatable {
+    public let id: Int64
+    public let entity: String
+    public let isStub: Bool
+    /// Attribute values by name; a missing name means nil.
+    public var values: [String: AttributeValue]
+    /// To-one destinations by relationship name (ids); a missing name means none.
+    public var toOne: [String: Int64]
+}
+
+/// Reads rows of one hierarchy's table into `StoredObject`s.
+struct RowReader {
+    let layout: StoreLayout
+    let table: String
+    /// `SELECT <columns> FROM table`, with the columns in `fields` order after `_id, _entity, _stub`.
+    let selectList: String
+    private let fields: [(kind: Kind, entities: Set<String>)]
+
+    enum Kind {
+        case attribute(Attribute)
+        case toOne(String)
+    }
+
+    init(layout: StoreLayout, table: String) {
+        self.layout = layout
+        self.table = table
+        var columns = [StoreLayout.idColumn, StoreLayout.entityColumn, StoreLayout.stubColumn]
+        var fields: [(kind: Kind, entities: Set<String>)] = []
+        for entry in layout.attributeColumns(ofTable: table) {
+            columns.append(entry.column)
+            fields.append((.attribute(entry.attribute), Set(layout.model.entityAndSubentities(of: entry.entity))))
+        }
+        for name in layout.model.entityAndSubentities(of: table) {
+            guard let entity = layout.model.entity(named: name) else { continue }
+            for relationship in entity.relationships where !relationship.toMany {
+                guard case .foreignKey(_, let column)? = layout.storage(of: relationship.name, entity: name) else { continue }
+                columns.append(column)
+                fields.append((.toOne(relationship.name), Set(layout.model.entityAndSubentities(of: name))))
+            }
+        }
+        self.fields = fields
+        self.selectList = columns.map(quoted).joined(separator: ", ")
+    }
+
+    /// Decodes the current row of `statement` (selected with `selectList`, starting at `offset`).
+    func object(from statement: SQLiteStatement, offset: Int32 = 0) -> StoredObject {
+        let id = statement.column(offset).integerValue ?? 0
+        let entity = statement.column(offset + 1).textValue ?? table
+        var object = StoredObject(id: id, entity: entity, isStub: statement.column(offset + 2).integerValue == 1, values: [:], toOne: [:])
+        for (index, field) in fields.enumerated() where field.entities.contains(entity) {
+            let value = statement.column(offset + 3 + Int32(index))
+            switch field.kind {
+            case .attribute(let attribute):
+                if let decoded = ValueStorage.attributeValue(value, type: attribute.type) { object.values[attribute.name] = decoded }
+            case .toOne(let name):
+                if let destination = value.integerValue { object.toOne[name] = destination }
+            }
+        }
+        return object
+    }
+}

@@ -1,0 +1,369 @@
+// Model stores through their Swift API on real SQLite files: inheritance (R-M3), migration (R-M6),
+// delete rules and tombstones (R-D2, R-D3), the change feed (R-D4), queries and cursors (R-Q1…R-Q4).
+import Foundation
+import Testing
+import CartographCore
+@testable import CartographStore
+
+/// A model with inheritance, a one-to-many with each delete rule, a many-to-many and a compound identity.
+let libraryModel: JSONValue = [
+    "entities": [
+        ["name": "Publisher", "attributes": [["name": "id", "type": "integer64"], ["name": "name", "type": "string"]],
+         "relationships": [["name": "characters", "destination": "Character", "toMany": true, "inverse": "publisher", "deleteRule": "cascade"]]],
+        ["name": "Character", "abstract": false,
+         "attributes": [["name": "id", "type": "integer64"], ["name": "name", "type": "string"],
+                        ["name": "power", "type": "decimal"], ["name": "born", "type": "date"]],
+         "relationships": [["name": "publisher", "destination": "Publisher", "inverse": "characters"],
+                           ["name": "teams", "destination": "Team", "toMany": true, "inverse": "members"]]],
+        ["name": "Hero", "parent": "Character", "attributes": [["name": "cape", "type": "boolean"]]],
+        ["name": "Team", "attributes": [["name": "id", "type": "integer64"]],
+         "relationships": [["name": "members", "destination": "Character", "toMany": true, "inverse": "teams"]]],
+        ["name": "Card", "attributes": [["name": "suit", "type": "string"], ["name": "value", "type": "integer16"]],
+         "userInfo": ["identityAttributes": "suit,value"]],
+    ],
+]
+
+func makeStore(_ document: JSONValue = libraryModel) throws -> ModelStore {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
+    let store = try ModelStore(name: "library", path: path)
+    _ = try store.register(try ModelDocument.parse(json: document, name: "library"), allowDestructive: false)
+    return store
+}
+
+/// Replays the feed from 0 into a dictionary of `_id` -> object, as a follower would.
+func replayFeed(_ store: ModelStore) throws -> [Int64: JSONValue] {
+    var state: [Int64: JSONValue] = [:]
+    var since: Int64 = 0
+    while true {
+        let (changes, next) = try store.read { (reader) throws(CartographError) in try reader.changes(since: since, limit: 100) }
+        for change in changes {
+            if change["op"] == "upsert", let object = change["object"], let id = object["_id"]?.numberValue?.int64Value {
+                state[id] = object
+            } else if change["op"] == "delete" {
+                state = state.filter { $0.value["_entity"] != change["entity"] || $0.value["id"] != change["key"] }
+            }
+        }
+        if next == since { return state }
+        since = next
+    }
+}
+
+/// Every object of every root entity, by `_id`, as the store renders them.
+func storeContents(_ store: ModelStore) throws -> [Int64: JSONValue] {
+    var result: [Int64: JSONValue] = [:]
+    for entity in ["Publisher", "Character", "Team", "Card"] {
+        var cursor: String?
+        repeat {
+            let page = try store.read { (reader) throws(CartographError) in
+                try reader.page(ObjectQuery(entity: entity, limit: 1000, cursor: cursor))
+            }
+            for item in page.items { result[item["_id"]!.numberValue!.int64Value!] = item }
+            cursor = page.next
+        } while cursor != nil
+    }
+    return result
+}
+
+/// `#require` for typed-throws closures: fails the write with a message instead of `any Error`.
+func required<T>(_ value: T?, _ what: String = "value") throws(CartographError) -> T {
+    guard let value else { throw CartographError(.internalError, "test expected a \(what)") }
+    return value
+}
+
+struct ModelStoreTests {
+    @Test func R_M6_registeringTheSameModelTwiceKeepsTheVersion() throws {
+        let store = try makeStore()
+        let again = try store.register(try ModelDocument.parse(json: libraryModel, name: "library"), allowDestructive: false)
+        #expect(again.outcome == .unchanged)
+        #expect(again.model.version == 1)
+    }
+
+    @Test func R_M3_queryingAParentIncludesSubEntityObjects() throws {
+        let store = try makeStore()
+        _ = try store.write { (tx) throws(CartographError) in
+            _ = try tx.insert(entity: "Character", values: ["id": .integer(1), "name": .string("Alfred")])
+            _ = try tx.insert(entity: "Hero", values: ["id": .integer(2), "name": .string("Batman"), "cape": .boolean(true)])
+        }
+        let characters = try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Character", orderBy: [("name", false)])) }
+        #expect(characters.items.map { $0["_entity"] } == ["Character", "Hero"])
+        #expect(characters.items[1]["cape"] == true)
+        #expect(characters.items[0]["cape"] == nil, "a Character has no cape attribute at all")
+        let heroes = try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Hero")) }
+        #expect(heroes.items.map { $0["name"] } == ["Batman"])
+        // Lookup by key covers sub-entities too.
+        #expect(try store.read { (r) throws(CartographError) in try r.object(entity: "Character", key: "2") }?["_entity"] == "Hero")
+    }
+
+    @Test func R_D2_cascadeDeletesDestinationsAndLeavesTombstones() throws {
+        let store = try makeStore()
+        _ = try store.write { (tx) throws(CartographError) in
+            let dc = try tx.insert(entity: "Publisher", values: ["id": .integer(10), "name": .string("DC")])
+            let a = try tx.insert(entity: "Character", values: ["id": .integer(1)])
+            let b = try tx.insert(entity: "Hero", values: ["id": .integer(2)])
+            try tx.setRelationship(id: dc, entity: "Publisher", relationship: "characters", to: [a, b])
+        }
+        let (deleted, seq) = try store.write { (tx) throws(CartographError) -> Int in
+            let dc = try required(try tx.object(entity: "Publisher", key: "10"))
+            return try tx.delete(id: dc.id, entity: "Publisher")
+        }
+        #expect(deleted == 3)
+        let (changes, next) = try store.read { (r) throws(CartographError) in try r.changes(since: 0, limit: 100) }
+        #expect(next == seq)
+        let tombstones = changes.filter { $0["op"] == "delete" }
+        #expect(Set(tombstones.compactMap { $0["key"]?.numberValue?.int64Value }) == [10, 1, 2])
+        #expect(tombstones.allSatisfy { $0["deletedAt"]?.stringValue?.hasSuffix("Z") == true })
+        #expect(try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Character")) }.items.isEmpty)
+    }
+
+    @Test func R_D2_nullifyClearsTheInverseAndKeepsTheDestination() throws {
+        let store = try makeStore()
+        _ = try store.write { (tx) throws(CartographError) in
+            let dc = try tx.insert(entity: "Publisher", values: ["id": .integer(10)])
+            let a = try tx.insert(entity: "Character", values: ["id": .integer(1)])
+            try tx.setRelationship(id: a, entity: "Character", relationship: "publisher", to: [dc])
+        }
+        // Character.publisher has the default rule (nullify): deleting the character leaves DC, without it.
+        _ = try store.write { (tx) throws(CartographError) in
+            let a = try required(try tx.object(entity: "Character", key: "1"))
+            try tx.delete(id: a.id, entity: "Character")
+        }
+        let dc = try store.read { (r) throws(CartographError) in try r.object(entity: "Publisher", key: "10") }
+        #expect(dc?["characters"] == [])
+    }
+
+    @Test func R_D2_denyRefusesWithConflictAndDeletesNothing() throws {
+        var document = libraryModel
+        var entities = document["entities"]!.arrayValue!
+        var team = entities[3].objectValue!
+        team["relationships"] = [["name": "members", "destination": "Character", "toMany": true, "inverse": "teams", "deleteRule": "deny"]]
+        entities[3] = .object(team)
+        document = ["entities": .array(entities)]
+        let store = try makeStore(document)
+        _ = try store.write { (tx) throws(CartographError) in
+            let t = try tx.insert(entity: "Team", values: ["id": .integer(7)])
+            let a = try tx.insert(entity: "Character", values: ["id": .integer(1)])
+            try tx.setRelationship(id: t, entity: "Team", relationship: "members", to: [a])
+        }
+        #expect {
+            _ = try store.write { (tx) throws(CartographError) in
+                let t = try required(try tx.object(entity: "Team", key: "7"))
+                try tx.delete(id: t.id, entity: "Team")
+            }
+        } throws: { error in
+            (error as? CartographError)?.code == .conflict
+        }
+        let team7 = try store.read { (r) throws(CartographError) in try r.object(entity: "Team", key: "7") }
+        #expect(team7?["members"] == [1])
+    }
+
+    @Test func R_D2_noActionLeavesTheDestinationPointingAtTheDeletedObject() throws {
+        let document: JSONValue = ["entities": [
+            ["name": "A", "attributes": [["name": "id", "type": "integer64"]],
+             "relationships": [["name": "b", "destination": "B", "inverse": "a", "deleteRule": "noAction"]]],
+            ["name": "B", "attributes": [["name": "id", "type": "integer64"]],
+             "relationships": [["name": "a", "destination": "A", "inverse": "b"]]],
+        ]]
+        let store = try makeStore(document)
+        _ = try store.write { (tx) throws(CartographError) in
+            let a = try tx.insert(entity: "A", values: ["id": .integer(1)])
+            let b = try tx.insert(entity: "B", values: ["id": .integer(2)])
+            try tx.setRelationship(id: a, entity: "A", relationship: "b", to: [b])
+            #expect(try tx.destinations(of: b, entity: "B", relationship: "a") == [a], "one-to-one inverse kept in step")
+        }
+        let (deletedID, _) = try store.write { (tx) throws(CartographError) -> Int64 in
+            let a = try required(try tx.object(entity: "A", key: "1"))
+            try tx.delete(id: a.id, entity: "A")
+            return a.id
+        }
+        // B was not touched: its stored reference still holds the deleted A's id (rendered null, as it resolves to nothing).
+        let (b, _) = try store.write { (tx) throws(CartographError) in try tx.object(entity: "B", key: "2") }
+        #expect(b?.toOne["a"] == deletedID)
+        #expect(try store.read { (r) throws(CartographError) in try r.object(entity: "B", key: "2") }?["a"] == .null)
+    }
+
+    @Test func manyToManyIsConsistentFromBothSides() throws {
+        let store = try makeStore()
+        _ = try store.write { (tx) throws(CartographError) in
+            let t1 = try tx.insert(entity: "Team", values: ["id": .integer(1)])
+            let t2 = try tx.insert(entity: "Team", values: ["id": .integer(2)])
+            let a = try tx.insert(entity: "Character", values: ["id": .integer(5)])
+            try tx.setRelationship(id: a, entity: "Character", relationship: "teams", to: [t1, t2])
+            try tx.setRelationship(id: t2, entity: "Team", relationship: "members", to: [])
+        }
+        let character = try store.read { (r) throws(CartographError) in try r.object(entity: "Character", key: "5") }
+        #expect(character?["teams"] == [1])
+        let team1 = try store.read { (r) throws(CartographError) in try r.object(entity: "Team", key: "1", include: [["members"]]) }
+        #expect(team1?["members"]?.arrayValue?.first?["id"] == 5)
+    }
+
+    @Test func compoundKeysAndDecimalOrdering() throws {
+        let store = try makeStore()
+        _ = try store.write { (tx) throws(CartographError) in
+            _ = try tx.insert(entity: "Card", values: ["suit": .string("hearts, red"), "value": .integer(10)])
+            for (id, power) in [(1, "9.5"), (2, "10.25"), (3, "-1"), (4, "12345678901234567.891")] {
+                _ = try tx.insert(entity: "Character", values: ["id": .integer(Int64(id)), "power": .decimal(Decimal(string: power)!)])
+            }
+        }
+        let card = try store.read { (r) throws(CartographError) in try r.object(entity: "Card", key: "hearts%2C%20red,10") }
+        #expect(card?["suit"] == "hearts, red")
+        let ordered = try store.read { (r) throws(CartographError) in
+            try r.page(ObjectQuery(entity: "Character", orderBy: [("power", false)]))
+        }
+        #expect(ordered.items.map { $0["power"] } == ["-1", "9.5", "10.25", "12345678901234567.891"])
+    }
+
+    @Test func R_Q3_cursorPaginationNeverSkipsOrRepeatsUnderConcurrentWrites() throws {
+        let store = try makeStore()
+        _ = try store.write { (tx) throws(CartographError) in
+            for i in 0..<10_000 {
+                _ = try tx.insert(entity: "Character", values: ["id": .integer(Int64(i)), "name": .string("n\(i % 97)")])
+            }
+        }
+        var seen: [Int64] = []
+        var cursor: String?
+        var page = 0
+        repeat {
+            let result = try store.read { (r) throws(CartographError) in
+                try r.page(ObjectQuery(entity: "Character", orderBy: [("name", false)], limit: 500, cursor: cursor))
+            }
+            seen += result.items.compactMap { $0["id"]?.numberValue?.int64Value }
+            cursor = result.next
+            page += 1
+            // Between pages: insert new objects and delete some not yet seen; sort values of the rest are unchanged.
+            _ = try store.write { (tx) throws(CartographError) in
+                _ = try tx.insert(entity: "Character", values: ["id": .integer(Int64(20_000 + page)), "name": .string("zzz")])
+                if let victim = try tx.object(entity: "Character", key: String(9_999 - page)) {
+                    try tx.delete(id: victim.id, entity: "Character")
+                }
+            }
+        } while cursor != nil
+        #expect(Set(seen).count == seen.count, "no object repeated")
+        let deleted = Set((1...page).map { Int64(9_999 - $0) })
+        let original = Set((0..<10_000).map(Int64.init))
+        #expect(original.subtracting(deleted).isSubset(of: Set(seen)), "no surviving object skipped")
+    }
+
+    @Test func R_D4_replayingTheFeedFromZeroRebuildsTheStore() throws {
+        let store = try makeStore()
+        _ = try store.write { (tx) throws(CartographError) in
+            let dc = try tx.insert(entity: "Publisher", values: ["id": .integer(10), "name": .string("DC")])
+            let marvel = try tx.insert(entity: "Publisher", values: ["id": .integer(11), "name": .string("Marvel")])
+            let a = try tx.insert(entity: "Hero", values: ["id": .integer(1), "name": .string("Batman")])
+            let b = try tx.insert(entity: "Character", values: ["id": .integer(2), "name": .string("Joker")])
+            try tx.setRelationship(id: dc, entity: "Publisher", relationship: "characters", to: [a, b])
+            _ = marvel
+        }
+        _ = try store.write { (tx) throws(CartographError) in
+            let joker = try required(try tx.object(entity: "Character", key: "2"))
+            let marvel = try required(try tx.object(entity: "Publisher", key: "11"))
+            // Moving the Joker changes both publishers' `characters`: both get feed entries.
+            try tx.setRelationship(id: joker.id, entity: "Character", relationship: "publisher", to: [marvel.id])
+            try tx.update(id: joker.id, entity: "Character", values: ["name": .string("The Joker")])
+            // An update that changes nothing writes nothing.
+            #expect(try tx.update(id: marvel.id, entity: "Publisher", values: ["name": .string("Marvel")]) == false)
+        }
+        _ = try store.write { (tx) throws(CartographError) in
+            let batman = try required(try tx.object(entity: "Character", key: "1"))
+            try tx.delete(id: batman.id, entity: "Character")
+        }
+        let replayed = try replayFeed(store)
+        let contents = try storeContents(store)
+        #expect(replayed == contents)
+        #expect(contents.count == 3)
+    }
+
+    @Test func R_M6_additiveMigrationKeepsDataAndFillsDefaults() throws {
+        let store = try makeStore()
+        _ = try store.write { (tx) throws(CartographError) in
+            _ = try tx.insert(entity: "Hero", values: ["id": .integer(1), "name": .string("Batman")])
+        }
+        var entities = libraryModel["entities"]!.arrayValue!
+        var character = entities[1].objectValue!
+        var attributes = character["attributes"]!.arrayValue!
+        attributes.append(["name": "alias", "type": "string"])
+        attributes.append(["name": "level", "type": "integer32", "optional": false, "default": 3])
+        character["attributes"] = .array(attributes)
+        entities[1] = .object(character)
+        entities.append(["name": "Villain", "parent": "Character", "attributes": [["name": "evil", "type": "boolean", "default": true]]])
+        let (model, outcome) = try store.register(try ModelDocument.parse(json: ["entities": .array(entities)], name: "library"),
+                                                   allowDestructive: false)
+        #expect(outcome == .migrated)
+        #expect(model.version == 2)
+        let batman = try store.read { (r) throws(CartographError) in try r.object(entity: "Hero", key: "1") }
+        #expect(batman?["name"] == "Batman")
+        #expect(batman?["level"] == 3)
+        #expect(batman?["alias"] == .null)
+        _ = try store.write { (tx) throws(CartographError) in
+            _ = try tx.insert(entity: "Villain", values: ["id": .integer(2), "evil": .boolean(true)])
+        }
+        #expect(try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Character")) }.items.count == 2)
+    }
+
+    @Test func R_M6_destructiveMigrationIsRefusedUnlessAllowed() throws {
+        let store = try makeStore()
+        _ = try store.write { (tx) throws(CartographError) in
+            _ = try tx.insert(entity: "Card", values: ["suit": .string("spades"), "value": .integer(1)])
+        }
+        let withoutCards = JSONValue.object(JSONObject([("entities", .array(Array(libraryModel["entities"]!.arrayValue!.prefix(4))))]))
+        let proposed = try ModelDocument.parse(json: withoutCards, name: "library")
+        #expect {
+            _ = try store.register(proposed, allowDestructive: false)
+        } throws: { error in
+            guard let error = error as? CartographError else { return false }
+            return error.code == .conflict && !error.errors.isEmpty
+        }
+        #expect(store.model?.version == 1)
+        #expect(try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Card")) }.items.count == 1)
+        let (model, _) = try store.register(proposed, allowDestructive: true)
+        #expect(model.version == 2)
+        #expect(model.entity(named: "Card") == nil)
+        // The removed entity's objects left tombstones.
+        let changes = try store.read { (r) throws(CartographError) in try r.changes(since: 0, limit: 100) }.changes
+        #expect(changes.last?["op"] == "delete")
+        #expect(changes.last?["entity"] == "Card")
+    }
+
+    @Test func reopeningTheFileRestoresModelAndIDs() throws {
+        let store = try makeStore()
+        _ = try store.write { (tx) throws(CartographError) in _ = try tx.insert(entity: "Team", values: ["id": .integer(1)]) }
+        let reopened = try ModelStore(name: "library", path: store.path)
+        #expect(reopened.model == store.model)
+        let (newID, _) = try reopened.write { (tx) throws(CartographError) in try tx.insert(entity: "Team", values: ["id": .integer(2)]) }
+        #expect(newID == 2, "ids continue after reopening; they are never reused")
+    }
+
+    @Test(arguments: [
+        ("unknownAttribute == 1", "unknownAttribute"),
+        ("teams.id == 1", "teams"),
+        ("name ==", "expected"),
+    ])
+    func R_Q2_badPredicatesAre400WithOffsets(format: String, mentions: String) throws {
+        let store = try makeStore()
+        #expect {
+            _ = try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Character", predicate: format)) }
+        } throws: { error in
+            guard let error = error as? CartographError else { return false }
+            return error.code == .badRequest && error.offset != nil && error.detail.contains(mentions)
+        }
+    }
+
+    @Test func R_Q1_predicatesFilterThroughRelationships() throws {
+        let store = try makeStore()
+        _ = try store.write { (tx) throws(CartographError) in
+            let dc = try tx.insert(entity: "Publisher", values: ["id": .integer(10), "name": .string("DC Comics")])
+            let a = try tx.insert(entity: "Hero", values: ["id": .integer(1), "name": .string("Bätman"), "born": .date(millisecondsSince1970: 0)])
+            _ = try tx.insert(entity: "Character", values: ["id": .integer(2), "name": .string("Robin")])
+            try tx.setRelationship(id: a, entity: "Character", relationship: "publisher", to: [dc])
+        }
+        func ids(_ format: String, _ arguments: [String: JSONValue] = [:]) throws -> [JSONValue?] {
+            try store.read { (r) throws(CartographError) in
+                try r.page(ObjectQuery(entity: "Character", predicate: format, arguments: arguments))
+            }.items.map { $0["id"] }
+        }
+        #expect(try ids("publisher.name BEGINSWITH[c] 'dc'") == [1])
+        #expect(try ids("name ==[cd] 'batman'") == [1])
+        #expect(try ids("born < '2000-01-01T00:00:00Z'") == [1])
+        #expect(try ids("publisher == nil") == [2])
+        #expect(try ids("name IN $names", ["names": ["Robin"]]) == [2])
+    }
+}
