@@ -66,6 +66,16 @@ public final class LiveServer: @unchecked Sendable {
     /// The server's log so far.
     public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
+    /// Waits until the log contains `text` (request lines are written in batches); false after `timeout`.
+    public func logContains(_ text: String, timeout: TimeInterval = 5) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if log.contains(text) { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return log.contains(text)
+    }
+
     public var isRunning: Bool { process.isRunning }
     public var processIdentifier: Int32 { process.processIdentifier }
 

@@ -44,6 +44,8 @@ struct Serve: AsyncParsableCommand {
     var storeIdleSeconds: Int?
     @Option(name: .customLong("metrics-auth"), help: "Who may read /metrics: anyone or admin. [env: CARTOGRAPH_METRICS_AUTH] (default: anyone)")
     var metricsAuth: String?
+    @Option(name: .customLong("log-format"), help: "text (key=value) or json (one object per line). [env: CARTOGRAPH_LOG_FORMAT] (default: text)")
+    var logFormat: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. [env: CARTOGRAPH_LOG_LEVEL] (default: info)")
     var logLevel: String?
 
@@ -52,10 +54,10 @@ struct Serve: AsyncParsableCommand {
         let settings = try Settings(serve: self, environment: environment)
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let sink = BufferedLogHandler.Sink()
+        defer { sink.flush() }
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = settings.logLevel
-            return handler
+            BufferedLogHandler(label: label, sink: sink, format: settings.logFormat, logLevel: settings.logLevel)
         }
         let logger = Logger(label: "cartograph")
         let configuration = settings.configuration
@@ -88,6 +90,7 @@ struct Serve: AsyncParsableCommand {
 struct Settings {
     var configuration = ServerConfiguration()
     var logLevel: Logger.Level = .info
+    var logFormat: BufferedLogHandler.Format = .text
 
     init(serve: Serve, environment: [String: String]) throws {
         func value(_ flag: String?, _ name: String) -> String? { flag ?? environment["CARTOGRAPH_" + name] }
@@ -123,6 +126,10 @@ struct Settings {
         if let v = value(serve.metricsAuth, "METRICS_AUTH") {
             guard v == "anyone" || v == "admin" else { throw ValidationError("metrics-auth must be 'anyone' or 'admin', not '\(v)'.") }
             configuration.metricsRequireAdmin = v == "admin"
+        }
+        if let v = value(serve.logFormat, "LOG_FORMAT") {
+            guard let format = BufferedLogHandler.Format(rawValue: v.lowercased()) else { throw ValidationError("log-format must be 'text' or 'json', not '\(v)'.") }
+            logFormat = format
         }
         if let v = value(serve.logLevel, "LOG_LEVEL") {
             guard let level = Logger.Level(rawValue: v.lowercased()) else { throw ValidationError("log-level '\(v)' is not a level.") }

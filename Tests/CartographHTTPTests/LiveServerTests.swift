@@ -253,8 +253,8 @@ import CartographTesting
             let generated = try server.client.send("GET", "/v1/tenants/missing", token: server.adminToken)
             let id = try #require(generated.header("X-Request-Id"))
             #expect(id.count >= 8)
-            #expect(server.log.contains("request.id=\(id)"))
-            #expect(server.log.contains("request.id=trace-123"))
+            #expect(server.logContains("request.id=\(id)"))
+            #expect(server.logContains("request.id=trace-123"))
         }
     }
 
@@ -277,7 +277,7 @@ import CartographTesting
         #expect(response.status == 201)
         #expect(try response.json()["id"] == "draining")
         #expect(server.waitForExit() == 0)
-        #expect(server.log.contains("draining"))
+        #expect(server.logContains("draining"))
         // The tenant it created was committed.
         let restarted = try LiveServer(dataDirectory: server.dataDirectory)
         defer { restarted.stop() }
