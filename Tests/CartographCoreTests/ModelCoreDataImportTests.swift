@@ -161,7 +161,8 @@ struct ModelCoreDataImportTests {
     @Test(arguments: [
         ("", "is not a Core Data model: it is not well-formed XML"),
         ("{\"entities\": []}", "is not a Core Data model: it is not well-formed XML"),
-        ("<model><entity name=\"A\"></model>", "is not a Core Data model: it is not well-formed XML"),
+        ("<model><entity name=\"A\"></model>", "is not a Core Data model: it is not well-formed XML (line 1, column "),
+        ("<model/><model/>", "is not a Core Data model: it is not well-formed XML"),
         ("<?xml version=\"1.0\"?><plist version=\"1.0\"><dict/></plist>", "is not a Core Data model: the root element is <plist>, not <model>"),
         ("bplist00\u{1}\u{2}", "is not a Core Data model: it is a binary property list (the Xcode 3 'elements' format)"),
         ("<!DOCTYPE model [<!ENTITY a \"aaaa\">]><model>&a;</model>", "is not a Core Data model: document type declarations are not accepted"),
@@ -176,6 +177,18 @@ struct ModelCoreDataImportTests {
             #expect(error.errors.first?.pointer == "")
             #expect(error.errors.first?.message.hasPrefix(message) == true, "\(error.errors)")
         }
+    }
+
+    @Test func R_M5_aHugeXMLModelIsAClearErrorQuickly() throws {
+        let entities = (0..<5_000).map { #"<entity name="E\#($0)"><attribute name="id" attributeType="Integer 64"/></entity>"# }
+        let xml = "<model>\(entities.joined())</model>"
+        let clock = ContinuousClock()
+        var problems: [CartographError.Detail] = []
+        let elapsed = clock.measure {
+            do throws(CartographError) { _ = try ModelDocument.parse(coreDataXML: Array(xml.utf8), name: "huge") } catch { problems = error.errors }
+        }
+        #expect(problems == [CartographError.Detail(pointer: "/entities", message: "has 5000 entities; a model has at most 1000")])
+        #expect(elapsed < .seconds(5))
     }
 
     @Test func R_M4_wrappedCoreDataModelTakesTheDeclarativeSections() throws {

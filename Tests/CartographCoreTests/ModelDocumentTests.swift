@@ -92,7 +92,7 @@ struct ModelDocumentTests {
             {"name": "d", "type": "integer32", "minLength": 1, "minValue": 10, "maxValue": 5, "regex": "x"},
             {"name": "e", "type": "uuid", "default": "not-a-uuid", "optional": "no"}
             """#))
-        #expect(problems["/entities/0/attributes/0/default"] == #"is not a valid integer16: "12x" is not an integer"#)
+        #expect(problems["/entities/0/attributes/0/default"] == #"is not a valid integer16: "12x" is not a number"#)
         #expect(problems["/entities/0/attributes/0/maxValue"] == "is not a valid integer16: 70000 is out of range for integer16")
         #expect(problems["/entities/0/attributes/1/default"]?.contains("is not an ISO 8601 date-time") == true)
         #expect(problems["/entities/0/attributes/2/minValue"] == "applies to numeric and date attributes, not string; use minLength/maxLength")
@@ -147,7 +147,7 @@ struct ModelDocumentTests {
         #expect(model.identificationAttributes(of: "TextMessage") == ["id"])
     }
 
-    @Test func strictDocumentsReportUnknownMembersButUserInfoIsFreeForm() {
+    @Test func R_M5_unknownMembersAreReportedButUserInfoIsFreeForm() {
         let problems = modelProblems(#"""
             {"entites": [], "entities": [{"name": "A", "atributes": [],
               "attributes": [{"name": "a", "type": "string", "optinal": true, "userInfo": {"anything": [1, {"goes": null}]}}],
@@ -161,7 +161,7 @@ struct ModelDocumentTests {
         #expect(problems.count == 4)
     }
 
-    @Test func wrongKindsAreReportedWithWhatWasFound() {
+    @Test func R_M5_wrongKindsAreReportedWithWhatWasFound() {
         let problems = modelProblems(#"""
             {"entities": [{"name": 7, "abstract": "yes", "attributes": {}, "userInfo": []}, "Item"],
              "valueTransformers": {"T": {"type": "lookup"}, "U": 3}, "entityMappers": {"M": {"keyPath": "type"}},
@@ -180,14 +180,14 @@ struct ModelDocumentTests {
         #expect(problems.count == 10)
     }
 
-    @Test func aDocumentThatIsNotAnObjectOrNotJSONIsRefused() {
+    @Test func R_M5_aDocumentThatIsNotAnObjectIs422AndNotJSONIs400() {
         #expect(modelError("[]")?.code == .unprocessable)
         #expect(modelError("[]")?.errors.first?.message == "expected an object, got array")
         #expect(modelError(#"{"entities": [}"#)?.code == .badRequest)
         #expect(modelError("{}")?.errors.first == CartographError.Detail(pointer: "/entities", message: "is required: a model document lists its entities (or gives coreDataModel)"))
     }
 
-    @Test func theProblemSummarySaysHowManyProblemsThereAre() {
+    @Test func R_M5_theSummarySaysHowManyProblemsThereAre() {
         let error = modelError(entityDocument(attributes: #"{"name": "a", "type": "int"}, {"name": "b", "type": "int"}"#))
         #expect(error?.detail == "The model document is invalid (2 problems).")
         #expect(error?.errors.map(\.pointer) == ["/entities/0/attributes/0/type", "/entities/0/attributes/1/type"])

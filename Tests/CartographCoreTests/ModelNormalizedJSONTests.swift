@@ -4,7 +4,7 @@ import Testing
 @testable import CartographCore
 
 struct ModelNormalizedJSONTests {
-    @Test func normalizedJSONMakesEveryDefaultExplicit() throws {
+    @Test func R_M6_normalizedJSONMakesEveryDefaultExplicit() throws {
         let model = try parseModel(#"""
             {"entities": [{"name": "Item", "attributes": [{"name": "id", "type": "Integer 64"}, {"name": "label", "type": "string", "maxLength": 10}],
                            "relationships": [{"name": "parts", "destination": "Item", "toMany": true}]}]}

@@ -33,8 +33,10 @@ enum CoreDataModelImporter {
         if let root = reader.rootElement, root != "model" {
             throw notAModel("the root element is <\(root)>, not <model>")
         }
-        guard parsed, reader.rootElement != nil else {
-            throw notAModel("it is not well-formed XML (line \(parser.lineNumber), column \(parser.columnNumber))")
+        // FoundationXML on Linux may report errors to the delegate yet return true, so all three count.
+        guard parsed, parser.parserError == nil, reader.firstErrorPosition == nil, reader.rootElement != nil else {
+            let (line, column) = reader.firstErrorPosition ?? (parser.lineNumber, parser.columnNumber)
+            throw notAModel("it is not well-formed XML (line \(line), column \(column))")
         }
         return reader.entities
     }
@@ -139,6 +141,8 @@ extension JSONObject {
 private final class ContentsReader: NSObject, XMLParserDelegate {
     private(set) var rootElement: String?
     private(set) var entities: [JSONValue] = []
+    /// Where the first XML error was found; parsing stops there.
+    private(set) var firstErrorPosition: (line: Int, column: Int)?
     /// The names of the open elements, root first.
     private var path: [String] = []
     private var entity: (xml: [String: String], attributes: [JSONValue], relationships: [JSONValue], userInfo: JSONObject)?
@@ -161,6 +165,13 @@ private final class ContentsReader: NSObject, XMLParserDelegate {
             if let key = attributes["key"] { property?.userInfo[key] = .string(attributes["value"] ?? "") }
         default:
             break
+        }
+    }
+
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+        if firstErrorPosition == nil, rootElement == nil || rootElement == "model" {
+            firstErrorPosition = (parser.lineNumber, parser.columnNumber)
+            parser.abortParsing()
         }
     }
 

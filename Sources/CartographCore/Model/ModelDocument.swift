@@ -28,7 +28,7 @@ public enum ModelDocument {
                 errors: [CartographError.Detail(pointer: "", message: "expected an object, got \(json.kindName)")]
             )
         }
-        guard let wrapped = document["coreDataModel"] else { return try validate(document, entities: document["entities"], name: name) }
+        guard let wrapped = document["coreDataModel"] else { return try model(from: document, entities: document["entities"], name: name) }
 
         let xmlPointer = JSONPointer.root.appending("coreDataModel")
         guard case .string(let xml) = wrapped else {
@@ -44,19 +44,19 @@ public enum ModelDocument {
             )
         }
         let entities = try CoreDataModelImporter.entities(fromXML: Array(xml.utf8), at: xmlPointer)
-        return try validate(document, entities: .array(entities), name: name)
+        return try model(from: document, entities: .array(entities), name: name)
     }
 
     /// Imports a Core Data `contents` file (R-M4) into the model called `name`. Problems point at
     /// `/entities/<index>/...` of the model's normalized JSON form.
     public static func parse(coreDataXML xml: [UInt8], name: String) throws(CartographError) -> Model {
         let entities = try CoreDataModelImporter.entities(fromXML: xml, at: .root)
-        return try validate(JSONObject(), entities: .array(entities), name: name)
+        return try model(from: JSONObject(), entities: .array(entities), name: name)
     }
 
-    /// Reads, validates as a whole, and checks that a written `identificationAttributes` (an output
-    /// of the normalized form) agrees with the annotations it is resolved from.
-    private static func validate(_ document: JSONObject, entities: JSONValue?, name: String) throws(CartographError) -> Model {
+    /// Reads `document` with `entities`, validates it as a whole, and checks that a written
+    /// `identificationAttributes` (an output of the normalized form) agrees with the annotations.
+    private static func model(from document: JSONObject, entities: JSONValue?, name: String) throws(CartographError) -> Model {
         var reader = ModelDocumentReader()
         var model = reader.readModel(document, entities: entities, name: name)
         var problems = reader.problems

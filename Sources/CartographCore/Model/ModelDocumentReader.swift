@@ -126,10 +126,9 @@ struct ModelDocumentReader {
     }
 
     private mutating func attributeType(_ object: JSONObject, at pointer: JSONPointer) -> AttributeType? {
-        guard let typeName = string(object, "type", at: pointer) else {
-            if object["type"] == nil || object["type"] == .null { problems.report(pointer.appending("type"), "is required") }
-            return nil
-        }
+        let typeName = requiredString(object, "type", at: pointer)
+        // Missing, or not a string: already reported.
+        guard object["type"]?.stringValue != nil else { return nil }
         guard let type = AttributeType(parsing: typeName) else {
             let known = AttributeType.allCases.map(\.rawValue).joined(separator: ", ")
             problems.report(pointer.appending("type"), "unknown attribute type \(quoted(typeName)); expected one of \(known) (or a Core Data name such as 'Integer 64')")

@@ -11,10 +11,15 @@ public struct ModelMigration: Sendable, Equatable {
     public struct Change: Sendable, Equatable, CustomStringConvertible {
         /// What changed.
         public enum Kind: String, Sendable, Hashable {
+            /// An entity appeared, disappeared, moved in the hierarchy or became (non-)abstract.
             case entityAdded, entityRemoved, parentChanged, abstractChanged
+            /// An attribute appeared, disappeared, or changed its type or default.
             case attributeAdded, attributeRemoved, typeChanged, defaultChanged
+            /// A relationship appeared, disappeared, or changed destination, to-one/to-many or ordering.
             case relationshipAdded, relationshipRemoved, destinationChanged, cardinalityChanged, orderingChanged
+            /// A relationship's inverse or delete rule (no stored data changes).
             case inverseChanged, deleteRuleChanged
+            /// `optional`, value, length, count or regex bounds of an attribute or relationship.
             case optionalityChanged, boundsLoosened, boundsTightened
             /// `userInfo` of an entity or property.
             case annotationsChanged

@@ -1,0 +1,257 @@
+// Models, objects, queries, deletions and the change feed over real HTTP (DESIGN §2, §3, §7, §8).
+// Objects are written through the store's Swift API on the same file (the mapping engine, which
+// writes them over HTTP, is a later issue); every read and delete goes through the server.
+import Foundation
+import Synchronization
+import Testing
+import CartographCore
+import CartographStore
+import CartographTesting
+
+let comicsModel: JSONValue = [
+    "entities": [
+        ["name": "Publisher", "attributes": [["name": "identifier", "type": "integer64"], ["name": "name", "type": "string"]],
+         "relationships": [["name": "characters", "destination": "Character", "toMany": true, "inverse": "publisher", "deleteRule": "deny"]],
+         "userInfo": ["identityAttributes": "identifier"]],
+        ["name": "Character", "attributes": [["name": "identifier", "type": "integer64"], ["name": "name", "type": "string"],
+                                             ["name": "realName", "type": "string"]],
+         "relationships": [["name": "publisher", "destination": "Publisher", "inverse": "characters"]],
+         "userInfo": ["identityAttributes": "identifier"]],
+    ],
+]
+
+/// A server with tenant `acme` and model `comics` registered; returns the tenant's admin key.
+func withComics(_ body: (LiveServer, String) throws -> Void) throws {
+    try withLiveServer { (server) throws in
+        let key = try #require(try server.client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+        let created = try server.client.sendJSON("PUT", "/v1/tenants/acme/models/comics", comicsModel, token: key)
+        #expect(created.status == 201)
+        try body(server, key)
+    }
+}
+
+/// Seeds publishers and characters through the store file the server uses.
+func seedComics(_ server: LiveServer, characters: Int = 3) throws {
+    let path = server.dataDirectory.appendingPathComponent("data/tenants/acme/comics.sqlite").path
+    let store = try ModelStore(name: "comics", path: path)
+    _ = try store.write { (tx) throws(CartographError) in
+        let marvel = try tx.insert(entity: "Publisher", values: ["identifier": .integer(1), "name": .string("Marvel")])
+        let names = ["Spider-Man", "Iron Man", "Thor", "Hulk", "Storm"]
+        for i in 0..<characters {
+            let id = try tx.insert(entity: "Character", values: ["identifier": .integer(Int64(100 + i)), "name": .string(names[i % names.count])])
+            try tx.setRelationship(id: id, entity: "Character", relationship: "publisher", to: [marvel])
+        }
+    }
+}
+
+@Suite(.serialized) struct ModelRoutesLiveTests {
+    @Test func R_M6_registerReRegisterAndMigrateOverHTTP() throws {
+        try withComics { (server, key) throws in
+            let client = server.client
+            let model = try client.send("GET", "/v1/tenants/acme/models/comics", token: key).json()
+            #expect(model["version"] == 1)
+            #expect(model["entities"]?.arrayValue?.first?["identificationAttributes"] == ["identifier"])
+            #expect(model["entities"]?.arrayValue?.first?["attributes"]?.arrayValue?.first?["optional"] == true)
+
+            let same = try client.sendJSON("PUT", "/v1/tenants/acme/models/comics", comicsModel, token: key)
+            #expect(same.status == 200)
+            #expect(try same.json()["version"] == 1)
+
+            var entities = comicsModel["entities"]!.arrayValue!
+            var character = entities[1].objectValue!
+            character["attributes"] = .array(character["attributes"]!.arrayValue! + [["name": "alias", "type": "string"]])
+            entities[1] = .object(character)
+            let migrated = try client.sendJSON("PUT", "/v1/tenants/acme/models/comics", ["entities": .array(entities)], token: key)
+            #expect(migrated.status == 200)
+            #expect(try migrated.json()["version"] == 2)
+
+            let destructive = try client.sendJSON("PUT", "/v1/tenants/acme/models/comics", ["entities": .array([entities[0]].map { e in
+                var p = e.objectValue!; p["relationships"] = []; return .object(p) })], token: key)
+            #expect(destructive.status == 409)
+            #expect(try destructive.json()["errors"]?.arrayValue?.isEmpty == false)
+            #expect(try client.send("GET", "/v1/tenants/acme/models/comics", token: key).json()["version"] == 2)
+
+            let list = try client.send("GET", "/v1/tenants/acme/models", token: key).json()
+            #expect(list["items"]?.arrayValue?.first?["name"] == "comics")
+            #expect(list["items"]?.arrayValue?.first?["version"] == 2)
+        }
+    }
+
+    @Test func R_M4_coreDataXMLRegistersAndRoundTrips() throws {
+        try withComics { (server, key) throws in
+            let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../../../shared/fixtures/groot/Model.xcdatamodeld/Model.xcdatamodel/contents")
+            let xml = try Array(Data(contentsOf: fixture))
+            let created = try server.client.send("PUT", "/v1/tenants/acme/models/groot", headers: [("Content-Type", "application/xml")],
+                                                 body: xml, token: key)
+            #expect(created.status == 201)
+            let model = try created.json()
+            let names = Set(model["entities"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
+            #expect(names.isSuperset(of: ["Character", "Publisher", "Power"]))
+            // The normalized JSON registers again unchanged.
+            let again = try server.client.sendJSON("PUT", "/v1/tenants/acme/models/groot", model, token: key)
+            #expect(again.status == 200)
+            #expect(try again.json()["version"] == 1)
+            let notAModel = try server.client.send("PUT", "/v1/tenants/acme/models/bad", headers: [("Content-Type", "application/xml")],
+                                                   body: Array("<html><body/></html>".utf8), token: key)
+            #expect(notAModel.status == 422)
+            #expect(try server.client.send("GET", "/v1/tenants/acme/models/bad", token: key).status == 404)
+        }
+    }
+
+    @Test func R_M5_invalidModelsAre422WithPointersAndLimits() throws {
+        try withComics { (server, key) throws in
+            let dangling: JSONValue = ["entities": [["name": "A", "relationships": [["name": "b", "destination": "Nowhere"]]]]]
+            let response = try server.client.sendJSON("PUT", "/v1/tenants/acme/models/broken", dangling, token: key)
+            #expect(response.status == 422)
+            #expect(try response.json()["errors"]?.arrayValue?.first?["pointer"]?.stringValue?.hasPrefix("/entities/0/relationships/0") == true)
+
+            let huge: JSONValue = ["entities": .array((0..<5_000).map { .object(JSONObject([("name", .string("E\($0)"))])) })]
+            let tooMany = try server.client.sendJSON("PUT", "/v1/tenants/acme/models/huge", huge, token: key)
+            #expect(tooMany.status == 422)
+            #expect(tooMany.text.contains("1000") || tooMany.text.contains("1,000"))
+
+            let longName: JSONValue = ["entities": [["name": .string(String(repeating: "A", count: 1 << 20))]]]
+            let tooLong = try server.client.sendJSON("PUT", "/v1/tenants/acme/models/long", longName, token: key)
+            #expect(tooLong.status == 422)
+            #expect(tooLong.body.count < 4096, "the error does not echo a 1 MiB name")
+            #expect(try server.client.send("GET", "/v1/tenants/acme/models", token: key).json()["items"]?.arrayValue?.count == 1)
+        }
+    }
+
+    @Test func R_Q1_R_Q3_listFilterOrderPageCountAndInclude() throws {
+        try withComics { (server, key) throws in
+            try seedComics(server, characters: 5)
+            let client = server.client
+            let base = "/v1/tenants/acme/models/comics/entities/Character/objects"
+            let first = try client.send("GET", base + "?orderBy=-name&limit=2&count=true", token: key).json()
+            #expect(first["items"]?.arrayValue?.map { $0["name"] } == ["Thor", "Storm"])
+            #expect(first["total"] == 5)
+            let cursor = try #require(first["next"]?.stringValue)
+            let second = try client.send("GET", base + "?orderBy=-name&limit=2&cursor=\(cursor)", token: key).json()
+            #expect(second["items"]?.arrayValue?.map { $0["name"] } == ["Spider-Man", "Iron Man"])
+
+            let filtered = try client.send("GET", base + "?where=" + "name BEGINSWITH[c] 'i' OR publisher.name == 'DC'".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!, token: key).json()
+            #expect(filtered["items"]?.arrayValue?.map { $0["name"] } == ["Iron Man"])
+
+            let included = try client.send("GET", base + "?include=publisher&limit=1", token: key).json()
+            #expect(included["items"]?.arrayValue?.first?["publisher"]?["name"] == "Marvel")
+            let plain = try client.send("GET", base + "?limit=1", token: key).json()
+            #expect(plain["items"]?.arrayValue?.first?["publisher"] == 1)
+            #expect(plain["items"]?.arrayValue?.first?["_entity"] == "Character")
+
+            let queried = try client.sendJSON("POST", "/v1/tenants/acme/models/comics/entities/Character/query",
+                                              ["where": "identifier IN $ids", "arguments": ["ids": [100, 104]], "orderBy": ["identifier"]],
+                                              token: key).json()
+            #expect(queried["items"]?.arrayValue?.map { $0["identifier"] } == [100, 104])
+
+            let one = try client.send("GET", base + "/102", token: key)
+            #expect(try one.json()["name"] == "Thor")
+            #expect(try client.send("GET", base + "/999", token: key).status == 404)
+            #expect(try client.send("GET", "/v1/tenants/acme/models/comics/entities/Publisher/objects/1?include=characters", token: key)
+                .json()["characters"]?.arrayValue?.count == 5)
+        }
+    }
+
+    @Test(arguments: [
+        ("?where=nonsense%20%3D%3D%201", "nonsense"),
+        ("?where=name%20%3D%3D", "offset"),
+        ("?limit=0", "limit"),
+        ("?limit=1001", "limit"),
+        ("?cursor=garbage", "cursor"),
+        ("?orderBy=unknown", "unknown"),
+        ("?include=nothing", "nothing"),
+        ("?shape=json", "shape"),
+    ])
+    func R_Q2_badQueriesAre400(query: String, mentions: String) throws {
+        try withComics { (server, key) throws in
+            let response = try server.client.send("GET", "/v1/tenants/acme/models/comics/entities/Character/objects" + query, token: key)
+            #expect(response.status == 400, "\(query)")
+            #expect(response.text.contains(mentions), "\(query): \(response.text)")
+        }
+    }
+
+    @Test func R_Q2_toManyWithoutAggregateIs400() throws {
+        try withComics { (server, key) throws in
+            let response = try server.client.sendJSON("POST", "/v1/tenants/acme/models/comics/entities/Publisher/query",
+                                                      ["where": "characters.name == 'Thor'"], token: key)
+            #expect(response.status == 400)
+            #expect(try response.json()["errors"]?.arrayValue?.first?["pointer"] == "/where")
+            #expect(try response.json()["offset"] != nil)
+        }
+    }
+
+    @Test func R_D2_R_D3_deletesApplyRulesAndFeedTheChangeLog() throws {
+        try withComics { (server, key) throws in
+            try seedComics(server, characters: 3)
+            let client = server.client
+            let base = "/v1/tenants/acme/models/comics/entities"
+            let start = try client.send("GET", "/v1/tenants/acme/models/comics/changes", token: key).json()
+            let since = try #require(start["next"]?.numberValue?.int64Value)
+            #expect(start["changes"]?.arrayValue?.count == 4)
+
+            // Publisher.characters is `deny`: 409 and nothing deleted.
+            let denied = try client.send("DELETE", base + "/Publisher/objects/1", token: key)
+            #expect(denied.status == 409)
+            #expect(try client.send("GET", base + "/Publisher/objects/1", token: key).status == 200)
+
+            #expect(try client.send("DELETE", base + "/Character/objects/100", token: key).status == 204)
+            #expect(try client.send("GET", base + "/Character/objects/100", token: key).status == 404)
+            let missingWhere = try client.send("DELETE", base + "/Character/objects", token: key)
+            #expect(missingWhere.status == 400)
+            let bulk = try client.send("DELETE", base + "/Character/objects?where=TRUEPREDICATE", token: key)
+            #expect(try bulk.json()["deleted"] == 2)
+            #expect(try client.send("DELETE", base + "/Publisher/objects/1", token: key).status == 204)
+
+            let feed = try client.send("GET", "/v1/tenants/acme/models/comics/changes?since=\(since)", token: key).json()
+            let changes = try #require(feed["changes"]?.arrayValue)
+            let tombstones = changes.filter { $0["op"] == "delete" }
+            #expect(tombstones.compactMap { $0["key"]?.numberValue?.int64Value }.sorted() == [1, 100, 101, 102])
+            #expect(tombstones.allSatisfy { $0["deletedAt"] != nil })
+            let next = try #require(feed["next"]?.numberValue?.int64Value)
+            let empty = try client.send("GET", "/v1/tenants/acme/models/comics/changes?since=\(next)", token: key).json()
+            #expect(empty["changes"] == [])
+            #expect(empty["next"]?.numberValue?.int64Value == next)
+        }
+    }
+
+    @Test func writeRoutesNeedWriteScopeAndTenantsAreIsolated() throws {
+        try withComics { (server, key) throws in
+            try seedComics(server, characters: 1)
+            let client = server.client
+            let reader = try #require(try client.sendJSON("POST", "/v1/tenants/acme/keys", ["scope": "read"], token: key).json()["apiKey"]?.stringValue)
+            #expect(try client.send("GET", "/v1/tenants/acme/models/comics/entities/Character/objects", token: reader).status == 200)
+            #expect(try client.send("DELETE", "/v1/tenants/acme/models/comics/entities/Character/objects/100", token: reader).status == 403)
+            #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/other", comicsModel, token: reader).status == 403)
+            let other = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "globex"], token: server.adminToken).json()["apiKey"]?.stringValue)
+            #expect(try client.send("GET", "/v1/tenants/acme/models/comics", token: other).status == 403)
+            #expect(try client.send("GET", "/v1/tenants/globex/models/comics", token: other).status == 404)
+        }
+    }
+
+    @Test func concurrentPutsOfTheSameModelAreSerialized() throws {
+        try withLiveServer { (server) throws in
+            let key = try #require(try server.client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+            let statuses = Mutex<[Int]>([])
+            DispatchQueue.concurrentPerform(iterations: 8) { _ in
+                let status = (try? server.client.sendJSON("PUT", "/v1/tenants/acme/models/comics", comicsModel, token: key).status) ?? 0
+                statuses.withLock { $0.append(status) }
+            }
+            #expect(statuses.withLock { $0.sorted() } == [200, 200, 200, 200, 200, 200, 200, 201])
+            #expect(try server.client.send("GET", "/v1/tenants/acme/models/comics", token: key).json()["version"] == 1)
+        }
+    }
+
+    @Test func deletingModelsAndTenantsRemovesTheirFiles() throws {
+        try withComics { (server, key) throws in
+            let file = server.dataDirectory.appendingPathComponent("data/tenants/acme/comics.sqlite")
+            #expect(FileManager.default.fileExists(atPath: file.path))
+            #expect(try server.client.send("DELETE", "/v1/tenants/acme/models/comics", token: key).status == 204)
+            #expect(!FileManager.default.fileExists(atPath: file.path))
+            #expect(try server.client.send("GET", "/v1/tenants/acme/models/comics", token: key).status == 404)
+            #expect(try server.client.sendJSON("PUT", "/v1/tenants/acme/models/comics", comicsModel, token: key).status == 201)
+            #expect(try server.client.send("DELETE", "/v1/tenants/acme", token: server.adminToken).status == 204)
+            #expect(!FileManager.default.fileExists(atPath: file.deletingLastPathComponent().path))
+        }
+    }
+}
