@@ -34,6 +34,10 @@ expect "has scope 'read'"
 expect '^204$'
 expect '"status":401'
 expect '"items":\[{"id":"acme"'
+expect '"version":1'
+expect '"identificationAttributes":\["identifier"\]'
+expect '{"items":\[\],"next":null,"total":0}'
+expect '"changes":\[\],"next":0'
 expect 'cartograph_http_requests_total'
 [ ! -e acme.json ] && [ ! -e reader.json ] || { echo "walk-through left files behind"; exit 1; }
-echo "README walk-through: 9 passed, 0 failed"
+echo "README walk-through: 13 passed, 0 failed"
