@@ -69,9 +69,10 @@ let package = Package(
             dependencies: ["CartographCore", "CartographPredicate"],
             path: "Benchmarks/cartograph-bench"
         ),
+        .executableTarget(name: "cartograph-store-loader", dependencies: ["CartographCore", "CartographStore"], path: "Benchmarks/store-bench-loader"),
         // Test support: a live-server harness and a raw HTTP/1.1 client.
         .target(name: "CartographTesting", dependencies: ["CartographCore"]),
-        .testTarget(name: "CartographCoreTests", dependencies: ["CartographCore"]),
+        .testTarget(name: "CartographCoreTests", dependencies: ["CartographCore"], exclude: ["Fixtures"]),
         .testTarget(name: "CartographPredicateTests", dependencies: ["CartographPredicate", "CartographStore", "CartographCore"]),
         .testTarget(name: "CartographStoreTests", dependencies: ["CartographStore", "CartographCore"]),
         .testTarget(

@@ -181,26 +181,44 @@ public final class Application: Sendable {
         }
     }
 
-    /// The client's `X-Request-Id` when it is short printable ASCII, else a fresh one.
+    /// The client's `X-Request-Id` when it is short printable ASCII, else a fresh one: a random
+    /// per-process prefix and a counter (unique without a getrandom syscall per request).
     static func requestID(from headers: HTTPHeaders) -> String {
         if let sent = headers["x-request-id"], (1...128).contains(sent.utf8.count),
            sent.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
             return sent
         }
-        var generator = SystemRandomNumberGenerator()
-        return String(generator.next() as UInt64, radix: 16)
+        return requestIDPrefix + String(requestCounter.add(1, ordering: .relaxed).newValue, radix: 16)
+    }
+
+    private static let requestIDPrefix = String(UInt32.random(in: .min ... .max), radix: 16) + "-"
+    private static let requestCounter = Atomic<UInt64>(0)
+
+    /// Metric handles by (method, route, status), so a request does not build labels and look them up
+    /// in the factory.
+    private let metricHandles = Mutex<[String: (requests: Counter, duration: Metrics.Timer)]>([:])
+
+    private func handles(method: String, route: String, status: Int) -> (requests: Counter, duration: Metrics.Timer) {
+        let key = "\(method) \(route) \(status)"
+        return metricHandles.withLock { handles in
+            if let existing = handles[key] { return existing }
+            let created = (
+                Counter(label: "cartograph_http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))]),
+                Metrics.Timer(label: "cartograph_http_request_duration_seconds", dimensions: [("method", method), ("route", route)]))
+            handles[key] = created
+            return created
+        }
     }
 
     private func record(request: HTTPRequest, response: HTTPResponse, labels: Labels, requestID: String, duration: Duration) {
-        let status = String(response.status)
-        Counter(label: "cartograph_http_requests_total",
-                dimensions: [("method", request.method), ("route", labels.route), ("status", status)]).increment()
         let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-        Metrics.Timer(label: "cartograph_http_request_duration_seconds",
-                      dimensions: [("method", request.method), ("route", labels.route)]).recordNanoseconds(nanoseconds)
+        let metrics = handles(method: request.method, route: labels.route, status: response.status)
+        metrics.requests.increment()
+        metrics.duration.recordNanoseconds(nanoseconds)
+        guard logger.logLevel <= .info else { return }
         var metadata: Logger.Metadata = [
             "request.id": "\(requestID)", "http.method": "\(request.method)", "http.route": "\(labels.route)",
-            "http.status": "\(status)", "duration_ms": "\(Double(nanoseconds / 1000) / 1000)",
+            "http.status": "\(response.status)", "duration_ms": "\(Double(nanoseconds / 1000) / 1000)",
         ]
         if let tenant = labels.tenant { metadata["tenant.id"] = "\(tenant)" }
         logger.info("request", metadata: metadata)

@@ -40,7 +40,8 @@ public final class MicroHTTPDServer: Sendable {
             MHD_OptionItem(option: .CONNECTION_LIMIT, value: configuration.connectionLimit, ptr_value: nil),
             MHD_OptionItem(option: .PER_IP_CONNECTION_LIMIT, value: configuration.perIPConnectionLimit, ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: configuration.connectionTimeoutSeconds, ptr_value: nil),
-            MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: 128 * 1024, ptr_value: nil),
+            // MHD clears this pool for every request: 32 KiB (its default) holds any sane request head.
+            MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: 32 * 1024, ptr_value: nil),
             MHD_OptionItem(option: .LISTENING_ADDRESS_REUSE, value: 1, ptr_value: nil),
         ]
         let context = Unmanaged.passUnretained(self).toOpaque()
