@@ -196,6 +196,25 @@ struct ModelStoreTests {
         #expect(team1?["members"]?.arrayValue?.first?["id"] == 5)
     }
 
+    @Test func R_I2_batchedIdentificationFindsSubEntitiesAndCompoundIdentities() throws {
+        let store = try makeStore()
+        _ = try store.write { (tx) throws(CartographError) in
+            _ = try tx.insert(entity: "Character", values: ["id": .integer(1)])
+            _ = try tx.insert(entity: "Hero", values: ["id": .integer(2)])
+            _ = try tx.insert(entity: "Hero", values: ["id": .integer(2)])  // a duplicate: the oldest wins
+            _ = try tx.insert(entity: "Card", values: ["suit": .string("hearts"), "value": .integer(10)])
+        }
+        let (found, _) = try store.write { (tx) throws(CartographError) in
+            let characters = try tx.findAll(entity: "Character", attributes: ["id"], identities: [[.integer(1)], [.integer(2)], [.integer(3)]])
+            let cards = try tx.findAll(entity: "Card", attributes: ["suit", "value"],
+                                       identities: [[.string("hearts"), .integer(10)], [.string("hearts"), .integer(9)]])
+            return (characters.mapValues { $0.id }, characters[[.integer(2)]]?.entity, cards.count)
+        }
+        #expect(found.0 == [[.integer(1)]: 1, [.integer(2)]: 2])
+        #expect(found.1 == "Hero")
+        #expect(found.2 == 1)
+    }
+
     @Test func compoundKeysAndDecimalOrdering() throws {
         let store = try makeStore()
         _ = try store.write { (tx) throws(CartographError) in

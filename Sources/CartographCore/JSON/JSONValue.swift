@@ -32,7 +32,7 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
 
 /// An object's members in document order. Lookups scan from the end, so a repeated key
 /// resolves to its last occurrence, as JavaScript and JSONSerialization do.
-public struct JSONObject: Sendable, Equatable, Sequence {
+public struct JSONObject: Sendable, Hashable, Sequence {
     public private(set) var keys: [String]
     public private(set) var values: [JSONValue]
 
@@ -71,7 +71,7 @@ public struct JSONObject: Sendable, Equatable, Sequence {
 }
 
 /// A parsed JSON document or fragment.
-public enum JSONValue: Sendable, Equatable {
+public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case number(JSONNumber)

@@ -2,7 +2,7 @@
 public import Foundation
 
 /// A non-nil value of one of the model's attribute types (nil is `Optional.none` around it).
-public enum AttributeValue: Sendable, Equatable {
+public enum AttributeValue: Sendable, Hashable {
     /// integer16, integer32 and integer64, range-checked when coerced.
     case integer(Int64)
     /// An exact decimal (up to 38 significant digits).

@@ -92,6 +92,42 @@ public final class StoreTransaction {
         try sqlite { () throws(SQLiteError) in try reader.find(entity: entity, identity: identity) }
     }
 
+    /// Batched identification (issue 5): the stored objects of `entity` (and sub-entities) whose
+    /// `attributes` equal one of `identities`, keyed by identity; the oldest wins a tie. One query per
+    /// chunk of identities instead of one per object.
+    public func findAll(entity: String, attributes: [String], identities: [[AttributeValue]])
+        throws(CartographError) -> [[AttributeValue]: StoredObject] {
+        guard !identities.isEmpty else { return [:] }
+        let columns = attributes.compactMap { layout.column(ofAttribute: $0, entity: entity) }
+        guard columns.count == attributes.count, !columns.isEmpty else { return [:] }
+        let table = layout.table(of: entity)
+        let entities = model.entityAndSubentities(of: entity)
+        let rowReader = reader.rowReader(for: table)
+        let entityFilter = "_entity IN (\(Array(repeating: "?", count: entities.count).joined(separator: ", ")))"
+        let tuple = columns.count == 1 ? quoted(columns[0]) : "(\(columns.map(quoted).joined(separator: ", ")))"
+        let placeholder = columns.count == 1 ? "?" : "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        var found: [[AttributeValue]: StoredObject] = [:]
+        let unique = Array(Set(identities))
+        let chunkSize = max(1, 900 / columns.count)
+        for start in stride(from: 0, to: unique.count, by: chunkSize) {
+            let chunk = unique[start..<min(start + chunkSize, unique.count)]
+            let list = Array(repeating: placeholder, count: chunk.count).joined(separator: ", ")
+            let sql = "SELECT \(rowReader.selectList) FROM \(quoted(table)) WHERE \(entityFilter) AND \(tuple) IN (\(columns.count == 1 ? list : "VALUES " + list)) ORDER BY _id"
+            let bindings = entities.map { SQLiteValue.text($0) } + chunk.flatMap { $0.map(ValueStorage.sqlite) }
+            try sqlite { () throws(SQLiteError) in
+                let statement = try connection.cached(sql)
+                try statement.bind(bindings)
+                defer { try? statement.bind([]) }
+                while try statement.step() {
+                    let object = rowReader.object(from: statement)
+                    let identity = attributes.compactMap { object.values[$0] }
+                    if identity.count == attributes.count, found[identity] == nil { found[identity] = object }
+                }
+            }
+        }
+        return found
+    }
+
     /// The object whose key (the raw `{key}` path segment) is `key`.
     public func object(entity: String, key: String) throws(CartographError) -> StoredObject? {
         guard model.entity(named: entity) != nil else {
