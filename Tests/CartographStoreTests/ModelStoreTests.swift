@@ -386,3 +386,27 @@ struct ModelStoreTests {
         #expect(try ids("name IN $names", ["names": ["Robin"]]) == [2])
     }
 }
+
+struct StoreRegistryTests {
+    @Test func storesOpenLazilyAndTheOpenCountIsCapped() throws {
+        let directory = DataDirectory(path: FileManager.default.temporaryDirectory.appendingPathComponent("registry-\(UUID().uuidString)").path)
+        let control = try ControlStore(directory: directory)
+        _ = try control.createTenant(id: "acme")
+        let registry = StoreRegistry(directory: directory, maxOpenStores: 8)
+        let model = try ModelDocument.parse(json: libraryModel, name: "library")
+        #expect(try registry.store(tenant: "acme", model: "m0") == nil, "a model that does not exist is not created by a read")
+        for i in 0..<20 {
+            let store = try registry.storeForRegistration(tenant: "acme", model: "m\(i)")
+            _ = try store.register(model, allowDestructive: false)
+            #expect(registry.openStoreCount <= 8)
+        }
+        #expect(registry.modelNames(tenant: "acme").count == 20)
+        // An evicted store reopens from its file with its model.
+        let reopened = try #require(try registry.store(tenant: "acme", model: "m0"))
+        #expect(reopened.model?.entities.count == model.entities.count)
+        let open = registry.openStoreCount
+        #expect(open > 0)
+        #expect(registry.closeIdleStores(olderThan: -1) == open, "every store counts as idle against a cutoff in the future")
+        #expect(registry.openStoreCount == 0)
+    }
+}
