@@ -66,14 +66,14 @@ let package = Package(
         // Benchmarks that need no server: `make bench` runs it in release mode.
         .executableTarget(
             name: "cartograph-bench",
-            dependencies: ["CartographCore", "CartographPredicate"],
+            dependencies: ["CartographCore", "CartographPredicate", "CartographTesting"],
             path: "Benchmarks/cartograph-bench"
         ),
         .executableTarget(name: "cartograph-store-loader", dependencies: ["CartographCore", "CartographStore"], path: "Benchmarks/store-bench-loader"),
         // Test support: a live-server harness and a raw HTTP/1.1 client.
         .target(name: "CartographTesting", dependencies: ["CartographCore"]),
-        .testTarget(name: "CartographCoreTests", dependencies: ["CartographCore"], exclude: ["Fixtures"]),
-        .testTarget(name: "CartographPredicateTests", dependencies: ["CartographPredicate", "CartographStore", "CartographCore"]),
+        .testTarget(name: "CartographCoreTests", dependencies: ["CartographCore", "CartographTesting"], exclude: ["Fixtures"]),
+        .testTarget(name: "CartographPredicateTests", dependencies: ["CartographPredicate", "CartographStore", "CartographCore", "CartographTesting"]),
         .testTarget(name: "CartographStoreTests", dependencies: ["CartographStore", "CartographCore"]),
         .testTarget(
             name: "CartographHTTPTests",

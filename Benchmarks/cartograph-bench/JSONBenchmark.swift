@@ -1,6 +1,7 @@
 // JSON reader throughput against Foundation's JSONSerialization on the same article payloads.
 import Foundation
 import CartographCore
+import CartographTesting
 
 enum JSONBenchmark {
     /// Realistic API payloads: articles with a nested author from a small pool, 0–5 tags, ISO 8601
@@ -60,18 +61,5 @@ enum Runs {
         }
         seconds.sort()
         return (seconds[0], seconds[seconds.count / 2])
-    }
-}
-
-/// A deterministic generator (SplitMix64) so every run benchmarks the same bytes.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

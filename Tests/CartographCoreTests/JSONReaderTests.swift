@@ -2,6 +2,7 @@
 // UTF-8 validation and the depth limit (R-S2).
 import Foundation
 import Testing
+import CartographTesting
 @testable import CartographCore
 
 struct JSONReaderTests {
@@ -111,7 +112,7 @@ struct JSONReaderTests {
     /// Random documents and random mutations of them: the reader must never crash, and must accept
     /// exactly what Foundation's JSONSerialization accepts (on inputs without its extensions).
     @Test func randomizedInputsAgreeWithJSONSerializationAndNeverCrash() throws {
-        var random = SplitMix(seed: 0xC0FFEE)
+        var random = SeededRandom(seed: 0xC0FFEE)
         let alphabet = Array(#"{}[]:,"\ -0123456789.eEtruefalsn\u"#.utf8) + [0xC3, 0xA9, 0xFF, 0x01]
         var accepted = 0, rejected = 0
         for round in 0..<20_000 {
@@ -139,7 +140,7 @@ struct JSONReaderTests {
         #expect(accepted > 5_000 && rejected > 5_000)
     }
 
-    private func randomDocument(_ random: inout SplitMix, depth: Int) -> JSONValue {
+    private func randomDocument(_ random: inout SeededRandom, depth: Int) -> JSONValue {
         switch random.next() % (depth > 3 ? 4 : 6) {
         case 0: return .null
         case 1: return .bool(random.next() % 2 == 0)
@@ -149,19 +150,6 @@ struct JSONReaderTests {
         default:
             return .object(JSONObject((0..<Int(random.next() % 4)).map { i in ("k\(i)", randomDocument(&random, depth: depth + 1)) }))
         }
-    }
-}
-
-/// A deterministic generator so failures reproduce.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -5,10 +5,11 @@ import CartographCore
 import CartographPredicate
 import CartographStore
 import Testing
+import CartographTesting
 
 /// Writes random predicates over `TestModel.standard`'s Item entity, as format strings.
 struct PredicateGenerator {
-    var random: SeededGenerator
+    var random: SeededRandom
     /// The entity predicates are written for: only SpecialItem has `badge`.
     var entity = "Item"
 
@@ -106,7 +107,7 @@ struct PredicateGenerator {
     @Test(arguments: [UInt64(1), 2, 3, 4, 5, 6, 7, 8])
     func R_Q2_sqlSelectsExactlyWhatTheEvaluatorSelects(seed: UInt64) throws {
         let dataset = try TestDataset(seed: seed)
-        var generator = PredicateGenerator(random: SeededGenerator(seed: seed &* 7919))
+        var generator = PredicateGenerator(random: SeededRandom(seed: seed &* 7919))
         var checkedCount = 0
         var matchedSomething = 0
         var matchedNotEverything = 0

@@ -12,6 +12,7 @@ import CartographCore
 import CartographPredicate
 import Foundation
 import Testing
+import CartographTesting
 
 #if canImport(Glibc)
 import Glibc
@@ -61,7 +62,7 @@ import Darwin
         return true
     }
 
-    static func randomInput(_ random: inout SeededGenerator) -> String {
+    static func randomInput(_ random: inout SeededRandom) -> String {
         switch random.next() % 6 {
         case 0:
             // Arbitrary bytes, decoded leniently as the HTTP layer would.
@@ -73,7 +74,7 @@ import Darwin
             return String(repeating: piece, count: Int(random.next() % 2_000)) + "a == 1"
         case 2, 3:
             // A valid predicate or a seed, with bytes replaced, inserted or cut (half of them).
-            var generator = PredicateGenerator(random: SeededGenerator(seed: random.next()))
+            var generator = PredicateGenerator(random: SeededRandom(seed: random.next()))
             let valid = random.next() % 2 == 0 ? generator.predicate() : seedCorpus[Int(random.next() % UInt64(seedCorpus.count))]
             guard random.next() % 2 == 0 else { return valid }
             var bytes = Array(valid.utf8)
@@ -105,7 +106,7 @@ import Darwin
         let seconds = environment["CARTOGRAPH_FUZZ_SECONDS"].flatMap(Double.init)
         let seed = environment["CARTOGRAPH_FUZZ_SEED"].flatMap(UInt64.init)
             ?? (seconds == nil ? 20_240_101 : UInt64(Date().timeIntervalSince1970 * 1000))
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         let dataset = try TestDataset(seed: 1)
         let objects = Array(dataset.items.prefix(4))
         var report = Report()

@@ -3,6 +3,7 @@
 // `PredicateSQLSchema`, shared by the predicate tests.
 import CartographCore
 import CartographPredicate
+import CartographTesting
 import CartographStore
 import Foundation
 
@@ -104,43 +105,8 @@ struct TestSchema: PredicateSQLSchema {
 }
 
 extension SQLiteValue {
-    init(_ binding: SQLBinding) {
-        switch binding {
-        case .null: self = .null
-        case .integer(let value): self = .integer(value)
-        case .real(let value): self = .real(value)
-        case .text(let value): self = .text(value)
-        case .blob(let value): self = .blob(value)
-        }
-    }
-
     /// The storage form of an attribute value (see `PredicateSQLSchema`).
-    init(_ value: AttributeValue?) {
-        switch value {
-        case nil: self = .null
-        case .integer(let v)?: self = .integer(v)
-        case .decimal(let v)?: self = .text(v.canonicalText)
-        case .double(let v)?: self = .real(v)
-        case .string(let v)?, .uuid(let v)?, .uri(let v)?: self = .text(v)
-        case .boolean(let v)?: self = .integer(v ? 1 : 0)
-        case .date(let v)?: self = .integer(v)
-        case .binary(let v)?: self = .blob(v)
-        case .json(let v)?: self = .text(v.jsonText)
-        }
-    }
-}
-
-/// A deterministic generator (SplitMix64) so that every run tests the same cases.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    init(_ value: AttributeValue?) { self = value.map { SQLiteValue($0.storedForm) } ?? .null }
 }
 
 /// A random object graph and the same graph in an in-memory SQLite database.
@@ -163,7 +129,7 @@ struct TestDataset {
     static let links: [String?] = ["https://example.com/a", "https://example.com/b?q=1", "mailto:x@example.com", nil]
 
     init(seed: UInt64) throws {
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         database = try SQLiteConnection(path: ":memory:")
         try database.registerPredicateFunctions()
         try database.execute(TestSchema.createStatements)

@@ -2,7 +2,7 @@
 // parameter; every identifier comes from the schema and is quoted; aliases are generated. NOT is
 // compiled as `(p) IS NOT 1` and every other node is true exactly when it yields 1, so SQL's NULLs
 // never leak into Foundation's two-valued logic.
-import CartographCore
+public import CartographCore
 
 /// A value bound to a parameter of a compiled predicate.
 public enum SQLBinding: Sendable, Equatable {
@@ -293,8 +293,14 @@ private struct SQLCompiler {
     }
 
     /// The stored form of a value (see `PredicateSQLSchema`).
-    func binding(_ value: AttributeValue) -> SQLBinding {
-        switch value {
+    func binding(_ value: AttributeValue) -> SQLBinding { value.storedForm }
+}
+
+extension AttributeValue {
+    /// How the store keeps this value, and how compiled predicates bind it (see `PredicateSQLSchema`):
+    /// the one definition of the storage convention that the store and the compiler share.
+    public var storedForm: SQLBinding {
+        switch self {
         case .integer(let integer): .integer(integer)
         case .decimal(let decimal): .text(decimal.canonicalText)
         case .double(let double): .real(double)

@@ -318,7 +318,8 @@ public final class StoreTransaction {
 }
 
 extension SQLiteValue {
-    init(_ binding: SQLBinding) {
+    /// The SQLite value of a compiled predicate's binding.
+    public init(_ binding: SQLBinding) {
         switch binding {
         case .null: self = .null
         case .integer(let v): self = .integer(v)

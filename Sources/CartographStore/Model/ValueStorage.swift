@@ -2,6 +2,7 @@
 // (see `PredicateSQLSchema`): integers INTEGER, decimals canonical TEXT, doubles REAL, booleans 0/1,
 // dates INTEGER milliseconds, binary BLOB, transformable JSON TEXT.
 import CartographCore
+import CartographPredicate
 
 enum ValueStorage {
     /// The declared column type for an attribute type.
@@ -15,17 +16,7 @@ enum ValueStorage {
     }
 
     static func sqlite(_ value: AttributeValue?) -> SQLiteValue {
-        switch value {
-        case nil: .null
-        case .integer(let v): .integer(v)
-        case .decimal(let v): .text(v.canonicalText)
-        case .double(let v): .real(v)
-        case .string(let v), .uuid(let v), .uri(let v): .text(v)
-        case .boolean(let v): .integer(v ? 1 : 0)
-        case .date(let ms): .integer(ms)
-        case .binary(let bytes): .blob(bytes)
-        case .json(let json): .text(json.jsonText)
-        }
+        value.map { SQLiteValue($0.storedForm) } ?? .null
     }
 
     /// Reads a stored value back as `type`; nil for NULL (or a value that no longer fits the type).

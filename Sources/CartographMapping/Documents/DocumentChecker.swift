@@ -1,0 +1,130 @@
+// Collects the located problems of a mapping document or of a model's transformer sections, so that
+// one 422 lists them all (with a predicate's offset where there is one), and reads members strictly:
+// unknown members, repeated members and members of the wrong kind are each reported with a pointer.
+import CartographCore
+
+/// The problems found in a document, each at the JSON Pointer of its location, and the strict
+/// member readers that report them.
+struct DocumentChecker {
+    /// Beyond this many, problems are counted but not listed: a hostile document must not turn into
+    /// a response larger than itself.
+    static let listedLimit = 100
+
+    private(set) var details: [CartographError.Detail] = []
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    mutating func report(_ pointer: JSONPointer, _ message: String, offset: Int? = nil) {
+        count += 1
+        if details.count < Self.listedLimit {
+            details.append(CartographError.Detail(pointer: pointer.description, message: message, offset: offset))
+        }
+    }
+
+    /// The 422 that lists every problem; its top-level `offset` is the first predicate error's (DESIGN §10).
+    func error(summary: String) -> CartographError {
+        let unlisted = count - details.count
+        let more = unlisted > 0 ? " The first \(details.count) are listed; \(unlisted) more were found." : ""
+        let noun = count == 1 ? "problem" : "problems"
+        return CartographError(
+            .unprocessable, "\(summary) (\(count) \(noun)).\(more)", errors: details,
+            offset: details.lazy.compactMap(\.offset).first
+        )
+    }
+
+    /// Throws the 422 when anything was reported.
+    func throwIfAny(summary: String) throws(CartographError) {
+        if !isEmpty { throw error(summary: summary) }
+    }
+
+    // MARK: Members
+
+    /// Reports members not in `allowed` (strict documents catch typos) and members given twice.
+    mutating func checkMembers(of object: JSONObject, allowed: [String], at pointer: JSONPointer) {
+        var seen = Set<String>()
+        for key in object.keys {
+            if !allowed.contains(key) {
+                report(pointer.appending(key), "unknown member \(quoted(key)); expected one of \(allowed.joined(separator: ", "))")
+            } else if !seen.insert(key).inserted {
+                report(pointer.appending(key), "is given more than once")
+            }
+        }
+    }
+
+    /// The member `key` extracted by `extract`; nil when absent or null, reported when of the wrong kind.
+    mutating func member<T>(
+        _ object: JSONObject, _ key: String, at pointer: JSONPointer, expecting expected: String, _ extract: (JSONValue) -> T?
+    ) -> T? {
+        guard let value = object[key], !value.isNull else { return nil }
+        if let result = extract(value) { return result }
+        report(pointer.appending(key), "expected \(expected), got \(described(value))")
+        return nil
+    }
+
+    mutating func string(_ object: JSONObject, _ key: String, at pointer: JSONPointer) -> String? {
+        member(object, key, at: pointer, expecting: "a string") { $0.stringValue }
+    }
+
+    mutating func bool(_ object: JSONObject, _ key: String, at pointer: JSONPointer) -> Bool? {
+        member(object, key, at: pointer, expecting: "true or false") { $0.boolValue }
+    }
+
+    /// A string that must be present and non-empty; nil (after reporting) when it is not.
+    mutating func requiredString(_ object: JSONObject, _ key: String, at pointer: JSONPointer) -> String? {
+        if let value = string(object, key, at: pointer) {
+            if value.isEmpty { report(pointer.appending(key), "must not be empty") }
+            return value.isEmpty ? nil : value
+        }
+        if object[key] == nil || object[key] == .null { report(pointer.appending(key), "is required") }
+        return nil
+    }
+
+    /// A required array of non-empty strings (names), each reported at its own index when it is not one.
+    mutating func requiredNames(_ object: JSONObject, _ key: String, at pointer: JSONPointer) -> [String]? {
+        guard let items = member(object, key, at: pointer, expecting: "an array of names", { $0.arrayValue }) else {
+            if object[key] == nil || object[key] == .null { report(pointer.appending(key), "is required") }
+            return nil
+        }
+        var names: [String] = []
+        for (index, item) in items.enumerated() {
+            if let name = item.stringValue, !name.isEmpty {
+                names.append(name)
+            } else {
+                report(pointer.appending(key).appending(index), "expected a name, got \(described(item))")
+            }
+        }
+        return names.count == items.count ? names : nil
+    }
+
+    /// A dotted key path member, reported at the member when it does not parse.
+    mutating func keyPath(_ object: JSONObject, _ key: String, at pointer: JSONPointer, required: Bool = false) -> SourceKeyPath? {
+        guard let text = required ? requiredString(object, key, at: pointer) : string(object, key, at: pointer) else { return nil }
+        return keyPath(text, at: pointer.appending(key))
+    }
+
+    /// `text` parsed as a key path, reported at `pointer` when it does not parse.
+    mutating func keyPath(_ text: String, at pointer: JSONPointer) -> SourceKeyPath? {
+        do {
+            return try SourceKeyPath(parsing: text)
+        } catch {
+            report(pointer, error.message)
+            return nil
+        }
+    }
+}
+
+/// A name or value quoted for a message, shortened so that a huge one stays readable.
+func quoted(_ text: String) -> String {
+    text.count > 64 ? "'\(text.prefix(61))...'" : "'\(text)'"
+}
+
+/// A JSON value described for a message: strings quoted, numbers as written, other kinds by name.
+func described(_ value: JSONValue) -> String {
+    switch value {
+    case .string(let text): quoted(text)
+    case .number(let number): number.text
+    case .bool(let flag): flag ? "true" : "false"
+    default: value.kindName
+    }
+}
