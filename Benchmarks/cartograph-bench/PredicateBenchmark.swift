@@ -3,6 +3,7 @@
 import Foundation
 import CartographCore
 import CartographPredicate
+import CartographTesting
 
 enum PredicateBenchmark {
     /// A model shaped like the tests' (Item -> owner Person -> company Company, Item -> tags).
