@@ -27,7 +27,7 @@ public final class LiveServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.dataDirectory = directory
         let log = directory.appendingPathComponent("server-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         self.logFile = log
         let process = Process()
         process.executableURL = Self.binary

@@ -1,6 +1,6 @@
 // A minimal blocking HTTP/1.1 client over POSIX sockets, for tests that must send exactly the bytes
 // they mean (encoded slashes, invalid UTF-8, lying Content-Length) — things URLSession normalizes.
-public import Foundation
+import Foundation
 import Glibc
 public import CartographCore
 

@@ -17,7 +17,6 @@ struct SchemaPlan {
     var indexes: [(name: String, sql: String)] = []
 
     init(from old: StoreLayout?, to new: StoreLayout, existingIndexes: Set<String>) {
-        let oldEntities = Set(old?.model.entities.map(\.name) ?? [])
         let newEntities = Set(new.model.entities.map(\.name))
         removedEntities = old?.model.entities.map(\.name).filter { !newEntities.contains($0) || old?.model.rootEntity(of: $0) != new.model.rootEntity(of: $0) } ?? []
 
@@ -47,7 +46,6 @@ struct SchemaPlan {
                 if let fill = Self.defaultFill(column: column.name, table: table.name, layout: new) { defaultFills.append(fill) }
             }
         }
-        _ = oldEntities
     }
 
     /// A table's name and its columns (name, declaration).
