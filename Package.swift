@@ -32,6 +32,7 @@ let package = Package(
         .target(name: "CartographCore"),
         // Pure Swift, no I/O: the NSPredicate format language (parse, type-check, evaluate, compile to SQL).
         .target(name: "CartographPredicate", dependencies: ["CartographCore"]),
+        .target(name: "CartographMapping", dependencies: ["CartographCore", "CartographPredicate"]),
         // Everything that speaks SQL.
         .target(
             name: "CartographStore",
@@ -45,7 +46,7 @@ let package = Package(
         .target(
             name: "CartographHTTP",
             dependencies: [
-                "CMicroHTTPD", "CartographCore", "CartographStore",
+                "CMicroHTTPD", "CartographCore", "CartographStore", "CartographMapping",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
@@ -82,6 +83,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(name: "CartographMappingTests", dependencies: ["CartographMapping", "CartographCore", "CartographPredicate"]),
     ]
 )
 

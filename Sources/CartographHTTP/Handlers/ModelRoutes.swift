@@ -2,6 +2,7 @@
 import Foundation
 import CartographCore
 import CartographStore
+import CartographMapping
 
 enum ModelRoutes {
     static let models = "/v1/tenants/{tenant}/models"
@@ -23,6 +24,8 @@ enum ModelRoutes {
             let tenant = try ControlPlaneRoutes.existingTenant(context)
             let name = context.parameter("model")
             let proposed = try parseModelDocument(context, name: name)
+            // Declared value transformers must be well-formed before anything is stored.
+            _ = try ValueTransformerRegistry(model: proposed)
             let store = try context.application.stores.storeForRegistration(tenant: tenant, model: name)
             let allowDestructive = try booleanQuery(context, "allowDestructive") ?? false
             let (model, outcome) = try store.register(proposed, allowDestructive: allowDestructive)

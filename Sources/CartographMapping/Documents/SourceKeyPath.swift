@@ -2,7 +2,7 @@
 // enclosing representation (`@parent.`), the whole payload (`@root.`) or the request's metadata
 // (`@metadata.`). Paths are split only on `.` (DESIGN §10), so `@metadata.header.X-Source` keeps
 // its `-`, and a key such as JSON-LD's `@id` is an ordinary key.
-public import CartographCore
+import CartographCore
 
 /// A parsed source key path: where it starts and the keys followed from there.
 public struct SourceKeyPath: Sendable, Hashable, CustomStringConvertible {

@@ -48,7 +48,7 @@ public final class ModelStore: Sendable {
     private let published: Mutex<Model?>
     private let lastUsed = Atomic<Int64>(0)
 
-    static let metaTable = "_cartograph_meta", changesTable = "_cartograph_changes"
+    static let metaTable = "_cartograph_meta", changesTable = "_cartograph_changes", mappingsTable = "_cartograph_mappings"
 
     /// Opens or creates the store file at `path`.
     public init(name: String, path: String, synchronous: SQLiteSynchronous = .normal) throws(CartographError) {
@@ -61,6 +61,7 @@ public final class ModelStore: Sendable {
             try connection.registerCollations()
             try connection.execute("""
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.metaTable)) (key TEXT PRIMARY KEY NOT NULL, value);
+                CREATE TABLE IF NOT EXISTS \(quoted(Self.mappingsTable)) (name TEXT PRIMARY KEY NOT NULL, document TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.changesTable)) (
                     seq INTEGER PRIMARY KEY AUTOINCREMENT, op TEXT NOT NULL, entity TEXT NOT NULL,
                     object_id INTEGER NOT NULL, key TEXT NOT NULL, object TEXT, at INTEGER NOT NULL);
@@ -262,6 +263,48 @@ public final class ModelStore: Sendable {
         }
         guard let model else { throw CartographError(.notFound, "Model '\(name)' has no schema yet.") }
         return try body(StoreReader(reader: ObjectReader(connection: connection, layout: StoreLayout(model: model))))
+    }
+
+    // MARK: Mapping documents
+    // Mappings live in their model's file: deleting the model deletes them, and a migration and the
+    // mappings it may invalidate are never out of step on disk. Validation is the caller's (it needs the
+    // mapping language); the store keeps the normalized document.
+
+    /// Stores (or replaces) a mapping document; true when it was created.
+    public func putMapping(name: String, document: JSONValue) throws(CartographError) -> Bool {
+        touchLastUsed()
+        let writer = self.writer
+        return try writeLock.withLock { (_) throws(CartographError) -> Bool in
+            do {
+                let existed = try !writer.connection.rows("SELECT 1 FROM \(quoted(Self.mappingsTable)) WHERE name = ?", [.text(name)]).isEmpty
+                try writer.connection.run("INSERT OR REPLACE INTO \(quoted(Self.mappingsTable)) (name, document) VALUES (?, ?)",
+                                          [.text(name), .text(document.jsonText)])
+                return !existed
+            } catch { throw CartographError(.internalError, "Cannot store mapping '\(name)': \(error)") }
+        }
+    }
+
+    /// Deletes a mapping; false when there was none.
+    public func deleteMapping(name: String) throws(CartographError) -> Bool {
+        let writer = self.writer
+        return try writeLock.withLock { (_) throws(CartographError) -> Bool in
+            do {
+                try writer.connection.run("DELETE FROM \(quoted(Self.mappingsTable)) WHERE name = ?", [.text(name)])
+                return writer.connection.changes > 0
+            } catch { throw CartographError(.internalError, "Cannot delete mapping '\(name)': \(error)") }
+        }
+    }
+
+    /// The stored mapping documents by name (all, or the one named).
+    public func mappings(named name: String? = nil) throws(CartographError) -> [(name: String, document: JSONValue)] {
+        try read { (reader) throws(CartographError) -> [(name: String, document: JSONValue)] in
+            let sql = "SELECT name, document FROM \(quoted(Self.mappingsTable))" + (name == nil ? "" : " WHERE name = ?") + " ORDER BY name"
+            do {
+                return try reader.reader.connection.rows(sql, name.map { [.text($0)] } ?? []).map { row in
+                    (row[0].textValue ?? "", (try? JSONReader().parse(row[1].textValue ?? "null")) ?? .null)
+                }
+            } catch { throw CartographError(.internalError, "Cannot read mappings: \(error)") }
+        }
     }
 
     /// Closes idle read connections (the writer closes with the store).

@@ -1,0 +1,125 @@
+// A value transformer (DESIGN §5, Groot's JSONTransformerName): a named JSONValue -> JSONValue
+// function applied to a payload value before it is coerced to its attribute's type (R-P3), with
+// the reverse that exports a stored value back to the payload's form (R-Q4 `shape=json`).
+// `null` always passes through unchanged in both directions, so that JSON null keeps meaning
+// "set nil" (R-P4) whatever transformer an attribute has.
+public import CartographCore
+
+/// A value that a transformer cannot transform.
+public struct ValueTransformError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The transformer that failed (for a chain, the step that failed).
+    public let transformer: String
+    /// What is wrong, for a person (`'12x' is not an integer`).
+    public let message: String
+
+    public init(transformer: String, message: String) {
+        self.transformer = transformer
+        self.message = message
+    }
+
+    public var description: String { "\(transformer): \(message)" }
+}
+
+/// A resolved value transformer: built in, or declared in a model and validated by `ValueTransformerRegistry`.
+public struct JSONValueTransformer: Sendable {
+    /// What a transformer does.
+    indirect enum Kind: Sendable {
+        case builtIn(BuiltInValueTransformer)
+        /// A lookup table; `defaultValue` answers keys the table lacks.
+        case map(entries: JSONObject, defaultValue: JSONValue?)
+        case dateFormat(DateFormatTransformer)
+        /// A string split into an array of strings (reverse: joined).
+        case split(separator: String)
+        /// An array of scalars joined into a string (reverse: split).
+        case join(separator: String)
+        /// Steps applied in order (reverse: each step's reverse, last step first).
+        case chain([JSONValueTransformer])
+    }
+
+    /// The name mappings and annotations use.
+    public let name: String
+    let kind: Kind
+
+    init(name: String, kind: Kind) {
+        self.name = name
+        self.kind = kind
+    }
+
+    /// Transforms a payload value for mapping.
+    public func transform(_ value: JSONValue) throws(ValueTransformError) -> JSONValue {
+        if value.isNull { return value }
+        switch kind {
+        case .builtIn(let builtIn): return try builtIn.transform(value)
+        case .map(let entries, let defaultValue): return try lookUp(value, in: entries, defaultValue: defaultValue)
+        case .dateFormat(let formatter): return try formatter.parse(value, transformer: name)
+        case .split(let separator): return try split(value, separator: separator)
+        case .join(let separator): return try join(value, separator: separator)
+        case .chain(let steps):
+            var result = value
+            for step in steps { result = try step.transform(result) }
+            return result
+        }
+    }
+
+    /// Transforms a stored value (in its API JSON form) back to the payload's form, for export.
+    public func reverseTransform(_ value: JSONValue) throws(ValueTransformError) -> JSONValue {
+        if value.isNull { return value }
+        switch kind {
+        case .builtIn(let builtIn): return try builtIn.reverseTransform(value)
+        case .map(let entries, _): return try reverseLookUp(value, in: entries)
+        case .dateFormat(let formatter): return try formatter.format(value, transformer: name)
+        case .split(let separator): return try join(value, separator: separator)
+        case .join(let separator): return try split(value, separator: separator)
+        case .chain(let steps):
+            var result = value
+            for step in steps.reversed() { result = try step.reverseTransform(result) }
+            return result
+        }
+    }
+
+    private func failure(_ message: String) -> ValueTransformError { ValueTransformError(transformer: name, message: message) }
+
+    // MARK: Declared kinds
+
+    /// Strings look themselves up, numbers by their text, booleans as `true`/`false`.
+    private func lookUp(_ value: JSONValue, in entries: JSONObject, defaultValue: JSONValue?) throws(ValueTransformError) -> JSONValue {
+        let key: String
+        switch value {
+        case .string(let text): key = text
+        case .number(let number): key = number.text
+        case .bool(let flag): key = flag ? "true" : "false"
+        default: throw failure("expected a string, number or boolean to look up, got \(value.kindName)")
+        }
+        if let mapped = entries[key] ?? defaultValue { return mapped }
+        throw failure("no entry for \(described(value)) and no default")
+    }
+
+    /// The first key whose entry is `value`.
+    private func reverseLookUp(_ value: JSONValue, in entries: JSONObject) throws(ValueTransformError) -> JSONValue {
+        guard let index = entries.values.firstIndex(of: value) else { throw failure("no entry maps to \(described(value))") }
+        return .string(entries.keys[index])
+    }
+
+    /// `"a,b"` -> `["a", "b"]`; the empty string is the empty array. Elements are not trimmed.
+    private func split(_ value: JSONValue, separator: String) throws(ValueTransformError) -> JSONValue {
+        guard case .string(let text) = value else { throw failure("expected a string to split, got \(value.kindName)") }
+        if text.isEmpty { return .array([]) }
+        return .array(text.split(separator: separator, omittingEmptySubsequences: false).map { .string(String($0)) })
+    }
+
+    /// `["a", 1, true]` -> `"a,1,true"`: strings as they are, numbers by their text, booleans as words.
+    private func join(_ value: JSONValue, separator: String) throws(ValueTransformError) -> JSONValue {
+        guard case .array(let items) = value else { throw failure("expected an array to join, got \(value.kindName)") }
+        var parts: [String] = []
+        parts.reserveCapacity(items.count)
+        for item in items {
+            switch item {
+            case .string(let text): parts.append(text)
+            case .number(let number): parts.append(number.text)
+            case .bool(let flag): parts.append(flag ? "true" : "false")
+            default: throw failure("can join strings, numbers and booleans, not \(item.kindName)")
+            }
+        }
+        return .string(parts.joined(separator: separator))
+    }
+}

@@ -1,0 +1,112 @@
+// Shared fixtures for the mapping tests: a model that makes DESIGN §5's example mapping valid, the
+// example itself, and one-line parsing of documents that should fail, as `pointer: message` pairs.
+import CartographCore
+import CartographMapping
+import Testing
+
+enum MappingFixtures {
+    /// Projects with tasks, an address, a user (who belongs to an organization) and team members;
+    /// TextMessage is a sub-entity of Project (for `dynamic`); Task's identity is annotated.
+    static let modelDocument = #"""
+        {"entities": [
+          {"name": "Project",
+           "attributes": [
+             {"name": "projectID", "type": "integer64"}, {"name": "name", "type": "string"},
+             {"name": "userID", "type": "integer64"}, {"name": "publishedAt", "type": "date"},
+             {"name": "updatedAt", "type": "date"}, {"name": "archived", "type": "boolean"},
+             {"name": "shouldBeDeleted", "type": "boolean"}, {"name": "teamMemberIDs", "type": "transformable"},
+             {"name": "payload", "type": "binary"}],
+           "relationships": [
+             {"name": "tasks", "destination": "Task", "toMany": true, "inverse": "project"},
+             {"name": "address", "destination": "Address"},
+             {"name": "user", "destination": "User"},
+             {"name": "teamMembers", "destination": "User", "toMany": true},
+             {"name": "organization", "destination": "Organization"},
+             {"name": "organizations", "destination": "Organization", "toMany": true}]},
+          {"name": "TextMessage", "parent": "Project",
+           "attributes": [{"name": "id", "type": "integer64"}, {"name": "text", "type": "string"}]},
+          {"name": "Task", "attributes": [{"name": "id", "type": "integer64"}, {"name": "title", "type": "string"}],
+           "relationships": [{"name": "project", "destination": "Project", "inverse": "tasks"}]},
+          {"name": "UrgentTask", "parent": "Task", "attributes": [{"name": "deadline", "type": "date"}]},
+          {"name": "Address", "attributes": [{"name": "street", "type": "string"}, {"name": "identifier", "type": "string"}]},
+          {"name": "User", "attributes": [{"name": "userID", "type": "integer64"}, {"name": "active", "type": "boolean"}],
+           "relationships": [{"name": "organization", "destination": "Organization"}, {"name": "memberships", "destination": "Organization", "toMany": true}],
+           "userInfo": {"identityAttributes": "userID"}},
+          {"name": "Organization", "attributes": [{"name": "id", "type": "integer64"}, {"name": "name", "type": "string"}],
+           "relationships": [{"name": "urgentTasks", "destination": "UrgentTask", "toMany": true}]}
+        ],
+        "valueTransformers": {"GenderCode": {"type": "map", "map": {"M": "male", "F": "female"}}},
+        "dictionaryTransformers": {"LegacyIds": [{"op": "copy", "from": "legacy_id", "to": "id"}]}}
+        """#
+
+    static let model: Model = {
+        do { return try ModelDocument.parse(jsonBytes: Array(modelDocument.utf8), name: "projects") } catch { fatalError("fixture model: \(error)") }
+    }()
+
+    /// DESIGN §5's example mapping document, verbatim.
+    static let designExample = #"""
+        {
+          "entity": "Project",
+          "keyPath": "project",
+          "attributes": { "id": "projectID", "name": "name", "userID": "userID",
+                          "published_at": { "to": "publishedAt", "transformer": "ISO8601ToDate" } },
+          "identificationAttributes": ["projectID"],
+          "identificationPredicate": "archived == NO",
+          "modificationAttribute": "updatedAt",
+          "relationships": [
+            { "from": "tasks", "to": "tasks", "assignmentPolicy": "replace", "mapping": { "entity": "Task", "attributes": ["id", "title"] } },
+            { "from": null, "to": "address", "mapping": { "entity": "Address", "attributes": { "street": "street" } } }
+          ],
+          "connections": [
+            { "relationship": "user", "connectedBy": "userID" },
+            { "relationship": "teamMembers", "connectedBy": { "teamMemberIDs": "userID" }, "destinationPredicate": "active == YES" },
+            { "relationship": "organization", "keyPath": "user.organization" }
+          ],
+          "deletionPredicate": "shouldBeDeleted == true",
+          "discardsInvalidObjectsOnInsert": false,
+          "dynamic": { "keyPath": "type", "map": { "text": { "entity": "TextMessage", "attributes": ["id", "text"] } } }
+        }
+        """#
+}
+
+/// Reads JSON text written in a test.
+func json(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> JSONValue {
+    do {
+        return try JSONReader().parse(Array(text.utf8))
+    } catch {
+        Issue.record("test JSON does not parse: \(error)", sourceLocation: sourceLocation)
+        return .null
+    }
+}
+
+/// Parses a mapping document against `model` (the fixture model by default).
+func parseMapping(_ text: String, model: Model = MappingFixtures.model) throws -> EntityMapping {
+    try EntityMapping.parse(json(text), model: model)
+}
+
+/// A model document parsed for a test.
+func parseModel(_ text: String) throws -> Model {
+    try ModelDocument.parse(jsonBytes: Array(text.utf8), name: "test")
+}
+
+/// The error of a document that should be invalid; a test failure when it parses.
+func mappingError(_ text: String, model: Model = MappingFixtures.model, sourceLocation: SourceLocation = #_sourceLocation) -> CartographError? {
+    do {
+        _ = try EntityMapping.parse(json(text, sourceLocation: sourceLocation), model: model)
+        Issue.record("the mapping parsed, but should not have", sourceLocation: sourceLocation)
+        return nil
+    } catch {
+        #expect(error.code == .unprocessable, sourceLocation: sourceLocation)
+        return error
+    }
+}
+
+/// The located problems of an invalid mapping, as `pointer: message` pairs for compact assertions.
+func mappingProblems(_ text: String, model: Model = MappingFixtures.model, sourceLocation: SourceLocation = #_sourceLocation) -> [String: String] {
+    pairs(mappingError(text, model: model, sourceLocation: sourceLocation))
+}
+
+/// An error's details as `pointer: message` pairs (messages at one pointer joined with ` | `).
+func pairs(_ error: CartographError?) -> [String: String] {
+    Dictionary((error?.errors ?? []).map { ($0.pointer, $0.message) }, uniquingKeysWith: { first, second in first + " | " + second })
+}
