@@ -37,7 +37,7 @@ let package = Package(
         .target(
             name: "CartographStore",
             dependencies: [
-                "CSQLite", "CartographCore", "CartographPredicate",
+                "CSQLite", "CartographCore", "CartographPredicate", "CartographMapping",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -5,7 +5,7 @@ import CartographMapping
 import Testing
 
 struct EntityMappingValidationTests {
-    @Test func Design10_unknownEntityIsReportedAndItsNamesAreNotCheckedAgainstNothing() {
+    @Test func Design10_unknownEntityIsReportedOnceAndNothingIsCheckedAgainstIt() {
         let problems = mappingProblems(#"{"entity": "Projekt", "attributes": ["whatever"], "identificationPredicate": "x == 1"}"#)
         #expect(problems == ["/entity": "no entity is named 'Projekt'"])
     }
@@ -133,11 +133,12 @@ struct EntityMappingValidationTests {
             "/deletionPredicate": 28,
             "/connections/0/sourcePredicate": 11,
             "/connections/0/destinationPredicate": 0,
-            "/relationships/0/mapping/identificationPredicate": 18,
+            "/relationships/0/mapping/identificationPredicate": 17,
             "/deleteMissing/scope": 0,
         ])
         #expect(error.offset == 12)
         #expect(error.errors.allSatisfy { !$0.message.isEmpty })
+        #expect(pairs(error)["/identificationPredicate"] == "expected a key path, a literal, a $variable, '{' or CAST, found the end of the predicate")
         #expect(pairs(error)["/deletionPredicate"]?.contains("nmae") == true)
     }
 
@@ -292,5 +293,13 @@ struct EntityMappingValidationTests {
         let error = try #require(mappingError(#"{"entity": "Task", "attributes": ["a", "b", "c"], "modificationAttribute": "d"}"#))
         #expect(error.errors.count == 4)
         #expect(error.detail == "The mapping document is invalid (4 problems).")
+    }
+
+    @Test func Design10_aHugeNumberOfProblemsIsCountedButListedUpToALimit() throws {
+        let names = (0..<150).map { "\"missing\($0)\"" }.joined(separator: ", ")
+        let error = try #require(mappingError(#"{"entity": "Task", "attributes": [\#(names)]}"#))
+        #expect(error.errors.count == 100)
+        #expect(error.errors.last?.pointer == "/attributes/99")
+        #expect(error.detail == "The mapping document is invalid (150 problems). The first 100 are listed; 50 more were found.")
     }
 }

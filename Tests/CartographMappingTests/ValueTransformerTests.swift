@@ -111,7 +111,7 @@ struct ValueTransformerTests {
         ("StringToURL", #""""#, "\"\" is not a URI"),
         ("StringToUUID", #""not-a-uuid""#, "\"not-a-uuid\" is not a UUID"),
         ("Trim", "3", "expected a string, got number"),
-        ("JSONString", #""{\"a\":""#, "the string is not JSON: unexpected end of input at byte 5"),
+        ("JSONString", #""{\"a\":""#, "the string is not JSON: unexpected end of document: expected a value at byte 5"),
         ("GenderCode", #""X""#, "no entry for 'X' and no default"),
         ("GenderCode", "[]", "expected a string, number or boolean to look up, got array"),
         ("DayMonthYear", #""2023-12-31""#, "'2023-12-31' does not match the date format 'dd/MM/yyyy HH:mm'"),

@@ -1,5 +1,7 @@
 // Mapping documents (DESIGN §5): registered per model, validated against it with a JSON Pointer per
 // problem, stored normalized in the model's store.
+import Foundation
+import Metrics
 import CartographCore
 import CartographMapping
 import CartographStore
@@ -31,6 +33,35 @@ enum MappingRoutes {
             }
             return .json(document)
         },
+        Route("POST", mapping + "/payloads", access: .tenant(.write), body: .json) { context in
+            let store = try ModelRoutes.existingModel(context)
+            guard let model = store.model else { throw CartographError(.notFound, "Model '\(store.name)' has no schema yet.") }
+            let name = context.parameter("mapping")
+            guard let document = try store.mappings(named: name).first?.document else {
+                throw CartographError(.notFound, "Model '\(store.name)' has no mapping '\(name)'.")
+            }
+            // Re-validated against the current model: a migration may have changed it since registration.
+            let mapping = try EntityMapping.parse(document, model: model)
+            let engine = try MappingEngine(model: model)
+            if try ModelRoutes.booleanQuery(context, "explain") == true {
+                throw CartographError(.badRequest, "explain=true is not supported by this server yet; use dryRun=true.")
+            }
+            let dryRun = try ModelRoutes.booleanQuery(context, "dryRun") ?? false
+            let idempotencyKey = context.request.headers["idempotency-key"]
+            if let idempotencyKey, !(1...255).contains(idempotencyKey.utf8.count) {
+                throw CartographError(.badRequest, "Idempotency-Key must be 1 to 255 characters.")
+            }
+            let payload = try context.jsonBody()
+            let metadata = requestMetadata(context.request)
+            let requestHash = SecretHash.sha256(bytes: Array(context.request.path.utf8) + [0x0A] + context.request.body)
+            let response = try store.applyPayload(idempotencyKey: idempotencyKey, requestHash: requestHash, dryRun: dryRun) {
+                (transaction) throws(CartographError) -> JSONObject in
+                let result = try engine.map(payload, mapping: mapping, metadata: metadata, into: transaction)
+                Counter(label: "cartograph_objects_mapped_total").increment(by: result.inserted + result.updated + result.unchanged)
+                return result.json(changeSeq: 0).objectValue ?? JSONObject()
+            }
+            return .json(response)
+        },
         Route("DELETE", mapping, access: .tenant(.admin)) { context in
             let store = try ModelRoutes.existingModel(context)
             let name = context.parameter("mapping")
@@ -40,4 +71,16 @@ enum MappingRoutes {
             return .noContent
         },
     ]
+
+    /// `@metadata` for key paths (R-P1): when the payload arrived, its query parameters and headers
+    /// (header names lowercased; the Authorization header is never exposed).
+    static func requestMetadata(_ request: HTTPRequest) -> JSONValue {
+        var query = JSONObject()
+        for (name, value) in request.query { query[name] = .string(value) }
+        var headers = JSONObject()
+        for (name, value) in request.headers where name != "authorization" { headers[name] = .string(value) }
+        return .object(JSONObject([
+            ("receivedAt", .string(Timestamp.render(Date()))), ("query", .object(query)), ("header", .object(headers)),
+        ]))
+    }
 }

@@ -24,8 +24,9 @@ enum ModelRoutes {
             let tenant = try ControlPlaneRoutes.existingTenant(context)
             let name = context.parameter("model")
             let proposed = try parseModelDocument(context, name: name)
-            // Declared value transformers must be well-formed before anything is stored.
+            // Declared value and dictionary transformers must be well-formed before anything is stored.
             _ = try ValueTransformerRegistry(model: proposed)
+            _ = try DictionaryTransformerRegistry(model: proposed)
             let store = try context.application.stores.storeForRegistration(tenant: tenant, model: name)
             let allowDestructive = try booleanQuery(context, "allowDestructive") ?? false
             let (model, outcome) = try store.register(proposed, allowDestructive: allowDestructive)

@@ -58,7 +58,8 @@ struct MappingDocumentReader {
             return EntityMapping(entity: "")
         }
         checker.checkMembers(of: object, allowed: EntityMapping.documentMembers, at: pointer)
-        if case .topLevel = placement {} else {
+        let isTopLevel = if case .topLevel = placement { true } else { false }
+        if !isTopLevel {
             for key in EntityMapping.topLevelOnlyMembers where object[key] != nil {
                 checker.report(pointer.appending(key), "applies to top-level mappings only")
             }
@@ -68,7 +69,7 @@ struct MappingDocumentReader {
         // Entity-dependent checks run only against an entity that exists.
         let entity = name.flatMap { model.entity(named: $0) == nil ? nil : $0 }
         var mapping = EntityMapping(entity: name ?? "")
-        if let keyPath = checker.keyPath(object, "keyPath", at: pointer) {
+        if isTopLevel, let keyPath = checker.keyPath(object, "keyPath", at: pointer) {
             if keyPath.root == .representation {
                 mapping.keyPath = keyPath
             } else {
@@ -101,7 +102,7 @@ struct MappingDocumentReader {
         }
         mapping.deletionPredicate = predicate(object, "deletionPredicate", at: pointer, entity: entity)
         mapping.discardsInvalidObjectsOnInsert = checker.bool(object, "discardsInvalidObjectsOnInsert", at: pointer) ?? false
-        if let snapshot = checker.member(object, "deleteMissing", at: pointer, expecting: "an object", { $0.objectValue }) {
+        if isTopLevel, let snapshot = checker.member(object, "deleteMissing", at: pointer, expecting: "an object", { $0.objectValue }) {
             mapping.deleteMissing = readDeleteMissing(snapshot, at: pointer.appending("deleteMissing"), entity: entity)
         }
         if let dynamic = checker.member(object, "dynamic", at: pointer, expecting: "an object", { $0.objectValue }) {

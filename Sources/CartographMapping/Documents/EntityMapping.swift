@@ -84,6 +84,7 @@ public struct AttributeMapping: Sendable, Hashable {
     /// A built-in value transformer or one declared in the model's `valueTransformers`.
     public var transformer: String?
 
+    /// Maps the value at `source` to `attribute`, through `transformer` when given.
     public init(source: SourceKeyPath, attribute: String, transformer: String? = nil) {
         self.source = source
         self.attribute = attribute
@@ -107,10 +108,12 @@ public struct RelationshipMapping: Sendable, Equatable {
     public var source: SourceKeyPath?
     /// The relationship assigned (declared on the entity or inherited).
     public var relationship: String
+    /// How the new value combines with the existing one (R-P6).
     public var assignmentPolicy: AssignmentPolicy
     /// The mapping of the nested representation; its entity is the relationship's destination or a sub-entity.
     public var mapping: EntityMapping
 
+    /// Maps the representation at `source` (nil: the enclosing one) with `mapping` into `relationship`.
     public init(source: SourceKeyPath?, relationship: String, assignmentPolicy: AssignmentPolicy = .set, mapping: EntityMapping) {
         self.source = source
         self.relationship = relationship
@@ -128,6 +131,7 @@ public struct ConnectionDescription: Sendable, Equatable {
         /// An attribute of the relationship's destination entity.
         public var destination: String
 
+        /// A source attribute matched with a destination attribute.
         public init(source: String, destination: String) {
             self.source = source
             self.destination = destination
@@ -145,6 +149,7 @@ public struct ConnectionDescription: Sendable, Equatable {
 
     /// The relationship connected (declared on the mapping's entity or inherited).
     public var relationship: String
+    /// Foreign keys or a key path.
     public var kind: Kind
     /// Whether the connection runs at all, evaluated on the source object (R-C3).
     public var sourcePredicate: MappingPredicate?
@@ -153,6 +158,7 @@ public struct ConnectionDescription: Sendable, Equatable {
     /// Whether candidates include the destination's sub-entities (foreign keys only, R-C3).
     public var includesSubentities: Bool
 
+    /// A connection of `relationship`; foreign-key options are ignored for key-path connections.
     public init(relationship: String, kind: Kind, sourcePredicate: MappingPredicate? = nil,
                 destinationPredicate: MappingPredicate? = nil, includesSubentities: Bool = true) {
         self.relationship = relationship
@@ -170,6 +176,7 @@ public struct DeleteMissing: Sendable, Equatable {
     /// More deletions than this fail the payload (409): the guard against truncated payloads.
     public var maxDeletes: Int
 
+    /// A snapshot of the objects in `scope`, deleting at most `maxDeletes`.
     public init(scope: MappingPredicate, maxDeletes: Int) {
         self.scope = scope
         self.maxDeletes = maxDeletes
@@ -180,10 +187,12 @@ public struct DeleteMissing: Sendable, Equatable {
 public struct DynamicMapping: Sendable, Equatable {
     /// One discriminator value and the mapping it selects.
     public struct Case: Sendable, Equatable {
+        /// The discriminator value, as text.
         public var value: String
         /// A mapping of the base entity or one of its sub-entities.
         public var mapping: EntityMapping
 
+        /// The case selecting `mapping` for `value`.
         public init(value: String, mapping: EntityMapping) {
             self.value = value
             self.mapping = mapping
@@ -195,6 +204,7 @@ public struct DynamicMapping: Sendable, Equatable {
     /// The cases in document order, each value once.
     public var cases: [Case]
 
+    /// Reads the discriminator at `keyPath` and chooses among `cases`.
     public init(keyPath: SourceKeyPath, cases: [Case]) {
         self.keyPath = keyPath
         self.cases = cases

@@ -20,13 +20,16 @@ public struct SourceKeyPath: Sendable, Hashable, CustomStringConvertible {
 
     /// A key path that does not parse, with the reason.
     public struct SyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// Why the text is not a key path.
         public let message: String
+        /// The message.
         public var description: String { message }
     }
 
     /// The keys under `@metadata.` (DESIGN §5) and whether each names a group whose members follow.
     static let metadataKeys: [String: Bool] = ["receivedAt": false, "query": true, "header": true]
 
+    /// Where the key path starts.
     public var root: Root
     /// The keys followed from `root`, in order; never empty for `.representation`.
     public var components: [String]
@@ -42,13 +45,13 @@ public struct SourceKeyPath: Sendable, Hashable, CustomStringConvertible {
     /// `@parent`, `@root` and `@metadata` alone name the whole value. Under `@metadata` the first
     /// key is `receivedAt`, `query` or `header`. Empty keys (`a..b`, a trailing `.`) are rejected.
     public init(parsing text: String) throws(SyntaxError) {
+        guard !text.isEmpty else { throw SyntaxError(message: "a key path must not be empty") }
         var parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         let root = parts.first.flatMap { Root(rawValue: $0) }.flatMap { $0 == .representation ? nil : $0 } ?? .representation
         if root != .representation { parts.removeFirst() }
         guard !parts.contains(where: \.isEmpty) else {
             throw SyntaxError(message: "\(quoted(text)) is not a key path: it has an empty key (keys are separated by single dots)")
         }
-        guard root != .representation || !parts.isEmpty else { throw SyntaxError(message: "a key path must not be empty") }
         if root == .metadata, let first = parts.first {
             guard let hasMembers = Self.metadataKeys[first] else {
                 let known = Self.metadataKeys.keys.sorted().map { "@metadata.\($0)" }.joined(separator: ", ")

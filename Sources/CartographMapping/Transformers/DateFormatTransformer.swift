@@ -12,15 +12,12 @@ import Synchronization
 final class DateFormatTransformer: Sendable {
     /// The Unicode date pattern, as declared.
     let format: String
-    /// The time zone's identifier, as declared (UTC when the declaration names none).
-    let timeZoneIdentifier: String
     private let formatter: Mutex<DateFormatter>
 
     /// Nil when `timeZone` names no time zone Foundation knows (by identifier or abbreviation).
     init?(format: String, timeZone: String) {
         guard let zone = TimeZone(identifier: timeZone) ?? TimeZone(abbreviation: timeZone) else { return nil }
         self.format = format
-        self.timeZoneIdentifier = timeZone
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.calendar = Calendar(identifier: .gregorian)

@@ -22,12 +22,14 @@ public struct DictionaryTransformError: Error, Sendable, Equatable, CustomString
     /// What is wrong, for a person.
     public let message: String
 
+    /// The failure of operation `step` of `transformer`.
     public init(transformer: String, step: Int, message: String) {
         self.transformer = transformer
         self.step = step
         self.message = message
     }
 
+    /// `Name operation 1: message`.
     public var description: String { "\(transformer) operation \(step): \(message)" }
 }
 
@@ -60,9 +62,12 @@ public struct DictionaryTransformer: Sendable, Equatable {
         ("coalesce", ["op", "from", "to"]),
     ]
 
+    /// The name the model declares it under.
     public var name: String
+    /// The operations, applied in order.
     public var operations: [Operation]
 
+    /// A dictionary transformer called `name` applying `operations`.
     public init(name: String, operations: [Operation]) {
         self.name = name
         self.operations = operations

@@ -12,18 +12,20 @@ public struct ValueTransformError: Error, Sendable, Equatable, CustomStringConve
     /// What is wrong, for a person (`'12x' is not an integer`).
     public let message: String
 
+    /// The failure of `transformer`, explained by `message`.
     public init(transformer: String, message: String) {
         self.transformer = transformer
         self.message = message
     }
 
+    /// `Transformer: message`.
     public var description: String { "\(transformer): \(message)" }
 }
 
 /// A resolved value transformer: built in, or declared in a model and validated by `ValueTransformerRegistry`.
 public struct JSONValueTransformer: Sendable {
     /// What a transformer does.
-    indirect enum Kind: Sendable {
+    enum Kind: Sendable {
         case builtIn(BuiltInValueTransformer)
         /// A lookup table; `defaultValue` answers keys the table lacks.
         case map(entries: JSONObject, defaultValue: JSONValue?)

@@ -20,7 +20,9 @@ enum RandomToken {
 
 /// SHA-256 over UTF-8 text, and comparison that takes the same time wherever the bytes differ.
 public enum SecretHash {
-    public static func sha256(_ text: String) -> [UInt8] { Array(SHA256.hash(data: Array(text.utf8))) }
+    public static func sha256(_ text: String) -> [UInt8] { sha256(bytes: Array(text.utf8)) }
+
+    public static func sha256(bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
 
     /// Compares two byte strings without an early exit, so timing reveals nothing about a prefix match.
     public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {

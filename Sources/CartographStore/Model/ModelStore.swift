@@ -48,7 +48,8 @@ public final class ModelStore: Sendable {
     private let published: Mutex<Model?>
     private let lastUsed = Atomic<Int64>(0)
 
-    static let metaTable = "_cartograph_meta", changesTable = "_cartograph_changes", mappingsTable = "_cartograph_mappings"
+    static let metaTable = "_cartograph_meta", changesTable = "_cartograph_changes", mappingsTable = "_cartograph_mappings",
+        idempotencyTable = "_cartograph_idempotency"
 
     /// Opens or creates the store file at `path`.
     public init(name: String, path: String, synchronous: SQLiteSynchronous = .normal) throws(CartographError) {
@@ -62,6 +63,8 @@ public final class ModelStore: Sendable {
             try connection.execute("""
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.metaTable)) (key TEXT PRIMARY KEY NOT NULL, value);
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.mappingsTable)) (name TEXT PRIMARY KEY NOT NULL, document TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS \(quoted(Self.idempotencyTable)) (
+                    key TEXT PRIMARY KEY NOT NULL, request_sha256 BLOB NOT NULL, response TEXT NOT NULL, at INTEGER NOT NULL);
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.changesTable)) (
                     seq INTEGER PRIMARY KEY AUTOINCREMENT, op TEXT NOT NULL, entity TEXT NOT NULL,
                     object_id INTEGER NOT NULL, key TEXT NOT NULL, object TEXT, at INTEGER NOT NULL);
@@ -171,14 +174,18 @@ public final class ModelStore: Sendable {
 
     /// Runs `body` in one write transaction and commits it with its change-feed entries. Returns the
     /// body's result and the last change sequence number. Nothing is stored if `body` throws.
-    public func write<T: Sendable>(_ body: (StoreTransaction) throws(CartographError) -> T) throws(CartographError) -> (value: T, changeSeq: Int64) {
+    /// With `dryRun` everything runs, feed entries included, and is then rolled back (R-P11).
+    /// `beforeCommit` sees the result and the change sequence inside the transaction (to record them atomically).
+    public func write<T: Sendable>(dryRun: Bool = false, _ body: (StoreTransaction) throws(CartographError) -> T,
+                                   beforeCommit: ((StoreTransaction, T, Int64) throws(CartographError) -> Void)? = nil)
+        throws(CartographError) -> (value: T, changeSeq: Int64) {
         touchLastUsed()
         let writer = self.writer
         return try writeLock.withLock { (_) throws(CartographError) -> (value: T, changeSeq: Int64) in
             let connection = writer.connection
             let outcome: (T, Int64)
             do throws(TransactionError<CartographError>) {
-                outcome = try connection.transaction { () throws(CartographError) -> (T, Int64) in
+                outcome = try connection.transaction(rollingBack: dryRun) { () throws(CartographError) -> (T, Int64) in
                     // Under BEGIN IMMEDIATE the file is ours: re-read what another instance of this store
                     // (one evicted from the registry while still in use) may have changed.
                     let nextID: Int64
@@ -189,6 +196,7 @@ public final class ModelStore: Sendable {
                     let transaction = StoreTransaction(connection: connection, layout: StoreLayout(model: model), nextID: nextID)
                     let value = try body(transaction)
                     let seq = try Self.commitChanges(of: transaction)
+                    try beforeCommit?(transaction, value, seq)
                     do {
                         try connection.run("INSERT OR REPLACE INTO \(quoted(Self.metaTable)) (key, value) VALUES ('next_id', ?)",
                                            [.integer(transaction.nextID)])
@@ -263,6 +271,46 @@ public final class ModelStore: Sendable {
         }
         guard let model else { throw CartographError(.notFound, "Model '\(name)' has no schema yet.") }
         return try body(StoreReader(reader: ObjectReader(connection: connection, layout: StoreLayout(model: model))))
+    }
+
+    // MARK: Payloads
+
+    /// Applies a payload once per `Idempotency-Key` (R-P11): `body` runs in a write transaction and its
+    /// result (with `changeSeq`) is stored with the key and the request's hash in the same transaction.
+    /// A retry with the same key and request returns the stored result without applying anything; the
+    /// same key with another request is a 422. Keys expire after 24 hours. Dry runs record nothing.
+    public func applyPayload(idempotencyKey: String?, requestHash: [UInt8], dryRun: Bool,
+                             _ body: (StoreTransaction) throws(CartographError) -> JSONObject) throws(CartographError) -> JSONValue {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let table = quoted(Self.idempotencyTable)
+        if let key = idempotencyKey, !dryRun {
+            let stored = try read { (reader) throws(CartographError) -> [[SQLiteValue]] in
+                do {
+                    return try reader.reader.connection.rows("SELECT request_sha256, response FROM \(table) WHERE key = ? AND at > ?",
+                                                             [.text(key), .integer(now - 86_400_000)])
+                } catch { throw CartographError(.internalError, "Cannot read idempotency keys: \(error)") }
+            }
+            if let row = stored.first {
+                guard row[0].blobValue == requestHash else {
+                    throw CartographError(.unprocessable, "This Idempotency-Key was used with a different request.",
+                                          errors: [.init(pointer: "", message: "Idempotency-Key reused with another body")])
+                }
+                return (try? JSONReader().parse(row[1].textValue ?? "")) ?? .null
+            }
+        }
+        let (result, changeSeq) = try write(dryRun: dryRun, body) { (transaction, result, changeSeq) throws(CartographError) in
+            guard let key = idempotencyKey, !dryRun else { return }
+            var response = result
+            response["changeSeq"] = .number(JSONNumber(changeSeq))
+            do {
+                try transaction.connection.run("DELETE FROM \(table) WHERE at <= ?", [.integer(now - 86_400_000)])
+                try transaction.connection.run("INSERT OR REPLACE INTO \(table) (key, request_sha256, response, at) VALUES (?, ?, ?, ?)",
+                                               [.text(key), .blob(requestHash), .text(JSONValue.object(response).jsonText), .integer(now)])
+            } catch { throw CartographError(.internalError, "Cannot record the Idempotency-Key: \(error)") }
+        }
+        var response = result
+        response["changeSeq"] = .number(JSONNumber(changeSeq))
+        return .object(response)
     }
 
     // MARK: Mapping documents

@@ -95,16 +95,24 @@ public final class StoreTransaction {
     /// Batched identification (issue 5): the stored objects of `entity` (and sub-entities) whose
     /// `attributes` equal one of `identities`, keyed by identity; the oldest wins a tie. One query per
     /// chunk of identities instead of one per object.
-    public func findAll(entity: String, attributes: [String], identities: [[AttributeValue]])
+    /// `predicate` (an identificationPredicate, R-I3) filters the candidates in SQL.
+    public func findAll(entity: String, attributes: [String], identities: [[AttributeValue]], predicate: CheckedPredicate? = nil)
         throws(CartographError) -> [[AttributeValue]: StoredObject] {
         guard !identities.isEmpty else { return [:] }
         let columns = attributes.compactMap { layout.column(ofAttribute: $0, entity: entity) }
         guard columns.count == attributes.count, !columns.isEmpty else { return [:] }
         let table = layout.table(of: entity)
-        let entities = model.entityAndSubentities(of: entity)
         let rowReader = reader.rowReader(for: table)
-        let entityFilter = "_entity IN (\(Array(repeating: "?", count: entities.count).joined(separator: ", ")))"
-        let tuple = columns.count == 1 ? quoted(columns[0]) : "(\(columns.map(quoted).joined(separator: ", ")))"
+        let filter: CheckedPredicate
+        if let predicate { filter = predicate } else { filter = try StoreReader.check("TRUEPREDICATE", entity: entity, model: model, pointer: "") }
+        let compiled: SQLPredicate
+        do { compiled = try filter.sql(schema: layout) } catch {
+            throw CartographError(.unprocessable, "The identification predicate cannot be compiled: \(error.message)")
+        }
+        let alias = compiled.alias
+        let select = rowReader.selectList.split(separator: ",").map { "\(alias).\($0.trimmingCharacters(in: .whitespaces))" }.joined(separator: ", ")
+        let entityFilter = compiled.whereClause
+        let tuple = columns.count == 1 ? "\(alias).\(quoted(columns[0]))" : "(\(columns.map { "\(alias).\(quoted($0))" }.joined(separator: ", ")))"
         let placeholder = columns.count == 1 ? "?" : "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
         var found: [[AttributeValue]: StoredObject] = [:]
         let unique = Array(Set(identities))
@@ -112,8 +120,8 @@ public final class StoreTransaction {
         for start in stride(from: 0, to: unique.count, by: chunkSize) {
             let chunk = unique[start..<min(start + chunkSize, unique.count)]
             let list = Array(repeating: placeholder, count: chunk.count).joined(separator: ", ")
-            let sql = "SELECT \(rowReader.selectList) FROM \(quoted(table)) WHERE \(entityFilter) AND \(tuple) IN (\(columns.count == 1 ? list : "VALUES " + list)) ORDER BY _id"
-            let bindings = entities.map { SQLiteValue.text($0) } + chunk.flatMap { $0.map(ValueStorage.sqlite) }
+            let sql = "SELECT \(select) FROM \(compiled.fromClause) WHERE \(entityFilter) AND \(tuple) IN (\(columns.count == 1 ? list : "VALUES " + list)) ORDER BY \(alias)._id"
+            let bindings = compiled.bindings.map(SQLiteValue.init) + chunk.flatMap { $0.map(ValueStorage.sqlite) }
             try sqlite { () throws(SQLiteError) in
                 let statement = try connection.cached(sql)
                 try statement.bind(bindings)

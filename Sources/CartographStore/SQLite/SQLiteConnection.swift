@@ -98,8 +98,8 @@ public final class SQLiteConnection {
         try cached(sql).rows(values)
     }
 
-    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; rolls back if it throws.
-    public func transaction<T, E: Error>(_ body: () throws(E) -> T) throws(TransactionError<E>) -> T {
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; rolls back if it throws, or always when `rollingBack`.
+    public func transaction<T, E: Error>(rollingBack: Bool = false, _ body: () throws(E) -> T) throws(TransactionError<E>) -> T {
         do { try execute("BEGIN IMMEDIATE") } catch { throw .sqlite(error) }
         let result: T
         do {
@@ -107,6 +107,10 @@ public final class SQLiteConnection {
         } catch {
             try? execute("ROLLBACK")
             throw .body(error)
+        }
+        if rollingBack {
+            do { try execute("ROLLBACK") } catch { throw .sqlite(error) }
+            return result
         }
         do { try execute("COMMIT") } catch {
             try? execute("ROLLBACK")

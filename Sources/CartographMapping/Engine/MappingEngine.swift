@@ -1,0 +1,105 @@
+// The mapping engine (DESIGN §4, §5): turns one payload into store writes with RestKit's semantics.
+//
+// Phases, each over the whole payload: (1) read every representation into a node — values read at
+// their key paths, transformed and coerced to the attribute types; nodes with the same identity
+// are merged, later values winning (R-I5); (2) identify: one batched lookup per mapping (R-I1…R-I3);
+// (3) validate the final state of each object before anything is written (R-P8); (4) write objects,
+// then relationships with their assignment policies (R-P5, R-P6). The caller runs it inside one
+// store transaction (R-P11), so a thrown error stores nothing.
+import Foundation
+public import CartographCore
+import CartographPredicate
+
+/// The outcome of mapping one payload (R-P12, without `changeSeq`, which the store assigns).
+public struct MappingResult: Sendable, Equatable {
+    public var inserted = 0
+    public var updated = 0
+    public var unchanged = 0
+    public var deleted = 0
+    /// `{"pointer", "entity", "key", "errors"}` for each dropped invalid new object (R-P8).
+    public var discarded: [JSONValue] = []
+    /// `{"entity", "key"}` per top-level representation, in payload order.
+    public var objects: [JSONValue] = []
+
+    /// The response body members, in DESIGN order.
+    public func json(changeSeq: Int64) -> JSONValue {
+        .object(JSONObject([
+            ("inserted", .number(JSONNumber(inserted))), ("updated", .number(JSONNumber(updated))),
+            ("unchanged", .number(JSONNumber(unchanged))), ("deleted", .number(JSONNumber(deleted))),
+            ("discarded", .array(discarded)), ("objects", .array(objects)), ("changeSeq", .number(JSONNumber(changeSeq))),
+        ]))
+    }
+}
+
+/// Maps payloads for one model. Cheap to build; holds no state between payloads.
+public struct MappingEngine: Sendable {
+    public let model: Model
+    let transformers: ValueTransformerRegistry
+
+    public init(model: Model) throws(CartographError) {
+        self.model = model
+        self.transformers = try ValueTransformerRegistry(model: model)
+    }
+
+    /// Maps `payload` with `mapping` into `store` (already inside a transaction).
+    /// - Parameter metadata: `{"receivedAt", "query": {…}, "header": {…}}` for `@metadata.` key paths.
+    public func map(_ payload: JSONValue, mapping: EntityMapping, metadata: JSONValue = .object(JSONObject()),
+                    into store: some MappingStore) throws(CartographError) -> MappingResult {
+        try Self.requireSupported(mapping, pointer: "")
+        var run = MappingRun(engine: self, root: payload, metadata: metadata)
+        let topLevel = try run.readTopLevel(payload, mapping: mapping)
+        try run.identify(in: store)
+        try run.validate(in: store)
+        return try run.write(topLevel: topLevel, into: store)
+    }
+
+    /// Connections, deletion predicates, snapshots and dynamic mappings are mapped by a later part
+    /// of the engine; until then a mapping that uses them is refused rather than half-applied.
+    static func requireSupported(_ mapping: EntityMapping, pointer: String) throws(CartographError) {
+        var unsupported: [CartographError.Detail] = []
+        if !mapping.connections.isEmpty { unsupported.append(.init(pointer: pointer + "/connections", message: "connections are not supported by this server yet")) }
+        if mapping.deletionPredicate != nil { unsupported.append(.init(pointer: pointer + "/deletionPredicate", message: "deletion predicates are not supported by this server yet")) }
+        if mapping.deleteMissing != nil { unsupported.append(.init(pointer: pointer + "/deleteMissing", message: "deleteMissing is not supported by this server yet")) }
+        if mapping.dynamic != nil { unsupported.append(.init(pointer: pointer + "/dynamic", message: "dynamic mappings are not supported by this server yet")) }
+        if mapping.dictionaryTransformer != nil { unsupported.append(.init(pointer: pointer + "/dictionaryTransformer", message: "dictionary transformers are not supported by this server yet")) }
+        guard unsupported.isEmpty else {
+            throw CartographError(.unprocessable, "This mapping uses features this server cannot map yet.", errors: unsupported)
+        }
+        for (index, relationship) in mapping.relationships.enumerated() {
+            try requireSupported(relationship.mapping, pointer: pointer + "/relationships/\(index)/mapping")
+        }
+    }
+}
+
+/// One representation's mapped state. A class: nodes are shared by identity and referenced by
+/// relationships of other nodes.
+final class MappedNode {
+    let mapping: EntityMapping
+    let pointer: String
+    /// The entity the object is inserted as.
+    let entity: String
+    /// The identification values; nil when the mapping has no identification attributes (R-I4).
+    let identity: [AttributeValue]?
+    /// Mapped attribute values: a key present with nil is an explicit JSON null (R-P4).
+    var values: [String: AttributeValue?] = [:]
+    /// Relationship assignments in mapping order: nil destinations means JSON null.
+    var relationships: [(mapping: RelationshipMapping, destinations: [MappedNode]?)] = []
+    /// Only an identity was given (R-P5): find it, or insert a stub.
+    var isReference: Bool
+    var errors: [CartographError.Detail] = []
+    var existing: ExistingObject?
+    var id: Int64?
+    var discarded = false
+    /// `modificationAttribute` says the stored object is current (R-P7).
+    var skipped = false
+
+    init(mapping: EntityMapping, pointer: String, identity: [AttributeValue]?, isReference: Bool) {
+        self.mapping = mapping
+        self.pointer = pointer
+        self.entity = mapping.entity
+        self.identity = identity
+        self.isReference = isReference
+    }
+
+    var isNew: Bool { existing == nil }
+}

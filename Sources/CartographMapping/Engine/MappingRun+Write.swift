@@ -1,0 +1,177 @@
+// Phases 3 and 4 of a payload: decide and validate every object's final state (R-P7, R-P8), then
+// write objects and their relationships (R-P4…R-P6) and count what happened (R-P12).
+import Foundation
+import CartographCore
+
+extension MappingRun {
+    // MARK: Phase 3: validate
+
+    /// Applies `modificationAttribute` (R-P7), then checks each object's final state (R-P8). Invalid new
+    /// objects are discarded where the mapping allows it; any other invalid object fails the payload.
+    func validate(in store: some MappingStore) throws(CartographError) {
+        var failures: [CartographError.Detail] = []
+        for node in nodes {
+            if let existing = node.existing, let name = node.mapping.modificationAttribute,
+               let stored = existing.values[name], case .some(.some(let incoming)) = node.values[name] {
+                node.skipped = Self.isCurrent(stored: stored, incoming: incoming)
+            }
+            if node.skipped { continue }
+            var problems = node.errors
+            // Stubs are exempt until a full representation maps onto them.
+            if !(node.isReference && node.isNew) { problems += try finalStateProblems(of: node, in: store) }
+            guard !problems.isEmpty else { continue }
+            if node.isNew && node.mapping.discardsInvalidObjectsOnInsert {
+                node.discarded = true
+            } else {
+                failures += problems
+            }
+        }
+        guard failures.isEmpty else {
+            throw CartographError(.unprocessable, "The payload has \(failures.count) invalid value(s); nothing was stored.", errors: failures)
+        }
+    }
+
+    /// R-P7 as RestKit's code compares: strings skip when equal, numbers and dates when stored >= incoming.
+    static func isCurrent(stored: AttributeValue, incoming: AttributeValue) -> Bool {
+        switch (stored, incoming) {
+        case (.string(let a), .string(let b)): a == b
+        case (.date(let a), .date(let b)): a >= b
+        case (.integer(let a), .integer(let b)): a >= b
+        case (.decimal(let a), .decimal(let b)): a >= b
+        case (.double(let a), .double(let b)): a >= b
+        default: stored == incoming
+        }
+    }
+
+    /// The values an object will have once written: stored (or defaults) overlaid with the mapped ones.
+    func finalValues(of node: MappedNode) -> [String: AttributeValue] {
+        var values = node.existing?.values ?? defaults(of: node.entity)
+        if node.existing != nil, node.mapping.assignsDefaultValueForMissingAttributes {
+            for (name, value) in defaults(of: node.existing?.entity ?? node.entity) where node.values[name] == nil { values[name] = value }
+        }
+        for (name, value) in node.values { values[name] = value }
+        return values
+    }
+
+    /// The model defaults of an entity's attributes (R-P4).
+    func defaults(of entity: String) -> [String: AttributeValue] {
+        var values: [String: AttributeValue] = [:]
+        for attribute in model.allAttributes(of: entity) {
+            if let json = attribute.defaultValue, let value = try? AttributeValue.coerce(json, to: attribute.type) { values[attribute.name] = value }
+        }
+        return values
+    }
+
+    private func finalStateProblems(of node: MappedNode, in store: some MappingStore) throws(CartographError) -> [CartographError.Detail] {
+        let entity = node.existing?.entity ?? node.entity
+        let values = finalValues(of: node)
+        var problems: [CartographError.Detail] = []
+        for attribute in model.allAttributes(of: entity) {
+            let at = node.values[attribute.name] != nil
+                ? Self.pointer(node.pointer, node.mapping.attributes.first { $0.attribute == attribute.name }?.source ?? SourceKeyPath(components: [attribute.name]))
+                : node.pointer
+            guard let value = values[attribute.name] else {
+                if !attribute.optional { problems.append(.init(pointer: at, message: "'\(attribute.name)' is required")) }
+                continue
+            }
+            problems += AttributeConstraints.violations(of: value, attribute: attribute).map { .init(pointer: at, message: $0) }
+        }
+        for relationship in model.allRelationships(of: entity) {
+            let assignment = node.relationships.first { $0.mapping.relationship == relationship.name }
+            var count: Int
+            switch assignment {
+            case nil:
+                count = try node.existing.map { (existing) throws(CartographError) in
+                    try store.destinationIDs(of: existing.id, entity: existing.entity, relationship: relationship.name).count
+                } ?? 0
+            case let (mapping, destinations)?:
+                count = destinations?.count ?? 0
+                if mapping.assignmentPolicy == .union, let existing = node.existing {
+                    count += try store.destinationIDs(of: existing.id, entity: existing.entity, relationship: relationship.name).count
+                }
+            }
+            let at = assignment.flatMap { $0.mapping.source }.map { Self.pointer(node.pointer, $0) } ?? node.pointer
+            if !relationship.optional, count == 0 { problems.append(.init(pointer: at, message: "'\(relationship.name)' is required")) }
+            if let minimum = relationship.minCount, count < minimum, count > 0 || !relationship.optional {
+                problems.append(.init(pointer: at, message: "'\(relationship.name)' needs at least \(minimum) object(s), has \(count)"))
+            }
+            if let maximum = relationship.maxCount, relationship.toMany, count > maximum {
+                problems.append(.init(pointer: at, message: "'\(relationship.name)' allows at most \(maximum) object(s), has \(count)"))
+            }
+        }
+        return problems
+    }
+
+    // MARK: Phase 4: write
+
+    func write(topLevel: [(node: MappedNode, pointer: String)], into store: some MappingStore) throws(CartographError) -> MappingResult {
+        var result = MappingResult()
+        var changed = Set<ObjectIdentifier>()
+        for node in nodes where !node.discarded {
+            if let existing = node.existing {
+                node.id = existing.id
+                guard !node.skipped else { continue }
+                var values = node.values
+                if node.mapping.assignsDefaultValueForMissingAttributes {
+                    for attribute in model.allAttributes(of: existing.entity) where values[attribute.name] == nil {
+                        values[attribute.name] = .some(defaults(of: existing.entity)[attribute.name])
+                    }
+                }
+                if try store.updateObject(id: existing.id, entity: existing.entity, values: values, clearStub: !node.isReference) {
+                    changed.insert(ObjectIdentifier(node))
+                }
+            } else {
+                var values = defaults(of: node.entity)
+                for (name, value) in node.values { values[name] = value }
+                node.id = try store.insertObject(entity: node.entity, values: values.compactMapValues { $0 }, stub: node.isReference)
+                result.inserted += 1
+            }
+        }
+        for node in nodes where !node.discarded && !node.skipped {
+            guard let id = node.id else { continue }
+            let entity = node.existing?.entity ?? node.entity
+            for (mapping, destinations) in node.relationships {
+                let new = (destinations ?? []).filter { !$0.discarded }.compactMap(\.id)
+                let old = try store.destinationIDs(of: id, entity: entity, relationship: mapping.relationship)
+                var target = new
+                if mapping.assignmentPolicy == .union { target = old + new.filter { !old.contains($0) } }
+                guard target != old else { continue }
+                try store.setDestinations(of: id, entity: entity, relationship: mapping.relationship, to: target)
+                changed.insert(ObjectIdentifier(node))
+                if mapping.assignmentPolicy == .replace, let relationship = model.relationship(mapping.relationship, of: entity) {
+                    // R-P6 replace: old destinations no longer referenced are deleted (tombstoned).
+                    for orphan in old where !target.contains(orphan) {
+                        result.deleted += try store.deleteObject(id: orphan, entity: relationship.destination)
+                    }
+                }
+            }
+        }
+        for node in nodes where node.existing != nil && !node.discarded {
+            if changed.contains(ObjectIdentifier(node)) { result.updated += 1 } else { result.unchanged += 1 }
+        }
+        for node in nodes where node.discarded {
+            result.discarded.append(.object(JSONObject([
+                ("pointer", .string(node.pointer)), ("entity", .string(node.entity)),
+                ("key", Self.key(of: node)),
+                ("errors", .array(node.errors.map { .object(JSONObject([("pointer", .string($0.pointer)), ("message", .string($0.message))])) })),
+            ])))
+        }
+        for (node, _) in topLevel {
+            var entry = JSONObject([("entity", .string(node.existing?.entity ?? node.entity))])
+            if let id = node.id {
+                entry.append("key", try store.key(ofObject: id, entity: node.existing?.entity ?? node.entity))
+            } else {
+                entry.append("key", Self.key(of: node))
+                entry.append("discarded", .bool(true))
+            }
+            result.objects.append(.object(entry))
+        }
+        return result
+    }
+
+    /// The key a node would have, from its identity (for discarded objects, which have no `_id`).
+    static func key(of node: MappedNode) -> JSONValue {
+        guard let identity = node.identity else { return .null }
+        return identity.count == 1 ? identity[0].jsonValue : .array(identity.map(\.jsonValue))
+    }
+}

@@ -1,0 +1,199 @@
+// The state of mapping one payload: nodes by identity, and the phases that fill them.
+import Foundation
+import CartographCore
+import CartographPredicate
+
+struct MappingRun {
+    let engine: MappingEngine
+    let root: JSONValue
+    let metadata: JSONValue
+    /// Every distinct object in first-seen order.
+    private(set) var nodes: [MappedNode] = []
+    /// Nodes by root entity and identity (R-I5: the same object across nesting levels and mappings).
+    private var byIdentity: [String: [[AttributeValue]: MappedNode]] = [:]
+    var model: Model { engine.model }
+
+    init(engine: MappingEngine, root: JSONValue, metadata: JSONValue) {
+        self.engine = engine
+        self.root = root
+        self.metadata = metadata
+    }
+
+    // MARK: Phase 1: read
+
+    /// The representations at the mapping's key path (R-P2), one node each, in payload order.
+    mutating func readTopLevel(_ payload: JSONValue, mapping: EntityMapping) throws(CartographError) -> [(node: MappedNode, pointer: String)] {
+        var selected: [(value: JSONValue, parent: JSONValue, pointer: String)] = []
+        func select(from container: JSONValue, pointer: String) {
+            guard let keyPath = mapping.keyPath else {
+                selected.append((container, container, pointer))
+                return
+            }
+            var value = container
+            var path = pointer
+            for key in keyPath.components {
+                guard let next = value[key] else { return }  // a missing key path maps nothing
+                value = next
+                path += "/" + Self.escape(key)
+            }
+            if case .array(let elements) = value {
+                for (index, element) in elements.enumerated() where !element.isNull { selected.append((element, container, path + "/\(index)")) }
+            } else if !value.isNull {
+                selected.append((value, container, path))
+            }
+        }
+        if case .array(let elements) = payload, mapping.keyPath != nil {
+            // A root array with a keyPath: the key path is read from each element (DESIGN §10).
+            for (index, element) in elements.enumerated() { select(from: element, pointer: "/\(index)") }
+        } else if case .array(let elements) = payload {
+            for (index, element) in elements.enumerated() where !element.isNull { selected.append((element, payload, "/\(index)")) }
+        } else {
+            select(from: payload, pointer: "")
+        }
+        var result: [(node: MappedNode, pointer: String)] = []
+        for item in selected {
+            result.append((try read(item.value, mapping: mapping, parent: item.parent, pointer: item.pointer), item.pointer))
+        }
+        return result
+    }
+
+    /// Reads one representation (an object, or an identity value standing for one) into its node.
+    mutating func read(_ representation: JSONValue, mapping: EntityMapping, parent: JSONValue, pointer: String) throws(CartographError) -> MappedNode {
+        let identityNames = mapping.resolvedIdentificationAttributes
+        guard case .object = representation else {
+            // R-P5: a primitive where an object is expected is an identity value.
+            guard identityNames.count == 1, let attribute = model.attribute(identityNames[0], of: mapping.entity) else {
+                let node = MappedNode(mapping: mapping, pointer: pointer, identity: nil, isReference: true)
+                node.errors.append(.init(pointer: pointer, message: "expected an object (\(mapping.entity) has \(identityNames.count) identification attributes, so a bare value cannot identify it)"))
+                nodes.append(node)
+                return node
+            }
+            var identity: [AttributeValue]?
+            var errors: [CartographError.Detail] = []
+            do {
+                if let value = try AttributeValue.coerce(representation, to: attribute.type) { identity = [value] }
+            } catch {
+                errors.append(.init(pointer: pointer, message: "\(error.message)"))
+            }
+            let node = intern(MappedNode(mapping: mapping, pointer: pointer, identity: identity, isReference: true))
+            node.errors += errors
+            // A stub is inserted with its identity (and model defaults) only.
+            if let value = identity?.first, node.values[identityNames[0]] == nil { node.values[identityNames[0]] = .some(value) }
+            if identity == nil, errors.isEmpty { node.errors.append(.init(pointer: pointer, message: "an identity value cannot be null")) }
+            return node
+        }
+        var values: [String: AttributeValue?] = [:]
+        var errors: [CartographError.Detail] = []
+        for attributeMapping in mapping.attributes {
+            guard let raw = value(at: attributeMapping.source, in: representation, parent: parent),
+                  let attribute = model.attribute(attributeMapping.attribute, of: mapping.entity) else { continue }
+            let valuePointer = Self.pointer(pointer, attributeMapping.source)
+            do {
+                var transformed = raw
+                if let name = attributeMapping.transformer, !raw.isNull {
+                    transformed = try engine.transformers.transformer(named: name).transform(raw)
+                }
+                values[attribute.name] = .some(try AttributeValue.coerce(transformed, to: attribute.type))
+            } catch let error as ValueTransformError {
+                errors.append(.init(pointer: valuePointer, message: error.description))
+            } catch let error as ValueCoercionError {
+                errors.append(.init(pointer: valuePointer, message: error.message))
+            } catch {
+                errors.append(.init(pointer: valuePointer, message: "\(error)"))
+            }
+        }
+        // R-I6: every identification attribute needs a value; a missing one makes an invalid object.
+        var identity: [AttributeValue]? = identityNames.isEmpty ? nil : []
+        for name in identityNames {
+            if case .some(.some(let value)) = values[name] {
+                identity?.append(value)
+            } else {
+                identity = nil
+                errors.append(.init(pointer: pointer, message: "the identification attribute '\(name)' has no value"))
+            }
+        }
+        let node = intern(MappedNode(mapping: mapping, pointer: pointer, identity: identity, isReference: false))
+        node.isReference = false
+        node.errors += errors
+        for (name, value) in values { node.values[name] = value }  // later representations win (R-I5)
+        for relationshipMapping in mapping.relationships {
+            let source = relationshipMapping.source.map { value(at: $0, in: representation, parent: parent) } ?? representation
+            guard let source, let relationship = model.relationship(relationshipMapping.relationship, of: mapping.entity) else { continue }
+            let relationshipPointer = relationshipMapping.source.map { Self.pointer(pointer, $0) } ?? pointer
+            var destinations: [MappedNode]?
+            switch source {
+            case .null:
+                destinations = nil
+            case .array(let elements):
+                if !relationship.toMany {
+                    node.errors.append(.init(pointer: relationshipPointer, message: "an array where the to-one relationship '\(relationship.name)' expects one object"))
+                    continue
+                }
+                destinations = []
+                for (index, element) in elements.enumerated() where !element.isNull {
+                    destinations?.append(try read(element, mapping: relationshipMapping.mapping, parent: representation,
+                                                  pointer: relationshipPointer + "/\(index)"))
+                }
+            default:
+                destinations = [try read(source, mapping: relationshipMapping.mapping, parent: representation, pointer: relationshipPointer)]
+            }
+            node.relationships.removeAll { $0.mapping.relationship == relationshipMapping.relationship }
+            node.relationships.append((relationshipMapping, destinations))
+        }
+        return node
+    }
+
+    /// The node already standing for this identity, or `node` registered as it.
+    private mutating func intern(_ node: MappedNode) -> MappedNode {
+        guard let identity = node.identity else {
+            nodes.append(node)
+            return node
+        }
+        let root = model.rootEntity(of: node.entity)
+        if let existing = byIdentity[root]?[identity] { return existing }
+        byIdentity[root, default: [:]][identity] = node
+        nodes.append(node)
+        return node
+    }
+
+    /// The value at a source key path (nil when a key is missing).
+    func value(at keyPath: SourceKeyPath, in representation: JSONValue, parent: JSONValue) -> JSONValue? {
+        var value: JSONValue
+        switch keyPath.root {
+        case .representation: value = representation
+        case .parent: value = parent
+        case .root: value = root
+        case .metadata: value = metadata
+        }
+        for (index, key) in keyPath.components.enumerated() {
+            // Header names are case-insensitive.
+            let lookup = keyPath.root == .metadata && index == 1 && keyPath.components.first == "header" ? key.lowercased() : key
+            guard let next = value[lookup] else { return nil }
+            value = next
+        }
+        return value
+    }
+
+    static func escape(_ key: String) -> String { key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1") }
+
+    static func pointer(_ base: String, _ keyPath: SourceKeyPath) -> String {
+        keyPath.root == .representation ? base + keyPath.components.map { "/" + escape($0) }.joined() : base
+    }
+
+    // MARK: Phase 2: identify
+
+    /// One lookup per (mapping entity, identification attributes, predicate) group (R-I1…R-I3).
+    mutating func identify(in store: some MappingStore) throws(CartographError) {
+        var groups: [String: [MappedNode]] = [:]
+        for node in nodes where node.identity != nil {
+            let key = "\(node.mapping.entity)|\(node.mapping.resolvedIdentificationAttributes.joined(separator: ","))|\(node.mapping.identificationPredicate?.format ?? "")"
+            groups[key, default: []].append(node)
+        }
+        for group in groups.values {
+            let first = group[0].mapping
+            let found = try store.existingObjects(entity: first.entity, attributes: first.resolvedIdentificationAttributes,
+                                                  identities: group.compactMap(\.identity), predicate: first.identificationPredicate?.checked)
+            for node in group { node.existing = node.identity.flatMap { found[$0] } }
+        }
+    }
+}

@@ -1,0 +1,40 @@
+// The store transaction as the mapping engine's store.
+public import CartographCore
+public import CartographMapping
+public import CartographPredicate
+
+extension StoreTransaction: MappingStore {
+    public func existingObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
+                                predicate: CheckedPredicate?) throws(CartographError) -> [[AttributeValue]: ExistingObject] {
+        try findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate).mapValues(\.existing)
+    }
+
+    public func insertObject(entity: String, values: [String: AttributeValue], stub: Bool) throws(CartographError) -> Int64 {
+        try insert(entity: entity, values: values, stub: stub)
+    }
+
+    public func updateObject(id: Int64, entity: String, values: [String: AttributeValue?], clearStub: Bool) throws(CartographError) -> Bool {
+        try update(id: id, entity: entity, values: values, clearStub: clearStub)
+    }
+
+    public func destinationIDs(of id: Int64, entity: String, relationship: String) throws(CartographError) -> [Int64] {
+        try destinations(of: id, entity: entity, relationship: relationship)
+    }
+
+    public func setDestinations(of id: Int64, entity: String, relationship: String, to destinations: [Int64]) throws(CartographError) {
+        try setRelationship(id: id, entity: entity, relationship: relationship, to: destinations)
+    }
+
+    public func deleteObject(id: Int64, entity: String) throws(CartographError) -> Int {
+        try delete(id: id, entity: entity)
+    }
+
+    public func key(ofObject id: Int64, entity: String) throws(CartographError) -> JSONValue {
+        guard let object = try object(id: id, entity: entity) else { return .number(JSONNumber(id)) }
+        return reader.key(of: object)
+    }
+}
+
+extension StoredObject {
+    var existing: ExistingObject { ExistingObject(id: id, entity: entity, isStub: isStub, values: values) }
+}

@@ -1,0 +1,203 @@
+// Payload ingestion over real HTTP (DESIGN §4, §5): identification, values, relationships and their
+// policies, modification dates, validation, transactions, dry runs and idempotency.
+import Foundation
+import Testing
+import CartographCore
+import CartographTesting
+
+let projectsModel: JSONValue = ["entities": [
+    ["name": "Project",
+     "attributes": [["name": "projectID", "type": "integer64"], ["name": "name", "type": "string", "default": "untitled"],
+                    ["name": "updatedAt", "type": "date"], ["name": "budget", "type": "decimal"]],
+     "relationships": [["name": "tasks", "destination": "Task", "toMany": true, "ordered": true, "inverse": "project"],
+                       ["name": "owner", "destination": "User", "inverse": "projects"]]],
+    ["name": "Task", "attributes": [["name": "id", "type": "integer64"], ["name": "title", "type": "string", "minLength": 1]],
+     "relationships": [["name": "project", "destination": "Project", "inverse": "tasks"]]],
+    ["name": "User", "attributes": [["name": "userID", "type": "integer64"], ["name": "email", "type": "string", "optional": false]],
+     "relationships": [["name": "projects", "destination": "Project", "toMany": true, "inverse": "owner"]]],
+]]
+
+func projectMapping(policy: String = "set", extra: [(String, JSONValue)] = []) -> JSONValue {
+    var document = JSONObject([
+        ("entity", "Project"), ("keyPath", "projects"),
+        ("attributes", ["id": "projectID", "name": "name", "updated_at": ["to": "updatedAt", "transformer": "ISO8601ToDate"], "budget": "budget"]),
+        ("relationships", [
+            ["from": "tasks", "to": "tasks", "assignmentPolicy": .string(policy), "mapping": ["entity": "Task", "attributes": ["id", "title"]]],
+            ["from": "owner", "to": "owner", "mapping": ["entity": "User", "attributes": ["id": "userID", "email": "email"]]],
+        ]),
+    ])
+    for (key, value) in extra { document[key] = value }
+    return .object(document)
+}
+
+/// A server with tenant acme, model `work` and mapping `projects`; `body` gets a poster and a reader.
+func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
+                  _ body: (_ post: (JSONValue, [(String, String)], String) throws -> RawResponse, _ get: (String) throws -> JSONValue) throws -> Void) throws {
+    try withLiveServer { (server) throws in
+        let client = server.client
+        let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+        #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/work", projectsModel, token: key).status == 201)
+        let registered = try client.sendJSON("PUT", "/v1/tenants/acme/models/work/mappings/projects", projectMapping(policy: policy, extra: extra), token: key)
+        #expect(registered.status == 201, "\(registered.text)")
+        let post = { (payload: JSONValue, headers: [(String, String)], query: String) throws -> RawResponse in
+            try client.send("POST", "/v1/tenants/acme/models/work/mappings/projects/payloads" + query,
+                            headers: [("Content-Type", "application/json")] + headers, body: payload.jsonBytes, token: key)
+        }
+        let get = { (path: String) throws -> JSONValue in try client.send("GET", "/v1/tenants/acme/models/work/" + path, token: key).json() }
+        try body(post, get)
+    }
+}
+
+@Suite(.serialized) struct PayloadLiveTests {
+    @Test func R_P12_insertsNestedObjectsAndReportsCountsAndObjects() throws {
+        try withProjects { post, get in
+            let response = try post(["projects": [
+                ["id": 1, "name": "Apollo", "updated_at": "2024-01-02T03:04:05Z", "budget": .number(JSONNumber(validatedText: "12345678901234567.891")),
+                 "tasks": [["id": 10, "title": "Launch"], ["id": 11, "title": "Land"]], "owner": ["id": 7, "email": "a@x.io"]],
+                ["id": 2, "tasks": []],
+            ]], [], "")
+            #expect(response.status == 200, "\(response.text)")
+            let result = try response.json()
+            #expect(result["inserted"] == 5)
+            #expect(result["updated"] == 0)
+            #expect(result["objects"] == [["entity": "Project", "key": 1], ["entity": "Project", "key": 2]])
+            #expect(result["changeSeq"]?.numberValue?.int64Value ?? 0 > 0)
+            let apollo = try get("entities/Project/objects/1")
+            #expect(apollo["tasks"] == [10, 11])
+            #expect(apollo["owner"] == 7)
+            #expect(apollo["budget"] == "12345678901234567.891", "a decimal sent as a JSON number keeps every digit")
+            #expect(apollo["updatedAt"] == "2024-01-02T03:04:05.000Z")
+            #expect(try get("entities/Project/objects/2")["name"] == "untitled", "a new object gets the model default (R-P4)")
+        }
+    }
+
+    @Test func R_P2_aMissingKeyPathMapsNothing() throws {
+        try withProjects { post, get in
+            let result = try post(["other": []], [], "").json()
+            #expect(result["inserted"] == 0)
+            #expect(result["objects"] == [])
+            #expect(try get("entities/Project/objects")["items"] == [])
+        }
+    }
+
+    @Test func R_I2_R_I5_identityIsFoundAfterCoercionAndDuplicatesMerge() throws {
+        try withProjects { post, get in
+            _ = try post(["projects": [["id": 1, "name": "A"]]], [], "")
+            let second = try post(["projects": [["id": "1", "name": "B"], ["id": 1, "name": "C"]]], [], "").json()
+            #expect(second["inserted"] == 0)
+            #expect(second["updated"] == 1)
+            #expect(try get("entities/Project/objects?count=true")["total"] == 1)
+            #expect(try get("entities/Project/objects/1")["name"] == "C", "the later representation wins")
+        }
+    }
+
+    @Test func R_I6_R_P3_badValuesAre422WithPayloadPointersAndStoreNothing() throws {
+        try withProjects { post, get in
+            let response = try post(["projects": [["id": 1, "tasks": [["id": 5, "title": "ok"], ["id": "12x", "title": "bad"]]], ["name": "no id"]]], [], "")
+            #expect(response.status == 422)
+            let pointers = try response.json()["errors"]?.arrayValue?.compactMap { $0["pointer"]?.stringValue } ?? []
+            #expect(pointers.contains("/projects/0/tasks/1/id"))
+            #expect(pointers.contains("/projects/1"))
+            #expect(try get("entities/Project/objects")["items"] == [])
+            #expect(try get("changes")["changes"] == [])
+        }
+    }
+
+    @Test func R_P4_missingKeysLeaveValuesAndNullClearsThem() throws {
+        try withProjects { post, get in
+            _ = try post(["projects": [["id": 1, "name": "Apollo", "budget": "10.5", "owner": ["id": 7, "email": "a@x.io"]]]], [], "")
+            _ = try post(["projects": [["id": 1, "budget": nil]]], [], "")
+            let project = try get("entities/Project/objects/1")
+            #expect(project["name"] == "Apollo")
+            #expect(project["budget"] == .null)
+            #expect(project["owner"] == 7, "a missing relationship key leaves it untouched")
+            _ = try post(["projects": [["id": 1, "owner": nil]]], [], "")
+            #expect(try get("entities/Project/objects/1")["owner"] == .null, "null empties it")
+        }
+    }
+
+    @Test func R_P5_identityValuesFindOrStub() throws {
+        try withProjects { post, get in
+            _ = try post(["projects": [["id": 1, "tasks": [["id": 10, "title": "Known"]]]]], [], "")
+            let result = try post(["projects": [["id": 2, "tasks": [10, 99]]]], [], "").json()
+            #expect(result["inserted"] == 2, "project 2 and a stub for task 99")
+            let stub = try get("entities/Task/objects/99")
+            #expect(stub["_stub"] == true)
+            #expect(try get("entities/Task/objects/10")["title"] == "Known")
+            #expect(try get("entities/Project/objects/2")["tasks"] == [10, 99])
+            _ = try post(["projects": [["id": 3, "tasks": [["id": 99, "title": "Now full"]]]]], [], "")
+            #expect(try get("entities/Task/objects/99")["_stub"] == nil, "a full representation ends the stub")
+        }
+    }
+
+    @Test(arguments: [("set", [10, 11, 12], 3, [11, 12]), ("replace", [11, 12], 2, [11, 12]), ("union", [10, 11, 12], 3, [10, 11, 12])])
+    func R_P6_assignmentPolicies(policy: String, tasksInStore: [Int], count: Int, projectTasks: [Int]) throws {
+        try withProjects(policy: policy) { post, get in
+            _ = try post(["projects": [["id": 1, "tasks": [["id": 10, "title": "a"], ["id": 11, "title": "b"]]]]], [], "")
+            let result = try post(["projects": [["id": 1, "tasks": [["id": 11, "title": "b2"], ["id": 12, "title": "c"]]]]], [], "").json()
+            #expect(result["deleted"] == .number(JSONNumber(policy == "replace" ? 1 : 0)))
+            let stored = try get("entities/Task/objects?orderBy=id")["items"]?.arrayValue?.compactMap { $0["id"]?.numberValue?.int64Value } ?? []
+            #expect(stored == tasksInStore.map(Int64.init))
+            #expect(try get("entities/Project/objects/1")["tasks"] == .array(projectTasks.map { .number(JSONNumber($0)) }))
+            #expect(try get("entities/Task/objects/11")["title"] == "b2", "present again: updated in place")
+            _ = count
+        }
+    }
+
+    @Test func R_P7_modificationAttributeSkipsStaleRepresentations() throws {
+        try withProjects(extra: [("modificationAttribute", "updatedAt")]) { post, get in
+            _ = try post(["projects": [["id": 1, "name": "new", "updated_at": "2024-06-01T00:00:00Z"]]], [], "")
+            let stale = try post(["projects": [["id": 1, "name": "old", "updated_at": "2024-01-01T00:00:00Z"]]], [], "").json()
+            #expect(stale["unchanged"] == 1)
+            #expect(try get("entities/Project/objects/1")["name"] == "new")
+            let newer = try post(["projects": [["id": 1, "name": "newer", "updated_at": "2024-07-01T00:00:00Z"]]], [], "").json()
+            #expect(newer["updated"] == 1)
+            #expect(try get("entities/Project/objects/1")["name"] == "newer")
+        }
+    }
+
+    @Test func R_P8_invalidObjectsFailThePayloadOrAreDiscarded() throws {
+        try withProjects { post, get in
+            let failed = try post(["projects": [["id": 1, "tasks": [["id": 5, "title": ""]]]]], [], "")
+            #expect(failed.status == 422)
+            #expect(try failed.json()["errors"]?.arrayValue?.first?["pointer"] == "/projects/0/tasks/0/title")
+            let missingEmail = try post(["projects": [["id": 1, "owner": ["id": 7]]]], [], "")
+            #expect(missingEmail.status == 422, "User.email is required")
+            #expect(try get("entities/Project/objects")["items"] == [])
+        }
+        try withProjects(extra: [("discardsInvalidObjectsOnInsert", true)]) { post, get in
+            let result = try post(["projects": [["id": 1, "name": "ok"], ["name": "no identity"]]], [], "").json()
+            #expect(result["inserted"] == 1)
+            #expect(result["discarded"]?.arrayValue?.first?["pointer"] == "/projects/1")
+            #expect(result["objects"]?.arrayValue?.last?["discarded"] == true)
+            #expect(try get("entities/Project/objects?count=true")["total"] == 1)
+        }
+    }
+
+    @Test func R_P11_dryRunStoresNothingAndIdempotencyKeysApplyOnce() throws {
+        try withProjects { post, get in
+            let dry = try post(["projects": [["id": 1]]], [], "?dryRun=true").json()
+            #expect(dry["inserted"] == 1)
+            #expect(try get("entities/Project/objects")["items"] == [])
+            #expect(try get("changes")["changes"] == [])
+
+            let first = try post(["projects": [["id": 1]]], [("Idempotency-Key", "abc")], "")
+            let retry = try post(["projects": [["id": 1]]], [("Idempotency-Key", "abc")], "")
+            #expect(try retry.json() == first.json())
+            #expect(try retry.json()["inserted"] == 1, "the retry returns the first result")
+            #expect(try get("changes")["changes"]?.arrayValue?.count == 1, "and applies nothing again")
+            let reused = try post(["projects": [["id": 2]]], [("Idempotency-Key", "abc")], "")
+            #expect(reused.status == 422)
+            #expect(try get("entities/Project/objects?count=true")["total"] == 1)
+        }
+    }
+
+    @Test func mappingsUsingFeaturesNotYetMappedAreRefused() throws {
+        try withProjects(extra: [("deletionPredicate", "name == 'gone'")]) { post, get in
+            let response = try post(["projects": [["id": 1]]], [], "")
+            #expect(response.status == 422)
+            #expect(try response.json()["errors"]?.arrayValue?.first?["pointer"] == "/deletionPredicate")
+            #expect(try get("entities/Project/objects")["items"] == [])
+        }
+    }
+}
