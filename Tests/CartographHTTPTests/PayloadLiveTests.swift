@@ -192,6 +192,30 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
         }
     }
 
+    @Test func R_P13_explainTracesEveryObjectAndStoresNothing() throws {
+        try withProjects(policy: "replace", extra: [("modificationAttribute", "updatedAt")]) { post, get in
+            _ = try post(["projects": [["id": 1, "updated_at": "2024-06-01T00:00:00Z", "tasks": [["id": 10, "title": "a"], ["id": 11, "title": "b"]]]]], [], "")
+            let explained = try post(["projects": [
+                ["id": 1, "updated_at": "2024-07-01T00:00:00Z", "tasks": [["id": 11, "title": "b"], ["id": 12, "title": "c"]]],
+                ["id": 2, "tasks": [99]],
+            ]], [], "?explain=true").json()
+            let trace = try #require(explained["explain"]?.arrayValue)
+            func action(_ entity: String, _ key: Int) -> String? {
+                trace.first { $0["entity"] == .string(entity) && $0["key"] == .number(JSONNumber(key)) }?["action"]?.stringValue
+            }
+            #expect(action("Project", 1) == "update")
+            #expect(action("Project", 2) == "insert")
+            #expect(action("Task", 11) == "unchanged")
+            #expect(action("Task", 12) == "insert")
+            #expect(action("Task", 10) == "delete")
+            #expect(trace.first { $0["key"] == 99 }?["reason"]?.stringValue?.contains("stub") == true)
+            #expect(explained["timings"]?["identify"]?.numberValue != nil)
+            // explain implies dryRun: nothing changed.
+            #expect(try get("entities/Project/objects/1")["updatedAt"] == "2024-06-01T00:00:00.000Z")
+            #expect(try get("entities/Task/objects?count=true")["total"] == 2)
+        }
+    }
+
     @Test func mappingsUsingFeaturesNotYetMappedAreRefused() throws {
         try withProjects(extra: [("deletionPredicate", "name == 'gone'")]) { post, get in
             let response = try post(["projects": [["id": 1]]], [], "")

@@ -43,10 +43,9 @@ enum MappingRoutes {
             // Re-validated against the current model: a migration may have changed it since registration.
             let mapping = try EntityMapping.parse(document, model: model)
             let engine = try MappingEngine(model: model)
-            if try ModelRoutes.booleanQuery(context, "explain") == true {
-                throw CartographError(.badRequest, "explain=true is not supported by this server yet; use dryRun=true.")
-            }
-            let dryRun = try ModelRoutes.booleanQuery(context, "dryRun") ?? false
+            // R-P13: explain traces every object and implies a dry run.
+            let explain = try ModelRoutes.booleanQuery(context, "explain") ?? false
+            let dryRun = try ModelRoutes.booleanQuery(context, "dryRun") ?? false || explain
             let idempotencyKey = context.request.headers["idempotency-key"]
             if let idempotencyKey, !(1...255).contains(idempotencyKey.utf8.count) {
                 throw CartographError(.badRequest, "Idempotency-Key must be 1 to 255 characters.")
@@ -56,7 +55,7 @@ enum MappingRoutes {
             let requestHash = SecretHash.sha256(bytes: Array(context.request.path.utf8) + [0x0A] + context.request.body)
             let response = try store.applyPayload(idempotencyKey: idempotencyKey, requestHash: requestHash, dryRun: dryRun) {
                 (transaction) throws(CartographError) -> JSONObject in
-                let result = try engine.map(payload, mapping: mapping, metadata: metadata, into: transaction)
+                let result = try engine.map(payload, mapping: mapping, metadata: metadata, explain: explain, into: transaction)
                 Counter(label: "cartograph_objects_mapped_total").increment(by: result.inserted + result.updated + result.unchanged)
                 return result.json(changeSeq: 0).objectValue ?? JSONObject()
             }

@@ -20,14 +20,28 @@ public struct MappingResult: Sendable, Equatable {
     public var discarded: [JSONValue] = []
     /// `{"entity", "key"}` per top-level representation, in payload order.
     public var objects: [JSONValue] = []
+    /// R-P13: `{"pointer", "entity", "key", "action", "reason"}` per object, when asked for.
+    public var explain: [JSONValue]?
+    /// R-P13: milliseconds per phase, when asked for.
+    public var timings: [(phase: String, milliseconds: Double)] = []
+
+    public static func == (a: MappingResult, b: MappingResult) -> Bool {
+        a.inserted == b.inserted && a.updated == b.updated && a.unchanged == b.unchanged && a.deleted == b.deleted
+            && a.discarded == b.discarded && a.objects == b.objects && a.explain == b.explain
+    }
 
     /// The response body members, in DESIGN order.
     public func json(changeSeq: Int64) -> JSONValue {
-        .object(JSONObject([
+        var body = JSONObject([
             ("inserted", .number(JSONNumber(inserted))), ("updated", .number(JSONNumber(updated))),
             ("unchanged", .number(JSONNumber(unchanged))), ("deleted", .number(JSONNumber(deleted))),
             ("discarded", .array(discarded)), ("objects", .array(objects)), ("changeSeq", .number(JSONNumber(changeSeq))),
-        ]))
+        ])
+        if let explain {
+            body.append("explain", .array(explain))
+            body.append("timings", .object(JSONObject(timings.map { ($0.phase, JSONNumber($0.milliseconds).map { .number($0) } ?? .null) })))
+        }
+        return .object(body)
     }
 }
 
@@ -43,14 +57,29 @@ public struct MappingEngine: Sendable {
 
     /// Maps `payload` with `mapping` into `store` (already inside a transaction).
     /// - Parameter metadata: `{"receivedAt", "query": {…}, "header": {…}}` for `@metadata.` key paths.
+    /// - Parameter explain: record a per-object trace and phase timings (R-P13).
     public func map(_ payload: JSONValue, mapping: EntityMapping, metadata: JSONValue = .object(JSONObject()),
-                    into store: some MappingStore) throws(CartographError) -> MappingResult {
+                    explain: Bool = false, into store: some MappingStore) throws(CartographError) -> MappingResult {
         try Self.requireSupported(mapping, pointer: "")
         var run = MappingRun(engine: self, root: payload, metadata: metadata)
+        var timings: [(phase: String, milliseconds: Double)] = []
+        var clock = ContinuousClock.now
+        func lap(_ phase: String) {
+            let now = ContinuousClock.now
+            let elapsed = now - clock
+            timings.append((phase, Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15))
+            clock = now
+        }
         let topLevel = try run.readTopLevel(payload, mapping: mapping)
+        lap("read")
         try run.identify(in: store)
+        lap("identify")
         try run.validate(in: store)
-        return try run.write(topLevel: topLevel, into: store)
+        lap("validate")
+        var result = try run.write(topLevel: topLevel, explain: explain, into: store)
+        lap("write")
+        if explain { result.timings = timings }
+        return result
     }
 
     /// Connections, deletion predicates, snapshots and dynamic mappings are mapped by a later part

@@ -104,8 +104,17 @@ extension MappingRun {
 
     // MARK: Phase 4: write
 
-    func write(topLevel: [(node: MappedNode, pointer: String)], into store: some MappingStore) throws(CartographError) -> MappingResult {
+    func write(topLevel: [(node: MappedNode, pointer: String)], explain: Bool = false,
+               into store: some MappingStore) throws(CartographError) -> MappingResult {
         var result = MappingResult()
+        var trace: [JSONValue] = []
+        func record(_ node: MappedNode, _ action: String, _ reason: String, key: JSONValue? = nil) {
+            guard explain else { return }
+            trace.append(.object(JSONObject([
+                ("pointer", .string(node.pointer)), ("entity", .string(node.existing?.entity ?? node.entity)),
+                ("key", key ?? Self.key(of: node)), ("action", .string(action)), ("reason", .string(reason)),
+            ])))
+        }
         var changed = Set<ObjectIdentifier>()
         for node in nodes where !node.discarded {
             if let existing = node.existing {
@@ -141,14 +150,39 @@ extension MappingRun {
                 if mapping.assignmentPolicy == .replace, let relationship = model.relationship(mapping.relationship, of: entity) {
                     // R-P6 replace: old destinations no longer referenced are deleted (tombstoned).
                     for orphan in old where !target.contains(orphan) {
+                        let orphanKey = explain ? try store.key(ofObject: orphan, entity: relationship.destination) : .null
                         result.deleted += try store.deleteObject(id: orphan, entity: relationship.destination)
+                        if explain {
+                            trace.append(.object(JSONObject([
+                                ("pointer", .string(node.pointer)), ("entity", .string(relationship.destination)), ("key", orphanKey),
+                                ("action", "delete"), ("reason", .string("no longer in '\(mapping.relationship)' (assignmentPolicy replace)")),
+                            ])))
+                        }
                     }
                 }
             }
         }
-        for node in nodes where node.existing != nil && !node.discarded {
-            if changed.contains(ObjectIdentifier(node)) { result.updated += 1 } else { result.unchanged += 1 }
+        for node in nodes {
+            if node.discarded {
+                record(node, "discard", node.errors.map(\.message).joined(separator: "; "))
+            } else if let existing = node.existing {
+                let found = "found _id \(existing.id) by \(node.mapping.resolvedIdentificationAttributes.joined(separator: ", "))"
+                if node.skipped {
+                    result.unchanged += 1
+                    record(node, "unchanged", "\(found); its \(node.mapping.modificationAttribute ?? "modification attribute") is not older than the payload's")
+                } else if changed.contains(ObjectIdentifier(node)) {
+                    result.updated += 1
+                    record(node, "update", "\(found); values or relationships changed")
+                } else {
+                    result.unchanged += 1
+                    record(node, "unchanged", "\(found); every mapped value is equal")
+                }
+            } else {
+                let why = node.identity == nil ? "the mapping has no identification attributes" : "no stored object has this identity"
+                record(node, "insert", node.isReference ? "\(why): inserted as a stub" : why)
+            }
         }
+        if explain { result.explain = trace }
         for node in nodes where node.discarded {
             result.discarded.append(.object(JSONObject([
                 ("pointer", .string(node.pointer)), ("entity", .string(node.entity)),
