@@ -55,7 +55,7 @@ let package = Package(
         .executableTarget(
             name: "cartograph",
             dependencies: [
-                "CartographCore", "CartographStore", "CartographHTTP",
+                "CartographCore", "CartographStore", "CartographHTTP", "CartographMapping",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

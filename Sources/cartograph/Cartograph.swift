@@ -7,7 +7,7 @@ struct Cartograph: AsyncParsableCommand {
         commandName: "cartograph",
         abstract: "Mapping-as-a-service: map API payloads into per-tenant SQLite stores.",
         version: CartographVersion.current,
-        subcommands: [Serve.self, Validate.self, Version.self],
+        subcommands: [Serve.self, Map.self, Validate.self, Version.self],
         defaultSubcommand: Serve.self
     )
 }

@@ -3,15 +3,19 @@
 import ArgumentParser
 import Foundation
 import CartographCore
+import CartographMapping
 
 struct Validate: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Validate a model document (JSON or Core Data XML) without a server.",
-        discussion: "Prints the normalized model on success (exit 0), or every problem with its JSON Pointer (exit 1)."
+        abstract: "Validate a model document (JSON or Core Data XML), and optionally a mapping, without a server.",
+        discussion: "Prints the normalized model (or mapping) on success (exit 0), or every problem with its JSON Pointer (exit 1)."
     )
 
     @Argument(help: "A JSON model document, or a Core Data model (an .xcdatamodel 'contents' file).")
     var model: String
+
+    @Argument(help: "A mapping document to validate against the model (optional).")
+    var mapping: String?
 
     @Option(help: "The model's name in the normalized output.") var name = "model"
 
@@ -24,9 +28,18 @@ struct Validate: ParsableCommand {
         do {
             let parsed = isXML ? try ModelDocument.parse(coreDataXML: bytes, name: name) : try ModelDocument.parse(jsonBytes: bytes, name: name)
             for warning in parsed.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
-            print(parsed.normalizedJSON.jsonText)
-        } catch {
-            FileHandle.standardError.write(Data("\(model): \(error.detail)\n".utf8))
+            _ = try ValueTransformerRegistry(model: parsed)
+            _ = try DictionaryTransformerRegistry(model: parsed)
+            guard let mapping else {
+                print(parsed.normalizedJSON.jsonText)
+                return
+            }
+            guard let mappingData = FileManager.default.contents(atPath: mapping) else { throw ValidationError("Cannot read '\(mapping)'.") }
+            let document: JSONValue
+            do { document = try JSONReader().parse(Array(mappingData)) } catch { throw CartographError(error) }
+            print(try EntityMapping.parse(document, model: parsed).json.jsonText)
+        } catch let error as CartographError {
+            FileHandle.standardError.write(Data("\(mapping ?? model): \(error.detail)\n".utf8))
             for detail in error.errors { FileHandle.standardError.write(Data("  \(detail.pointer.isEmpty ? "/" : detail.pointer): \(detail.message)\n".utf8)) }
             throw ExitCode(1)
         }

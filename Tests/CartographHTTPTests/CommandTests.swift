@@ -45,4 +45,46 @@ struct CommandTests {
         #expect(status == 0)
         #expect(stdout.hasPrefix("cartograph "))
     }
+
+    @Test func mapGivesTheServersResultByteForByte() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("map-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let payload: JSONValue = ["projects": [
+            ["id": 1, "name": "Apollo", "tasks": [["id": 10, "title": "Launch"], 11], "owner": ["id": 7, "email": "a@x.io"]],
+            ["id": "1", "updated_at": "2024-01-01T00:00:00Z"],
+        ]]
+        let files = (model: directory.appendingPathComponent("model.json"), mapping: directory.appendingPathComponent("mapping.json"),
+                     payload: directory.appendingPathComponent("payload.json"))
+        try Data(projectsModel.jsonBytes).write(to: files.model)
+        try Data(projectMapping().jsonBytes).write(to: files.mapping)
+        try Data(payload.jsonBytes).write(to: files.payload)
+        let store = directory.appendingPathComponent("out.sqlite").path
+        let (status, stdout, stderr) = try run(["map", "--model", files.model.path, "--mapping", files.mapping.path, "--store", store, files.payload.path])
+        #expect(status == 0, "\(stderr)")
+        #expect(stderr.contains("done in"))
+        var serverBody = ""
+        try withProjects { post, _ in serverBody = try post(payload, [], "").text }
+        #expect(stdout == serverBody)
+        #expect(try JSONReader().parse(stdout)["inserted"] == 4, "project 1 (twice, merged), task 10, stub task 11, user 7")
+        // The file holds the objects: mapping again changes nothing.
+        let (_, again, _) = try run(["map", "--model", files.model.path, "--mapping", files.mapping.path, "--store", store, files.payload.path])
+        #expect(try JSONReader().parse(again)["inserted"] == 0)
+        #expect(try JSONReader().parse(again)["unchanged"] == 4)
+    }
+
+    @Test func validateChecksAMappingAgainstItsModel() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("validate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(projectsModel.jsonBytes).write(to: directory.appendingPathComponent("model.json"))
+        try Data(#"{"entity": "Project", "attributes": {"id": "nope"}}"#.utf8).write(to: directory.appendingPathComponent("bad.json"))
+        try Data(projectMapping().jsonBytes).write(to: directory.appendingPathComponent("good.json"))
+        let bad = try run(["validate", directory.appendingPathComponent("model.json").path, directory.appendingPathComponent("bad.json").path])
+        #expect(bad.0 == 1)
+        #expect(bad.2.contains("/attributes"))
+        let good = try run(["validate", directory.appendingPathComponent("model.json").path, directory.appendingPathComponent("good.json").path])
+        #expect(good.0 == 0)
+        #expect(try JSONReader().parse(good.1)["entity"] == "Project")
+    }
 }

@@ -57,9 +57,12 @@ public struct MappingEngine: Sendable {
 
     /// Maps `payload` with `mapping` into `store` (already inside a transaction).
     /// - Parameter metadata: `{"receivedAt", "query": {…}, "header": {…}}` for `@metadata.` key paths.
-    /// - Parameter explain: record a per-object trace and phase timings (R-P13).
+    /// - Parameters:
+    ///   - explain: record a per-object trace and phase timings (R-P13).
+    ///   - progress: called with (phase, done, total) as objects are read and written, for long payloads.
     public func map(_ payload: JSONValue, mapping: EntityMapping, metadata: JSONValue = .object(JSONObject()),
-                    explain: Bool = false, into store: some MappingStore) throws(CartographError) -> MappingResult {
+                    explain: Bool = false, progress: ((String, Int, Int) -> Void)? = nil,
+                    into store: some MappingStore) throws(CartographError) -> MappingResult {
         try Self.requireSupported(mapping, pointer: "")
         var run = MappingRun(engine: self, root: payload, metadata: metadata)
         var timings: [(phase: String, milliseconds: Double)] = []
@@ -76,7 +79,7 @@ public struct MappingEngine: Sendable {
         lap("identify")
         try run.validate(in: store)
         lap("validate")
-        var result = try run.write(topLevel: topLevel, explain: explain, into: store)
+        var result = try run.write(topLevel: topLevel, explain: explain, progress: progress, into: store)
         lap("write")
         if explain { result.timings = timings }
         return result

@@ -104,7 +104,7 @@ extension MappingRun {
 
     // MARK: Phase 4: write
 
-    func write(topLevel: [(node: MappedNode, pointer: String)], explain: Bool = false,
+    func write(topLevel: [(node: MappedNode, pointer: String)], explain: Bool = false, progress: ((String, Int, Int) -> Void)? = nil,
                into store: some MappingStore) throws(CartographError) -> MappingResult {
         var result = MappingResult()
         var trace: [JSONValue] = []
@@ -116,7 +116,8 @@ extension MappingRun {
             ])))
         }
         var changed = Set<ObjectIdentifier>()
-        for node in nodes where !node.discarded {
+        for (index, node) in nodes.enumerated() where !node.discarded {
+            if index % 1000 == 0 { progress?("objects", index, nodes.count) }
             if let existing = node.existing {
                 node.id = existing.id
                 guard !node.skipped else { continue }
@@ -136,7 +137,9 @@ extension MappingRun {
                 result.inserted += 1
             }
         }
-        for node in nodes where !node.discarded && !node.skipped {
+        progress?("objects", nodes.count, nodes.count)
+        for (index, node) in nodes.enumerated() where !node.discarded && !node.skipped {
+            if index % 1000 == 0 { progress?("relationships", index, nodes.count) }
             guard let id = node.id else { continue }
             let entity = node.existing?.entity ?? node.entity
             for (mapping, destinations) in node.relationships {

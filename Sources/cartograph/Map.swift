@@ -1,0 +1,75 @@
+// `cartograph map`: maps a payload file into an SQLite store file with the same engine, model and
+// mapping rules as `POST …/mappings/{mapping}/payloads`, and prints the same result document.
+import ArgumentParser
+import Foundation
+import CartographCore
+import CartographMapping
+import CartographStore
+
+struct Map: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Map a JSON payload into an SQLite store file, offline.",
+        discussion: """
+            Registers (or migrates) the model in the store file, then maps the payload in one transaction and \
+            prints the result document a server would answer. Progress goes to stderr.
+            """
+    )
+
+    @Option(help: "The model: a JSON model document or a Core Data 'contents' file.") var model: String
+    @Option(help: "The mapping document (JSON).") var mapping: String
+    @Option(help: "The SQLite store file to write (created if missing).") var store: String
+    @Flag(name: .customLong("dry-run"), help: "Map and report, store nothing.") var dryRun = false
+    @Flag(help: "Add the per-object trace and timings (implies --dry-run).") var explain = false
+    @Flag(name: .customLong("allow-destructive"), help: "Allow a model change that loses data.") var allowDestructive = false
+    @Argument(help: "The payload file (JSON).") var payload: String
+
+    func run() throws {
+        do {
+            let modelDocument = try Self.read(model)
+            let isXML = modelDocument.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }.first == UInt8(ascii: "<")
+            let parsedModel = isXML ? try ModelDocument.parse(coreDataXML: modelDocument, name: "model")
+                : try ModelDocument.parse(jsonBytes: modelDocument, name: "model")
+            _ = try ValueTransformerRegistry(model: parsedModel)
+            let modelStore = try ModelStore(name: "model", path: store)
+            let (registered, _) = try modelStore.register(parsedModel, allowDestructive: allowDestructive)
+            let mappingDocument = try JSONReader().parse(try Self.read(mapping))
+            let entityMapping = try EntityMapping.parse(mappingDocument, model: registered)
+            let engine = try MappingEngine(model: registered)
+            let started = Date()
+            let payloadBytes = try Self.read(payload)
+            progressLine("reading \(payloadBytes.count / 1024) KiB")
+            let payloadJSON: JSONValue
+            do { payloadJSON = try JSONReader().parse(payloadBytes) } catch { throw CartographError(error) }
+            let explain = self.explain
+            let response = try modelStore.applyPayload(idempotencyKey: nil, requestHash: [], dryRun: dryRun || explain) {
+                (transaction) throws(CartographError) -> JSONObject in
+                let result = try engine.map(payloadJSON, mapping: entityMapping, explain: explain, progress: { phase, done, total in
+                    progressLine("\(phase) \(done)/\(total) \(bar(done, total))")
+                }, into: transaction)
+                return result.json(changeSeq: 0).objectValue ?? JSONObject()
+            }
+            progressLine(String(format: "done in %.2f s", Date().timeIntervalSince(started)))
+            FileHandle.standardError.write(Data("\n".utf8))
+            print(response.jsonText)
+        } catch let error as CartographError {
+            FileHandle.standardError.write(Data("\nerror: \(error.detail)\n".utf8))
+            for detail in error.errors { FileHandle.standardError.write(Data("  \(detail.pointer.isEmpty ? "/" : detail.pointer): \(detail.message)\n".utf8)) }
+            throw ExitCode(1)
+        }
+    }
+
+    static func read(_ path: String) throws(CartographError) -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw CartographError(.notFound, "Cannot read '\(path)'.") }
+        return Array(data)
+    }
+}
+
+/// Rewrites one status line on stderr (a terminal progress bar).
+private func progressLine(_ text: String) {
+    FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+}
+
+private func bar(_ done: Int, _ total: Int, width: Int = 30) -> String {
+    let filled = total == 0 ? width : width * done / total
+    return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "]"
+}
