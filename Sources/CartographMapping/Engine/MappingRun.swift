@@ -174,7 +174,10 @@ struct MappingRun {
         return value
     }
 
-    static func escape(_ key: String) -> String { key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1") }
+    static func escape(_ key: String) -> String {
+        guard key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return key }
+        return key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+    }
 
     static func pointer(_ base: String, _ keyPath: SourceKeyPath) -> String {
         keyPath.root == .representation ? base + keyPath.components.map { "/" + escape($0) }.joined() : base

@@ -219,11 +219,12 @@ public final class ModelStore: Sendable {
         let reader = transaction.reader
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let deletedIDs = Set(transaction.deleted.map(\.id))
+        var keys: [Int64: JSONValue] = [:]
         do {
             for (id, entity) in transaction.touched where !deletedIDs.contains(id) {
                 guard let object = try reader.object(id: id, entity: entity) else { continue }
                 try appendChange(connection, op: "upsert", entity: object.entity, id: id, key: reader.key(of: object),
-                                 object: try reader.json(of: object), at: now)
+                                 object: try reader.json(of: object, storedRelationshipsOnly: true, keys: &keys), at: now)
             }
             for (id, entity, key) in transaction.deleted {
                 try appendChange(connection, op: "delete", entity: entity, id: id, key: key, object: nil, at: now)

@@ -9,7 +9,7 @@ struct ObjectReader {
     let layout: StoreLayout
     var model: Model { layout.model }
 
-    func rowReader(for table: String) -> RowReader { RowReader(layout: layout, table: table) }
+    func rowReader(for table: String) -> RowReader { layout.rowReader(for: table) }
 
     /// The object with `id` in `entity`'s hierarchy, if it exists (and belongs to `entity` or a sub-entity).
     func object(id: Int64, entity: String) throws(SQLiteError) -> StoredObject? {
@@ -45,7 +45,7 @@ struct ObjectReader {
     /// The API key of an object (DESIGN §10): its identification value, an array for a compound
     /// identity, or `_id` when its entity has no identification attributes.
     func key(of object: StoredObject) -> JSONValue {
-        let names = model.identificationAttributes(of: object.entity)
+        let names = layout.identificationAttributes(of: object.entity)
         switch names.count {
         case 0: return .number(JSONNumber(object.id))
         case 1: return object.values[names[0]]?.jsonValue ?? .null
@@ -60,7 +60,10 @@ struct ObjectReader {
     }
 
     /// The object in `shape=model`, embedding the relationships named in `include` (dotted paths go deeper).
-    func json(of object: StoredObject, include: [[String]] = []) throws(SQLiteError) -> JSONValue {
+    /// `storedRelationshipsOnly` leaves out derived relationships (the change feed's form); `keys`
+    /// caches destination keys across calls.
+    func json(of object: StoredObject, include: [[String]] = [], storedRelationshipsOnly: Bool = false,
+              keys: inout [Int64: JSONValue]) throws(SQLiteError) -> JSONValue {
         var document = JSONObject()
         document.append("_id", .number(JSONNumber(object.id)))
         document.append("_entity", .string(object.entity))
@@ -68,13 +71,24 @@ struct ObjectReader {
         for attribute in model.allAttributes(of: object.entity) {
             document.append(attribute.name, object.values[attribute.name]?.jsonValue ?? .null)
         }
-        for relationship in model.allRelationships(of: object.entity) {
+        for relationship in model.allRelationships(of: object.entity)
+        where !(storedRelationshipsOnly && layout.isDerived(relationship.name, entity: object.entity)) {
             let nested = include.filter { $0.first == relationship.name }.map { Array($0.dropFirst()) }
             let ids = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name, toOne: object.toOne)
             var rendered: [JSONValue] = []
             for id in ids {
+                if nested.isEmpty, let cached = keys[id] {
+                    rendered.append(cached)
+                    continue
+                }
                 guard let destination = try self.object(id: id, entity: relationship.destination) else { continue }
-                rendered.append(nested.isEmpty ? key(of: destination) : try json(of: destination, include: nested.filter { !$0.isEmpty }))
+                if nested.isEmpty {
+                    let key = key(of: destination)
+                    keys[id] = key
+                    rendered.append(key)
+                } else {
+                    rendered.append(try json(of: destination, include: nested.filter { !$0.isEmpty }, keys: &keys))
+                }
             }
             document.append(relationship.name, relationship.toMany ? .array(rendered) : (rendered.first ?? .null))
         }
@@ -132,5 +146,11 @@ struct ObjectReader {
 
     private func storeRead<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
         do { return try body() } catch { throw CartographError(.internalError, "Store read failed: \(error)") }
+    }
+
+    /// The object in `shape=model` (no key cache kept).
+    func json(of object: StoredObject, include: [[String]] = []) throws(SQLiteError) -> JSONValue {
+        var keys: [Int64: JSONValue] = [:]
+        return try json(of: object, include: include, keys: &keys)
     }
 }

@@ -22,22 +22,54 @@ enum RelationshipStorage: Equatable {
     case joinTable(name: String, reversed: Bool)
 }
 
-/// The SQL layout of one model.
-struct StoreLayout {
+/// The SQL layout of one model. A class so that lookups made for every object (columns, relationship
+/// storage, row readers) are computed once per layout; a layout is used by one thread at a time, inside
+/// one read or write.
+final class StoreLayout {
     static let idColumn = "_id", entityColumn = "_entity", stubColumn = "_stub"
     static let joinSource = "source", joinDestination = "destination", joinPosition = "position"
 
     let model: Model
+    private var columns: [String: String?] = [:]
+    private var storages: [String: RelationshipStorage?] = [:]
+    private var rowReaders: [String: RowReader] = [:]
+    private var identification: [String: [String]] = [:]
+    private var tables: [String: String] = [:]
 
     init(model: Model) { self.model = model }
 
     /// The table of `entity`'s hierarchy.
-    func table(of entity: String) -> String { model.rootEntity(of: entity) }
+    func table(of entity: String) -> String {
+        if let cached = tables[entity] { return cached }
+        let table = model.rootEntity(of: entity)
+        tables[entity] = table
+        return table
+    }
 
     /// The column of `attribute` (declared on `entity` or an ancestor).
     func column(ofAttribute attribute: String, entity: String) -> String? {
-        guard let declaring = model.lineage(of: entity).first(where: { $0.attributes.contains { $0.name == attribute } }) else { return nil }
-        return columnName(property: attribute, declaredBy: declaring)
+        let key = entity + "." + attribute
+        if let cached = columns[key] { return cached }
+        let declaring = model.lineage(of: entity).first { $0.attributes.contains { $0.name == attribute } }
+        let column = declaring.map { columnName(property: attribute, declaredBy: $0) }
+        columns[key] = column
+        return column
+    }
+
+    /// The reader of a hierarchy's rows.
+    func rowReader(for table: String) -> RowReader {
+        if let cached = rowReaders[table] { return cached }
+        let reader = RowReader(layout: self, table: table)
+        rowReaders[table] = reader
+        return reader
+    }
+
+    /// `model.identificationAttributes(of:)`, once per entity.
+    func identificationAttributes(of entity: String) -> [String] {
+        if let cached = identification[entity] { return cached }
+        let names = model.identificationAttributes(of: entity)
+        identification[entity] = names
+        return names
     }
 
     private func columnName(property: String, declaredBy entity: Entity) -> String {
@@ -72,6 +104,14 @@ struct StoreLayout {
 
     /// How `relationship` of `entity` (declared on it or an ancestor) is stored.
     func storage(of relationship: String, entity: String) -> RelationshipStorage? {
+        let key = entity + "." + relationship
+        if let cached = storages[key] { return cached }
+        let storage = computeStorage(of: relationship, entity: entity)
+        storages[key] = storage
+        return storage
+    }
+
+    private func computeStorage(of relationship: String, entity: String) -> RelationshipStorage? {
         guard let declaring = model.lineage(of: entity).first(where: { $0.relationships.contains { $0.name == relationship } }),
               let declared = declaring.relationships.first(where: { $0.name == relationship }) else { return nil }
         if !declared.toMany {
@@ -95,11 +135,25 @@ struct StoreLayout {
     }
 
     private func mine(_ entity: String, _ relationship: String) -> String { "\(entity).\(relationship)" }
+
+    /// True when `relationship` of `entity` is read from the other side's storage (the inverse of a
+    /// stored to-one, or the non-owning side of a many-to-many). The change feed leaves such
+    /// relationships out: a follower derives them from the owning side (R-D4).
+    func isDerived(_ relationship: String, entity: String) -> Bool {
+        switch storage(of: relationship, entity: entity) {
+        case .inverseForeignKey?, .joinTable(_, true)?: true
+        default: false
+        }
+    }
 }
 
 /// SQL identifier quoting: double quotes, embedded quotes doubled. Identifiers come only from the
 /// validated model, and are quoted anyway.
-func quoted(_ identifier: String) -> String { "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+func quoted(_ identifier: String) -> String {
+    // Model names cannot contain quotes, so the common case skips Foundation's search entirely.
+    guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
+    return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}
 
 extension StoreLayout: PredicateSQLSchema {
     func table(forEntity entity: String) -> PredicateSQLTable? {

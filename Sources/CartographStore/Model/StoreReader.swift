@@ -90,10 +90,9 @@ public struct StoreReader {
         let orderClause = (keys.map { "\($0.column)\(collation($0.type)) \($0.descending ? "DESC" : "ASC")" } + ["\(alias)._id ASC"])
             .joined(separator: ", ")
         let rowReader = reader.rowReader(for: layout.table(of: query.entity))
-        let select = rowReader.selectList.split(separator: ",").map { "\(alias).\($0.trimmingCharacters(in: .whitespaces))" }
-            .joined(separator: ", ")
+        let select = rowReader.selectList(alias: alias)
         let sql = "SELECT \(select)\(keys.map { ", " + $0.column }.joined()) FROM \(compiled.fromClause) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderClause) LIMIT \(query.limit + 1)"
-        let fieldCount = rowReader.selectList.split(separator: ",").count
+        let fieldCount = rowReader.columnCount
         let rows = try sqlite { () throws(SQLiteError) -> [(StoredObject, [SQLiteValue])] in
             let statement = try reader.connection.prepare(sql)
             try statement.bind(bindings)

@@ -110,7 +110,7 @@ public final class StoreTransaction {
             throw CartographError(.unprocessable, "The identification predicate cannot be compiled: \(error.message)")
         }
         let alias = compiled.alias
-        let select = rowReader.selectList.split(separator: ",").map { "\(alias).\($0.trimmingCharacters(in: .whitespaces))" }.joined(separator: ", ")
+        let select = rowReader.selectList(alias: alias)
         let entityFilter = compiled.whereClause
         let tuple = columns.count == 1 ? "\(alias).\(quoted(columns[0]))" : "(\(columns.map { "\(alias).\(quoted($0))" }.joined(separator: ", ")))"
         let placeholder = columns.count == 1 ? "?" : "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
@@ -165,8 +165,6 @@ public final class StoreTransaction {
             throw CartographError(.unprocessable, "Relationship '\(name)' of '\(entity)' is to-one.")
         }
         try writeStorage(id: id, entity: entity, relationship: relationship, old: old, new: unique)
-        touch(id, entity)
-        for destination in Set(old).symmetricDifference(unique) { touch(destination, relationship.destination) }
         // The inverse's own storage, where it is not the same storage as this side's.
         guard let inverseName = relationship.inverse, let inverse = model.relationship(inverseName, of: relationship.destination),
               !sharesStorage(relationship, of: entity, with: inverseName) else { return }
@@ -206,8 +204,15 @@ public final class StoreTransaction {
         }
     }
 
-    /// Writes one side's storage from `old` to `new` destinations.
+    /// Writes one side's storage from `old` to `new` destinations, touching the objects whose stored
+    /// relationships change: the owner of a foreign-key column or of a join table's rows.
     private func writeStorage(id: Int64, entity: String, relationship: Relationship, old: [Int64], new: [Int64]) throws(CartographError) {
+        let changed = Set(old).symmetricDifference(new)
+        switch layout.storage(of: relationship.name, entity: entity) {
+        case .foreignKey?, .joinTable(_, false)?: touch(id, entity)
+        case .inverseForeignKey?, .joinTable(_, true)?: for destination in changed { touch(destination, relationship.destination) }
+        case nil: break
+        }
         try sqlite { () throws(SQLiteError) in
             switch layout.storage(of: relationship.name, entity: entity) {
             case .foreignKey(let table, let column):

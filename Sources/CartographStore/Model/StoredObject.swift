@@ -18,6 +18,7 @@ struct RowReader {
     let table: String
     /// `SELECT <columns> FROM table`, with the columns in `fields` order after `_id, _entity, _stub`.
     let selectList: String
+    private let columnNames: [String]
     private let fields: [(kind: Kind, entities: Set<String>)]
 
     enum Kind {
@@ -43,8 +44,15 @@ struct RowReader {
             }
         }
         self.fields = fields
+        self.columnNames = columns
         self.selectList = columns.map(quoted).joined(separator: ", ")
     }
+
+    /// The select list with every column qualified by a table alias (for queries with joins).
+    func selectList(alias: String) -> String { columnNames.map { "\(alias).\(quoted($0))" }.joined(separator: ", ") }
+
+    /// How many columns the select list has.
+    var columnCount: Int { columnNames.count }
 
     /// Decodes the current row of `statement` (selected with `selectList`, starting at `offset`).
     func object(from statement: SQLiteStatement, offset: Int32 = 0) -> StoredObject {
