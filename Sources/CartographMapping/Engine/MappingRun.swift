@@ -87,7 +87,8 @@ struct MappingRun {
         for attributeMapping in mapping.attributes {
             guard let raw = value(at: attributeMapping.source, in: representation, parent: parent),
                   let attribute = model.attribute(attributeMapping.attribute, of: mapping.entity) else { continue }
-            let valuePointer = Self.pointer(pointer, attributeMapping.source)
+            // Built only for an error: most values have none.
+            var valuePointer: String { Self.pointer(pointer, attributeMapping.source) }
             do {
                 var transformed = raw
                 if let name = attributeMapping.transformer, !raw.isNull {
