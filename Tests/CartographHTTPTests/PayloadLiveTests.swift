@@ -225,3 +225,83 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
         }
     }
 }
+
+@Suite(.serialized) struct PayloadHostileInputTests {
+    /// A model with every coercible type, to send values that do not coerce.
+    static let typesModel: JSONValue = ["entities": [
+        ["name": "Thing", "attributes": [
+            ["name": "id", "type": "integer64"], ["name": "small", "type": "integer16"], ["name": "when", "type": "date"],
+            ["name": "uid", "type": "uuid"], ["name": "data", "type": "binary"], ["name": "flag", "type": "boolean"],
+            ["name": "link", "type": "uri"],
+        ], "relationships": [["name": "children", "destination": "Thing", "toMany": true, "inverse": "parent"],
+                             ["name": "parent", "destination": "Thing", "inverse": "children"]]],
+    ]]
+
+    func withThings(_ body: (_ post: (JSONValue) throws -> RawResponse, _ count: () throws -> Int) throws -> Void) throws {
+        try withLiveServer { (server) throws in
+            let client = server.client
+            let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+            #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/m", Self.typesModel, token: key).status == 201)
+            let mapping: JSONValue = ["entity": "Thing", "keyPath": "things",
+                                      "attributes": ["id", "small", "when", "uid", "data", "flag", "link"],
+                                      "relationships": [["from": "children", "to": "children",
+                                                         "mapping": ["entity": "Thing", "attributes": ["id"]]]]]
+            #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/m/mappings/things", mapping, token: key).status == 201)
+            try body({ payload in try client.sendJSON("POST", "/v1/tenants/acme/models/m/mappings/things/payloads", payload, token: key) },
+                     { try client.send("GET", "/v1/tenants/acme/models/m/entities/Thing/objects?count=true", token: key).json()["total"]?.numberValue?.int64Value.map(Int.init) ?? -1 })
+        }
+    }
+
+    @Test(arguments: [
+        ("small", JSONValue.number(JSONNumber(40_000)), "integer16"),
+        ("id", JSONValue.string("9223372036854775808"), "id"),
+        ("when", JSONValue.string("2024-13-45T99:00:00Z"), "when"),
+        ("uid", JSONValue.string("not-a-uuid"), "uid"),
+        ("data", JSONValue.string("***not base64***"), "data"),
+        ("flag", JSONValue.string("maybe"), "flag"),
+        ("id", JSONValue.array([1]), "id"),
+    ])
+    func R_P3_valuesThatDoNotCoerceAre422WithTheirPointer(attribute: String, value: JSONValue, _: String) throws {
+        try withThings { post, count in
+            var thing = JSONObject([("id", 1)])
+            thing[attribute] = value
+            let response = try post(["things": [.object(thing)]])
+            #expect(response.status == 422, "\(attribute): \(response.text)")
+            #expect(try response.json()["errors"]?.arrayValue?.contains { $0["pointer"] == .string("/things/0/\(attribute)") } == true)
+            #expect(try count() == 0)
+        }
+    }
+
+    @Test func deeplyNestedPayloadsAreRefusedCleanly() throws {
+        try withThings { post, count in
+            var nested: JSONValue = ["id": 1]
+            for depth in 2...1_000 { nested = ["id": .number(JSONNumber(depth)), "children": [nested]] }
+            let response = try post(["things": [nested]])
+            #expect(response.status == 400, "JSON deeper than the 512 limit")
+            #expect(try count() == 0)
+            var shallow: JSONValue = ["id": 1]
+            for depth in 2...100 { shallow = ["id": .number(JSONNumber(depth)), "children": [shallow]] }
+            let accepted = try post(["things": [shallow]])
+            // The mapping describes two levels (a thing and its children), so deeper levels are not mapped.
+            #expect(try accepted.json()["inserted"] == 2)
+            #expect(try count() == 2)
+        }
+    }
+
+    @Test func largeArraysMapInOneTransaction() throws {
+        try withThings { post, count in
+            let things = JSONValue.array((0..<20_000).map { .object(JSONObject([("id", .number(JSONNumber($0)))])) })
+            let response = try post(["things": things])
+            #expect(try response.json()["inserted"] == 20_000)
+            #expect(try count() == 20_000)
+        }
+    }
+
+    @Test func R_I5_conflictingDuplicatesResolveToTheLaterValue() throws {
+        try withThings { post, _ in
+            let response = try post(["things": [["id": 1, "flag": true], ["id": 1, "flag": false, "children": [2]], ["id": 1, "small": 3]]])
+            #expect(try response.json()["inserted"] == 2)
+            #expect(try response.json()["objects"]?.arrayValue?.count == 3, "one entry per top-level representation")
+        }
+    }
+}

@@ -59,7 +59,7 @@ private func mapUserFixture(_ attributes: [(String, JSONValue)], changes: [(Stri
     var fixture = try #require(try restKitFixture("user.json").objectValue)
     for (key, value) in changes { fixture[key] = value }
     var result: (status: Int, body: JSONValue, user: JSONValue?) = (0, .null, nil)
-    try withRestKitStore(mappings: [("user", userMapping(attributes))]) { store in
+    try withRestKitStore(mappings: [("user", userMapping(attributes))]) { (store) throws in
         let response = try store.post("user", .object(fixture))
         let stored = try store.count("User")
         result = (response.status, try response.json(), stored == 1 ? try store.object("User", "31337") : nil)
@@ -73,7 +73,7 @@ private func mapMappable(_ attributes: [(String, JSONValue)], _ representation: 
     var mapped = JSONObject([("id", "id")])
     for (key, value) in attributes { mapped[key] = value }
     var result: (status: Int, body: JSONValue, object: JSONValue?) = (0, .null, nil)
-    try withRestKitStore(mappings: [("mappable", ["entity": "Mappable", "attributes": .object(mapped)])]) { store in
+    try withRestKitStore(mappings: [("mappable", ["entity": "Mappable", "attributes": .object(mapped)])]) { (store) throws in
         let response = try store.post("mappable", representation)
         let stored = try store.count("Mappable")
         result = (response.status, try response.json(), stored == 1 ? try store.object("Mappable", "1") : nil)
@@ -87,7 +87,7 @@ private func mapMappable(_ attributes: [(String, JSONValue)], _ representation: 
 private func expectIdentification(model: JSONValue, entity: String, expected: JSONValue,
                                   representation: JSONValue, key: JSONValue,
                                   sourceLocation: SourceLocation = #_sourceLocation) throws {
-    try withRestKitStore(model: model) { store in
+    try withRestKitStore(model: model) { (store) throws in
         let attributes = model["entities"]?.arrayValue?.flatMap { $0["attributes"]?.arrayValue ?? [] }.compactMap { $0["name"] } ?? []
         #expect(try store.putMapping("monkeys", ["entity": .string(entity), "attributes": .array(attributes)]).status == 201, sourceLocation: sourceLocation)
         #expect(try store.identificationAttributes(of: entity) == expected, sourceLocation: sourceLocation)
@@ -120,7 +120,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_I1_RKEntityMappingTest_entityIdentifierInferenceOnInit() throws {
         // RestKit infers `parentID` for the Parent entity of its test model.
-        try withRestKitStore(mappings: [("parents", ["entity": "Parent", "attributes": ["parentID", "name"]])]) { store in
+        try withRestKitStore(mappings: [("parents", ["entity": "Parent", "attributes": ["parentID", "name"]])]) { (store) throws in
             #expect(try store.identificationAttributes(of: "Parent") == ["parentID"])
             #expect(try store.map("parents", ["parentID": 1, "name": "Win"])["inserted"] == 1)
             let second = try store.map("parents", ["parentID": 1, "name": "Win Watters"])
@@ -133,7 +133,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_I1_RKEntityMappingTest_initWithIdentifierInferenceDisabled() throws {
         let mapping: JSONValue = ["entity": "Parent", "attributes": ["parentID", "name"], "identificationInference": false]
-        try withRestKitStore(mappings: [("parents", mapping)]) { store in
+        try withRestKitStore(mappings: [("parents", mapping)]) { (store) throws in
             #expect(try store.map("parents", ["parentID": 1, "name": "Win"])["inserted"] == 1)
             #expect(try store.map("parents", ["parentID": 1, "name": "Win"])["inserted"] == 1, "no identification: every representation inserts (R-I4)")
             #expect(try store.count("Parent") == 2)
@@ -144,7 +144,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         // RestKit raises for `identificationAttributes = @[]`; DESIGN (docs/mapping.md) makes `[]` mean
         // "no identification attributes": every representation inserts (R-I4). Following DESIGN.
         let mapping: JSONValue = ["entity": "Parent", "attributes": ["parentID", "name"], "identificationAttributes": []]
-        try withRestKitStore(mappings: [("parents", mapping)]) { store in
+        try withRestKitStore(mappings: [("parents", mapping)]) { (store) throws in
             #expect(try store.map("parents", ["parentID": 7, "name": "Win"])["inserted"] == 1)
             let second = try store.map("parents", ["parentID": 7, "name": "Win"])
             #expect(second["inserted"] == 1)
@@ -230,7 +230,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_I1_RKEntityMappingTest_entityIdentifierInferenceFromUserInfoKeyRaisesErrorForInvalidValue() throws {
         // RestKit raises NSInvalidArgumentException; a model document is refused with 422 (R-M5).
-        try withRestKitStore(model: nil) { store in
+        try withRestKitStore(model: nil) { (store) throws in
             let model = monkeyModel("Monkey", [rkAttribute("monkeyID", "integer64"), rkAttribute("name", "string")],
                                     userInfo: ["RKEntityIdentificationAttributes": 12345])
             let response = try store.putModel(model)
@@ -242,7 +242,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_I1_RKEntityMappingTest_entityIdentifierInferenceFromUserInfoKeyRaisesErrorForNonexistantAttributeName() throws {
-        try withRestKitStore(model: nil) { store in
+        try withRestKitStore(model: nil) { (store) throws in
             let model = monkeyModel("Monkey", [rkAttribute("monkeyID", "integer64")],
                                     userInfo: ["RKEntityIdentificationAttributes": "nonExistant"])
             let response = try store.putModel(model)
@@ -257,7 +257,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_I4_RKManagedObjectMappingOperationDataSourceTest_shouldCreateNewManagedObjectInstancesWhenThereIsNoPrimaryKeyAttribute() throws {
         // Human has no attribute that inference picks, so every representation inserts.
-        try withRestKitStore(mappings: [("humans", ["entity": "Human", "attributes": ["name"]])]) { store in
+        try withRestKitStore(mappings: [("humans", ["entity": "Human", "attributes": ["name"]])]) { (store) throws in
             #expect(try store.map("humans", ["name": "Blake"])["inserted"] == 1)
             let second = try store.map("humans", ["name": "Blake"])
             #expect(second["inserted"] == 1)
@@ -271,7 +271,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         // identification attribute an invalid object (R-P8). Following DESIGN.
         let discarding: JSONValue = ["entity": "Human", "attributes": ["id": "railsID", "name": "name"], "identificationAttributes": ["railsID"],
                                      "discardsInvalidObjectsOnInsert": true]
-        try withRestKitStore(mappings: [("humans", humansByRailsID), ("discarding", discarding)]) { store in
+        try withRestKitStore(mappings: [("humans", humansByRailsID), ("discarding", discarding)]) { (store) throws in
             let failed = try store.post("humans", [:])
             #expect(failed.status == 422, "\(failed.text)")
             #expect(try store.count("Human") == 0)
@@ -288,7 +288,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         let anonymous: JSONValue = ["entity": "Human", "attributes": ["name"], "identificationAttributes": []]
         let discarding: JSONValue = ["entity": "Human", "attributes": ["id": "railsID", "name": "name"], "identificationAttributes": ["railsID"],
                                      "discardsInvalidObjectsOnInsert": true]
-        try withRestKitStore(mappings: [("humans", humansByRailsID), ("anonymous", anonymous), ("discarding", discarding)]) { store in
+        try withRestKitStore(mappings: [("humans", humansByRailsID), ("anonymous", anonymous), ("discarding", discarding)]) { (store) throws in
             #expect(try store.map("anonymous", ["name": "Anonymous"])["inserted"] == 1, "a stored Human whose railsID is null")
             let failed = try store.post("humans", ["id": nil, "name": "Blake"])
             #expect(failed.status == 422, "\(failed.text)")
@@ -303,7 +303,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_I2_RKManagedObjectMappingOperationDataSourceTest_shouldFindExistingManagedObjectsByPrimaryKey() throws {
         // Ports both the FetchedResultsCache and the InMemoryCache variants.
-        try withRestKitStore(mappings: [("humans", humansByRailsID)]) { store in
+        try withRestKitStore(mappings: [("humans", humansByRailsID)]) { (store) throws in
             #expect(try store.map("humans", ["id": 123])["inserted"] == 1)
             let found = try store.map("humans", ["id": 123, "name": "Blake"])
             #expect(found["inserted"] == 0)
@@ -317,7 +317,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_I2_RKManagedObjectMappingOperationDataSourceTest_shouldFindExistingManagedObjectsByPrimaryKeyPath() throws {
         let mapping: JSONValue = ["entity": "Human", "attributes": ["monkey.id": "railsID", "monkey.name": "name"], "identificationAttributes": ["railsID"]]
-        try withRestKitStore(mappings: [("humans", mapping)]) { store in
+        try withRestKitStore(mappings: [("humans", mapping)]) { (store) throws in
             #expect(try store.map("humans", ["monkey": ["id": 123]])["inserted"] == 1)
             let found = try store.map("humans", ["monkey": ["id": 123, "name": "Blake"]])
             #expect(found["inserted"] == 0)
@@ -333,7 +333,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         // instant with an offset, which R-I2 compares after transformation.
         let mapping: JSONValue = ["entity": "Human", "attributes": ["monkey.created_at": "createdAt", "monkey.name": "name"],
                                   "identificationAttributes": ["createdAt"]]
-        try withRestKitStore(mappings: [("humans", mapping)]) { store in
+        try withRestKitStore(mappings: [("humans", mapping)]) { (store) throws in
             #expect(try store.map("humans", ["monkey": ["created_at": "2012-03-22T11:05:42Z"]])["inserted"] == 1)
             let same = try store.map("humans", ["monkey": ["created_at": "2012-03-22T11:05:42Z", "name": "Blake"]])
             #expect(same["inserted"] == 0)
@@ -350,7 +350,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_I2_RKManagedObjectMappingOperationDataSourceTest_thatCreationOfNewObjectWithIncorrectTypeValueForPrimaryKeyAddsToCache() throws {
         let mapping: JSONValue = ["entity": "Human", "attributes": ["monkey.name": "name", "monkey.railsID": "railsID"], "identificationAttributes": ["railsID"]]
-        try withRestKitStore(mappings: [("humans", mapping)]) { store in
+        try withRestKitStore(mappings: [("humans", mapping)]) { (store) throws in
             #expect(try store.map("humans", ["monkey": ["name": "Testing", "railsID": 12345]])["inserted"] == 1)
             let found = try store.map("humans", ["monkey": ["railsID": "12345"]])
             #expect(found["inserted"] == 0)
@@ -363,7 +363,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_I2_RKEntityByAttributeCacheTest_retrievalOfNumericPropertyByStringValue() throws {
-        try withRestKitStore(mappings: [("humans", humansByRailsID)]) { store in
+        try withRestKitStore(mappings: [("humans", humansByRailsID)]) { (store) throws in
             #expect(try store.map("humans", ["id": 12345])["inserted"] == 1)
             let found = try store.map("humans", ["id": "12345", "name": "Blake"])
             #expect(found["inserted"] == 0)
@@ -375,7 +375,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_I1_R_I2_RKFetchRequestMappingCacheTest_fetchRequestMappingCacheReturnsObjectsWithStringPrimaryKey() throws {
         // RKEvent has a string primary key `eventID`; Cartograph infers it for Event (R-I1).
-        try withRestKitStore(mappings: [("events", ["entity": "Event", "attributes": ["eventID", "summary"]])]) { store in
+        try withRestKitStore(mappings: [("events", ["entity": "Event", "attributes": ["eventID", "summary"]])]) { (store) throws in
             #expect(try store.map("events", ["eventID": "e-1234-a8-b12", "summary": "Birthday"])["inserted"] == 1)
             let found = try store.map("events", ["eventID": "e-1234-a8-b12", "summary": "Birthday party"])
             #expect(found["updated"] == 1)
@@ -389,7 +389,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         // The identity value is compared after the attribute's transformer (R-I2): "blake watters" finds
         // the object stored as "BLAKE WATTERS".
         let mapping: JSONValue = ["entity": "Human", "attributes": ["name": ["to": "name", "transformer": "Uppercase"]], "identificationAttributes": ["name"]]
-        try withRestKitStore(mappings: [("humans", mapping)]) { store in
+        try withRestKitStore(mappings: [("humans", mapping)]) { (store) throws in
             #expect(try store.map("humans", ["name": "Blake Watters"])["inserted"] == 1)
             #expect(try store.objects("Human").first?["name"] == "BLAKE WATTERS")
             let found = try store.map("humans", ["name": "blake watters"])
@@ -403,7 +403,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         // Ports both the FetchRequestCache and the InMemoryCache variants.
         let mapping: JSONValue = ["entity": "Human", "attributes": ["monkey.id": "railsID", "monkey.name": "name", "monkey.created_at": "createdAt"],
                                   "identificationAttributes": ["railsID", "name", "createdAt"]]
-        try withRestKitStore(mappings: [("humans", mapping)]) { store in
+        try withRestKitStore(mappings: [("humans", mapping)]) { (store) throws in
             #expect(try store.map("humans", ["monkey": ["id": 12345, "name": "Reginald", "created_at": "2012-03-22T11:05:42Z"]])["inserted"] == 1)
             let found = try store.map("humans", ["monkey": ["id": "12345", "name": "Reginald", "created_at": "2012-03-22T11:05:42Z"]])
             #expect(found["inserted"] == 0)
@@ -420,7 +420,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         let seed: JSONValue = ["entity": "Human", "attributes": ["railsID", "name", "age"], "identificationAttributes": []]
         let young: JSONValue = ["entity": "Human", "attributes": ["id": "railsID", "nick": "nickName"], "identificationAttributes": ["railsID"],
                                 "identificationPredicate": "age < 30"]
-        try withRestKitStore(mappings: [("seed", seed), ("young", young)]) { store in
+        try withRestKitStore(mappings: [("seed", seed), ("young", young)]) { (store) throws in
             let seeded = try store.map("seed", [["railsID": 123, "name": "Colin", "age": 28], ["railsID": 123, "name": "Blake", "age": 30]])
             #expect(seeded["inserted"] == 2)
             let found = try store.map("young", ["id": 123, "nick": "found"])
@@ -440,7 +440,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         let mapping: JSONValue = ["entity": "Parent", "keyPath": "parents", "attributes": ["parentID", "name"], "identificationAttributes": ["parentID"],
                                   "relationships": [["from": "children", "to": "children",
                                                      "mapping": ["entity": "Child", "attributes": ["name", "childID"], "identificationAttributes": ["childID"]]]]]
-        try withRestKitStore(mappings: [("parents", mapping)]) { store in
+        try withRestKitStore(mappings: [("parents", mapping)]) { (store) throws in
             let result = try store.map("parents", try restKitFixture("parents_and_children.json"))
             #expect(result["inserted"] == 6)
             #expect(result["updated"] == 0)
@@ -457,7 +457,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     @Test func R_I5_RKManagedObjectMappingOperationDataSourceTest_thatMappingObjectsWithTheSameIdentificationAttributesAcrossTwoContextsDoesNotCreateDuplicateObjects() throws {
         // Two contexts = two POSTs.
         let mapping: JSONValue = ["entity": "Human", "attributes": ["name", "railsID"], "identificationAttributes": ["railsID"]]
-        try withRestKitStore(mappings: [("humans", mapping)]) { store in
+        try withRestKitStore(mappings: [("humans", mapping)]) { (store) throws in
             #expect(try store.map("humans", ["name": "Blake", "railsID": 31337])["inserted"] == 1)
             let second = try store.map("humans", ["name": "Blake", "railsID": 31337])
             #expect(second["inserted"] == 0)
@@ -475,7 +475,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     private static let catIDs: JSONValue = ["418", "419", "431", "441", "457", "486", "504"]
 
     @Test func R_P5_RKManagedObjectMappingOperationDataSourceTest_mappingIdentificationAttributesFromElementsOnAnArray() throws {
-        try withRestKitStore(mappings: [("sessions", Self.catsFromIdentifiers)]) { store in
+        try withRestKitStore(mappings: [("sessions", Self.catsFromIdentifiers)]) { (store) throws in
             let result = try store.map("sessions", ["userSessions": ["name": "Mr. User", "identification": 54321, "catIDs": Self.catIDs]])
             #expect(result["inserted"] == 8, "the human and seven stubs")
             let human = try #require(try store.objects("Human", where: "railsID == 54321").first)
@@ -489,7 +489,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_P5_RKManagedObjectMappingOperationDataSourceTest_mappingIdentificationAttributesFromElementsOnAnArrayDoesNotDuplicateManagedObjects() throws {
         let seed: JSONValue = ["entity": "Cat", "attributes": ["railsID", "name"], "identificationAttributes": ["railsID"]]
-        try withRestKitStore(mappings: [("sessions", Self.catsFromIdentifiers), ("cats", seed)]) { store in
+        try withRestKitStore(mappings: [("sessions", Self.catsFromIdentifiers), ("cats", seed)]) { (store) throws in
             #expect(try store.map("cats", [["railsID": 418, "name": "Asia"], ["railsID": 419, "name": "Roy"]])["inserted"] == 2)
             let result = try store.map("sessions", ["userSessions": ["name": "Mr. User", "identification": 54321, "catIDs": Self.catIDs]])
             #expect(result["inserted"] == 6, "the human and five stubs")
@@ -505,7 +505,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     @Test func R_P5_RKManagedObjectMappingOperationDataSourceTest_mappingStringIdentificationAttributesFromElementsOnAnArrayDoesNotDuplicateManagedObjects() throws {
         let mapping: JSONValue = ["entity": "Human", "keyPath": "userSessions", "attributes": ["identification": "railsID"], "identificationAttributes": ["railsID"],
                                   "relationships": [["from": "catIDs", "to": "cats", "mapping": catsByName]]]
-        try withRestKitStore(mappings: [("sessions", mapping)]) { store in
+        try withRestKitStore(mappings: [("sessions", mapping)]) { (store) throws in
             let result = try store.map("sessions", ["userSessions": [
                 ["name": "Mr. User", "identification": 54321, "catIDs": Self.catIDs],
                 ["name": "Miss User", "identification": 54322, "catIDs": Self.catIDs],
@@ -523,7 +523,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_P5_RKEntityMappingTest_thatMappingAnEmptyArrayOnToAnExistingRelationshipDisassociatesTheRelatedObjects() throws {
         // RestKit maps onto the Human it is handed; the port identifies it by `"id": 1`.
-        try withRestKitStore(mappings: [("humans", humanWithCats())]) { store in
+        try withRestKitStore(mappings: [("humans", humanWithCats())]) { (store) throws in
             #expect(try store.map("humans", ["id": 1, "name": "Blake", "cats": [["name": "Asia"], ["name": "Roy"]]])["inserted"] == 3)
             #expect(keys(try store.objects("Human").first?["cats"]).count == 2)
             let result = try store.map("humans", ["id": 1, "name": "Blake Watters", "cats": []])
@@ -537,7 +537,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P5_RKEntityMappingTest_thatMappingAnNullArrayOnToAnExistingToOneRelationshipDisassociatesTheRelatedObjects() throws {
-        try withRestKitStore(mappings: [("humans", humanWithCats())]) { store in
+        try withRestKitStore(mappings: [("humans", humanWithCats())]) { (store) throws in
             _ = try store.map("humans", ["id": 1, "name": "Blake", "favoriteCat": ["name": "Asia"]])
             #expect(try store.objects("Human").first?["favoriteCat"] != .null)
             _ = try store.map("humans", ["id": 1, "name": "Blake Watters", "favoriteCat": nil])
@@ -547,7 +547,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P5_RKEntityMappingTest_thatMappingAnNullArrayOnToAnExistingToManyRelationshipDisassociatesTheRelatedObjects() throws {
-        try withRestKitStore(mappings: [("humans", humanWithCats())]) { store in
+        try withRestKitStore(mappings: [("humans", humanWithCats())]) { (store) throws in
             _ = try store.map("humans", ["id": 1, "name": "Blake", "cats": [["name": "Asia"], ["name": "Roy"]]])
             _ = try store.map("humans", ["id": 1, "name": "Blake Watters", "cats": nil])
             #expect(try store.objects("Human").first?["cats"] == [])
@@ -560,7 +560,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         // under R-I6 that would be invalid, so the port identifies cats by name. The human gets `"id": 1`.
         let mapping: JSONValue = ["entity": "Human", "attributes": ["id": "railsID", "name": "name", "favoriteCatID": "favoriteCatID"],
                                   "identificationAttributes": ["railsID"], "relationships": [["from": "cats", "to": "cats", "mapping": catsByName]]]
-        try withRestKitStore(mappings: [("humans", mapping)]) { store in
+        try withRestKitStore(mappings: [("humans", mapping)]) { (store) throws in
             let result = try store.map("humans", ["id": 1, "name": "Blake", "favoriteCatID": 31337, "cats": [["name": "Asia"]]])
             #expect(result["inserted"] == 2)
             let human = try #require(try store.objects("Human").first)
@@ -575,7 +575,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         // `cats` -> the ordered `catsInOrderByAge`; two cats (RestKit's payload has one) show the order is kept.
         let mapping: JSONValue = ["entity": "Human", "attributes": ["id": "railsID", "name": "name"], "identificationAttributes": ["railsID"],
                                   "relationships": [["from": "cats", "to": "catsInOrderByAge", "mapping": catsByName]]]
-        try withRestKitStore(mappings: [("humans", mapping)]) { store in
+        try withRestKitStore(mappings: [("humans", mapping)]) { (store) throws in
             _ = try store.map("humans", ["id": 1, "name": "Blake", "cats": [["name": "Roy"], ["name": "Asia"]]])
             let human = try #require(try store.get("entities/Human/objects?include=catsInOrderByAge")["items"]?.arrayValue?.first)
             #expect(keys(human["catsInOrderByAge"]).map { $0["name"] } == ["Roy", "Asia"])
@@ -583,7 +583,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P5_RKManagedObjectMappingOperationDataSourceTest_shouldMapNullToAHasManyRelationship() throws {
-        try withRestKitStore(mappings: [("humans", humanWithCats())]) { store in
+        try withRestKitStore(mappings: [("humans", humanWithCats())]) { (store) throws in
             let result = try store.map("humans", ["id": 1, "name": "Blake", "cats": nil])
             #expect(result["inserted"] == 1)
             #expect(try store.objects("Human").first?["cats"] == [])
@@ -593,7 +593,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     @Test func R_P5_RKManagedObjectMappingOperationDataSourceTest_shouldLoadNestedHasManyRelationshipWithoutABackingClass() throws {
         let mapping: JSONValue = ["entity": "Storm", "attributes": ["name"],
                                   "relationships": [["from": "clouds", "to": "clouds", "mapping": ["entity": "Cloud", "attributes": ["name"]]]]]
-        try withRestKitStore(mappings: [("storms", mapping)]) { store in
+        try withRestKitStore(mappings: [("storms", mapping)]) { (store) throws in
             let result = try store.map("storms", ["name": "Hurricane", "clouds": [["name": "Nimbus"]]])
             #expect(result["inserted"] == 2)
             let storm = try #require(try store.objects("Storm").first)
@@ -610,7 +610,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         let mapping: JSONValue = ["entity": "Parent", "attributes": ["parentID", "name", "age"],
                                   "relationships": [["from": "children", "to": "children",
                                                      "mapping": ["entity": "Child", "attributes": ["name"], "identificationAttributes": ["name"]]]]]
-        try withRestKitStore(mappings: [("parents", mapping)]) { store in
+        try withRestKitStore(mappings: [("parents", mapping)]) { (store) throws in
             let result = try store.map("parents", ["parentID": 1, "name": "Win", "age": 34, "children": [["name": "Maya"], ["name": "Brady"]]])
             #expect(result["inserted"] == 3)
             let parent = try #require(try store.get("entities/Parent/objects?include=children")["items"]?.arrayValue?.first)
@@ -626,7 +626,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     // MARK: - R-P1/R-P2 key paths and collections (RKObjectMappingNextGenTest.m with user.json, users.json, nested_user.json)
 
     @Test func R_P1_RKObjectMappingNextGenTest_shouldPerformBasicMapping() throws {
-        try withRestKitStore(mappings: [("user", userMapping())]) { store in
+        try withRestKitStore(mappings: [("user", userMapping())]) { (store) throws in
             let result = try store.map("user", try restKitFixture("user.json"))
             #expect(result["inserted"] == 1)
             #expect(result["objects"] == [["entity": "User", "key": 31337]])
@@ -638,7 +638,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_P2_RKObjectMappingNextGenTest_shouldMapACollectionOfObjects() throws {
         // Also RKObjectMappingNextGenTest.testShouldMapACollectionOfSimpleObjectDictionaries.
-        try withRestKitStore(mappings: [("users", userMapping())]) { store in
+        try withRestKitStore(mappings: [("users", userMapping())]) { (store) throws in
             let result = try store.map("users", try restKitFixture("users.json"))
             #expect(result["inserted"] == 3)
             #expect(result["objects"] == [["entity": "User", "key": 31337], ["entity": "User", "key": 187], ["entity": "User", "key": 7]])
@@ -648,7 +648,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P2_RKObjectMappingNextGenTest_shouldMapRegisteredSubKeyPathsOfAnUnmappableDictionaryAndReturnTheResults() throws {
-        try withRestKitStore(mappings: [("user", userMapping(extra: [("keyPath", "user")]))]) { store in
+        try withRestKitStore(mappings: [("user", userMapping(extra: [("keyPath", "user")]))]) { (store) throws in
             let result = try store.map("user", try restKitFixture("nested_user.json"))
             #expect(result["inserted"] == 1)
             #expect(result["objects"] == [["entity": "User", "key": 31337]])
@@ -660,7 +660,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         // RestKit reports "No mappable object representations were found at the key paths searched." as an
         // error (also testShouldAddAnErrorWhenAttemptingToMapADictionaryWithoutAnObjectMapping); DESIGN R-P2
         // makes a missing keyPath map nothing with 200 and all counts 0. Following DESIGN.
-        try withRestKitStore(mappings: [("users", userMapping(extra: [("keyPath", "users")]))]) { store in
+        try withRestKitStore(mappings: [("users", userMapping(extra: [("keyPath", "users")]))]) { (store) throws in
             let result = try store.map("users", try restKitFixture("user.json"))
             #expect(result["inserted"] == 0)
             #expect(result["updated"] == 0)
@@ -676,7 +676,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         // port sends that array as a to-many (DESIGN §10: null elements of a to-many are skipped).
         let users = try #require(try restKitFixture("users.json").arrayValue)
         let friendReps = JSONValue.array(users.map { $0["friend"] ?? .null })
-        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [friendsRelationship("friends")])]))]) { store in
+        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [friendsRelationship("friends")])]))]) { (store) throws in
             let result = try store.map("user", ["id": 1, "name": "Blake", "friends": friendReps])
             #expect(result["inserted"] == 2)
             #expect(try store.object("User", "1")["friends"] == [255])
@@ -890,7 +890,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_P4_RKMappingOperationTest_shouldNotUpdateEqualURLProperties() throws {
         let mapping: JSONValue = ["entity": "Mappable", "attributes": ["id", "url"]]
-        try withRestKitStore(mappings: [("mappable", mapping)]) { store in
+        try withRestKitStore(mappings: [("mappable", mapping)]) { (store) throws in
             #expect(try store.map("mappable", ["id": 1, "url": "http://www.restkit.org"])["inserted"] == 1)
             let changes = try store.get("changes")["changes"]?.arrayValue?.count
             let second = try store.map("mappable", ["id": 1, "url": "http://www.restkit.org"])
@@ -902,7 +902,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P4_RKObjectMappingNextGenTest_shouldNotSetAPropertyWhenTheValueIsTheSame() throws {
-        try withRestKitStore(mappings: [("user", userMapping())]) { store in
+        try withRestKitStore(mappings: [("user", userMapping())]) { (store) throws in
             _ = try store.map("user", try restKitFixture("user.json"))
             let changes = try store.get("changes")["changes"]?.arrayValue?.count
             let second = try store.map("user", try restKitFixture("user.json"))
@@ -913,7 +913,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P4_RKObjectMappingNextGenTest_shouldSetNilForNSNullValues() throws {
-        try withRestKitStore(mappings: [("user", userMapping())]) { store in
+        try withRestKitStore(mappings: [("user", userMapping())]) { (store) throws in
             var fixture = try #require(try restKitFixture("user.json").objectValue)
             _ = try store.map("user", .object(fixture))
             fixture["name"] = .null
@@ -923,7 +923,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P4_RKObjectMappingNextGenTest_shouldNotSetTheDestinationPropertyWhenBothAreNil() throws {
-        try withRestKitStore(mappings: [("user", userMapping())]) { store in
+        try withRestKitStore(mappings: [("user", userMapping())]) { (store) throws in
             var fixture = try #require(try restKitFixture("user.json").objectValue)
             fixture["name"] = .null
             #expect(try store.map("user", .object(fixture))["inserted"] == 1)
@@ -938,7 +938,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     @Test func R_P4_RKObjectMappingNextGenTest_mappingFromMissingSourceKeyPathAssignsNil() throws {
         // Despite its name, the RestKit test asserts that a missing key leaves the value untouched
         // (assignsDefaultValueForMissingAttributes = NO).
-        try withRestKitStore(mappings: [("user", userMapping())]) { store in
+        try withRestKitStore(mappings: [("user", userMapping())]) { (store) throws in
             var fixture = try #require(try restKitFixture("user.json").objectValue)
             _ = try store.map("user", .object(fixture))
             fixture["name"] = nil
@@ -949,7 +949,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_P4_RKObjectMappingNextGenTest_shouldOptionallySetDefaultValueForAMissingKeyPath() throws {
         // assignsDefaultValueForMissingAttributes = YES: a missing key resets the attribute to its default (none: nil).
-        try withRestKitStore(mappings: [("user", userMapping()), ("reset", userMapping(extra: [("assignsDefaultValueForMissingAttributes", true)]))]) { store in
+        try withRestKitStore(mappings: [("user", userMapping()), ("reset", userMapping(extra: [("assignsDefaultValueForMissingAttributes", true)]))]) { (store) throws in
             var fixture = try #require(try restKitFixture("user.json").objectValue)
             _ = try store.map("user", .object(fixture))
             fixture["name"] = nil
@@ -963,7 +963,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         // update resets it too.
         let mapping: JSONValue = ["entity": "Human", "attributes": ["id": "railsID", "name": "name", "likesDogs": "likesDogs"],
                                   "identificationAttributes": ["railsID"], "assignsDefaultValueForMissingAttributes": true]
-        try withRestKitStore(mappings: [("humans", mapping)]) { store in
+        try withRestKitStore(mappings: [("humans", mapping)]) { (store) throws in
             _ = try store.map("humans", ["id": 1, "name": "Blake Watters"])
             #expect(try store.objects("Human").first?["likesDogs"] == true)
             _ = try store.map("humans", ["id": 1, "name": "Blake Watters", "likesDogs": false])
@@ -975,7 +975,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_P4_RKEntityMappingTest_shouldReturnTheDefaultValueForACoreDataAttribute() throws {
         // Cat.name defaults to "Kitty Cat!" in RestKit's model: a new cat without a name gets it.
-        try withRestKitStore(mappings: [("cats", ["entity": "Cat", "attributes": ["railsID", "name"], "identificationAttributes": ["railsID"]])]) { store in
+        try withRestKitStore(mappings: [("cats", ["entity": "Cat", "attributes": ["railsID", "name"], "identificationAttributes": ["railsID"]])]) { (store) throws in
             #expect(try store.map("cats", ["railsID": 1])["inserted"] == 1)
             #expect(try store.objects("Cat").first?["name"] == "Kitty Cat!")
         }
@@ -987,7 +987,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
                                                          "mapping": ["entity": "Address", "attributes": ["id": "addressID", "city": "city"]]]
 
     @Test func R_P5_RKObjectMappingNextGenTest_shouldMapANestedObject() throws {
-        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [Self.addressRelationship])]))]) { store in
+        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [Self.addressRelationship])]))]) { (store) throws in
             let result = try store.map("user", try restKitFixture("user.json"))
             #expect(result["inserted"] == 2)
             let user = try store.object("User", "31337")
@@ -1001,7 +1001,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     @Test func R_P5_RKObjectMappingNextGenTest_shouldMapANestedObjectToCollection() throws {
         // A single object where a to-many is expected counts as one element (R-P5).
         let relationship: JSONValue = ["from": "address", "to": "addresses", "mapping": ["entity": "Address", "attributes": ["id": "addressID", "city": "city"]]]
-        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [relationship])]))]) { store in
+        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [relationship])]))]) { (store) throws in
             #expect(try store.map("user", try restKitFixture("user.json"))["inserted"] == 2)
             #expect(try store.object("User", "31337")["addresses"] == [1234])
         }
@@ -1009,7 +1009,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_P5_RKObjectMappingNextGenTest_shouldMapANestedObjectCollection() throws {
         // Also testShouldMapANestedArrayIntoASet.
-        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [friendsRelationship("friends")])]))]) { store in
+        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [friendsRelationship("friends")])]))]) { (store) throws in
             #expect(try store.map("user", try restKitFixture("user.json"))["inserted"] == 3)
             #expect(sortedInts(try store.object("User", "31337")["friends"]) == [7, 187])
             #expect(try store.object("User", "187")["name"] == "Jeremy Ellison")
@@ -1018,14 +1018,14 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P5_R_P6_RKObjectMappingNextGenTest_shouldMapANestedArrayIntoAnOrderedSet() throws {
-        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [friendsRelationship("friendsOrderedSet", from: "friends")])]))]) { store in
+        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [friendsRelationship("friendsOrderedSet", from: "friends")])]))]) { (store) throws in
             #expect(try store.map("user", try restKitFixture("user.json"))["inserted"] == 3)
             #expect(try store.object("User", "31337")["friendsOrderedSet"] == [187, 7], "payload order is kept")
         }
     }
 
     @Test func R_P4_R_P5_RKObjectMappingNextGenTest_shouldNotSetThePropertyWhenTheNestedObjectIsIdentical() throws {
-        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [Self.addressRelationship])]))]) { store in
+        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [Self.addressRelationship])]))]) { (store) throws in
             _ = try store.map("user", try restKitFixture("user.json"))
             let changes = try store.get("changes")["changes"]?.arrayValue?.count
             let second = try store.map("user", try restKitFixture("user.json"))
@@ -1037,7 +1037,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P4_R_P5_RKObjectMappingNextGenTest_shouldNotSetThePropertyWhenTheNestedObjectCollectionIsIdentical() throws {
-        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [friendsRelationship("friends")])]))]) { store in
+        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [friendsRelationship("friends")])]))]) { (store) throws in
             _ = try store.map("user", try restKitFixture("user.json"))
             let changes = try store.get("changes")["changes"]?.arrayValue?.count
             let second = try store.map("user", try restKitFixture("user.json"))
@@ -1053,7 +1053,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         // (DESIGN §10), and the stored humans 201 and 202 are found, not duplicated.
         let seed: JSONValue = ["entity": "Human", "attributes": ["id": "railsID"], "identificationAttributes": ["railsID"]]
         let humans: JSONValue = ["entity": "Human", "keyPath": "human", "attributes": ["id": "railsID"], "identificationAttributes": ["railsID"]]
-        try withRestKitStore(mappings: [("seed", seed), ("humans", humans)]) { store in
+        try withRestKitStore(mappings: [("seed", seed), ("humans", humans)]) { (store) throws in
             #expect(try store.map("seed", [["id": 201], ["id": 202]])["inserted"] == 2)
             let result = try store.map("humans", try restKitFixture("ArrayOfHumans.json"))
             #expect(result["inserted"] == 0)
@@ -1067,7 +1067,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_P6_RKObjectMappingNextGenTest_thatAttemptingToUnionOneToOneRelationshipGeneratesMappingError() throws {
         // RestKit fails the mapping; DESIGN refuses the mapping document with 422 at registration.
-        try withRestKitStore { store in
+        try withRestKitStore { (store) throws in
             let relationship: JSONValue = ["from": "address", "to": "address", "assignmentPolicy": "union",
                                            "mapping": ["entity": "Address", "attributes": ["id": "addressID", "city": "city"]]]
             let response = try store.putMapping("user", userMapping(extra: [("relationships", [relationship])]))
@@ -1080,7 +1080,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_P6_RKObjectMappingNextGenTest_unionAssignmentPolicyWithSet() throws {
         // RestKit's friends have only names; the port gives them ids, User's identity (R-I1).
-        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [friendsRelationship("friends", policy: "union")])]))]) { store in
+        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [friendsRelationship("friends", policy: "union")])]))]) { (store) throws in
             _ = try store.map("user", ["id": 1, "friends": [["id": 2, "name": "Jeff"]]])
             _ = try store.map("user", ["id": 1, "friends": [["id": 3, "name": "Zach"]]])
             #expect(sortedInts(try store.object("User", "1")["friends"]) == [2, 3])
@@ -1089,7 +1089,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_P6_RKObjectMappingNextGenTest_unionAssignmentPolicyWithOrderedSet() throws {
         // Also testUnionAssignmentPolicyWithArray (an ordered to-many in a store).
-        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [friendsRelationship("friendsOrderedSet", policy: "union")])]))]) { store in
+        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [friendsRelationship("friendsOrderedSet", policy: "union")])]))]) { (store) throws in
             _ = try store.map("user", ["id": 1, "friendsOrderedSet": [["id": 2, "name": "Jeff"]]])
             _ = try store.map("user", ["id": 1, "friendsOrderedSet": [["id": 3, "name": "Zach"]]])
             #expect(try store.object("User", "1")["friendsOrderedSet"] == [2, 3])
@@ -1097,14 +1097,14 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P6_RKObjectMappingNextGenTest_unionAssignmentPolicyWithNilValue() throws {
-        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [friendsRelationship("friends", policy: "union")])]))]) { store in
+        try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [friendsRelationship("friends", policy: "union")])]))]) { (store) throws in
             #expect(try store.map("user", ["id": 1, "friends": [["id": 3, "name": "Zach"]]])["inserted"] == 2)
             #expect(try store.object("User", "1")["friends"] == [3])
         }
     }
 
     @Test func R_P6_RKObjectMappingNextGenTest_replacmentPolicyForToManyCoreDataRelationshipDeletesExistingValues() throws {
-        try withRestKitStore(mappings: [("humans", humanWithCats(policy: "replace"))]) { store in
+        try withRestKitStore(mappings: [("humans", humanWithCats(policy: "replace"))]) { (store) throws in
             _ = try store.map("humans", ["id": 1, "name": "Blake", "cats": [["name": "Lola"]]])
             let lola = try #require(try store.objects("Cat").first)
             let result = try store.map("humans", ["id": 1, "name": "Blake", "cats": [["name": "Roy"]]])
@@ -1121,7 +1121,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         // RestKit's cat mapping has no identification attributes, so each mapping inserts a new Roy (R-I4) and
         // replace deletes the one no longer referenced: one Roy remains.
         let cats: JSONValue = ["entity": "Cat", "attributes": ["name"]]
-        try withRestKitStore(mappings: [("humans", humanWithCats(policy: "replace", cats: cats))]) { store in
+        try withRestKitStore(mappings: [("humans", humanWithCats(policy: "replace", cats: cats))]) { (store) throws in
             _ = try store.map("humans", ["id": 1, "name": "Blake", "cats": [["name": "Roy"]]])
             #expect(try store.objects("Cat").map { $0["name"] } == ["Roy"])
             let second = try store.map("humans", ["id": 1, "name": "Blake", "cats": [["name": "Roy"]]])
@@ -1134,7 +1134,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P6_RKObjectMappingNextGenTest_replacmentPolicyForToOneCoreDataRelationshipDeletesExistingValues() throws {
-        try withRestKitStore(mappings: [("humans", humanWithCats(policy: "replace"))]) { store in
+        try withRestKitStore(mappings: [("humans", humanWithCats(policy: "replace"))]) { (store) throws in
             _ = try store.map("humans", ["id": 1, "name": "Blake", "favoriteCat": ["name": "Lola"]])
             let result = try store.map("humans", ["id": 1, "name": "Blake", "favoriteCat": ["name": "Roy"]])
             #expect(result["deleted"] == 1)
@@ -1146,7 +1146,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_P5_R_P6_RKObjectMappingNextGenTest_unionAssignmentPolicyForToManyCoreDataRelationshipDeletesExistingValuesWithAssignsNilForMissingRelationships() throws {
         // A representation without `cats` leaves the relationship untouched (R-P5); nothing is deleted.
-        try withRestKitStore(mappings: [("humans", humanWithCats(policy: "union"))]) { store in
+        try withRestKitStore(mappings: [("humans", humanWithCats(policy: "union"))]) { (store) throws in
             _ = try store.map("humans", ["id": 1, "name": "Blake", "cats": [["name": "Lola"]]])
             let result = try store.map("humans", ["id": 1, "name": "Blake"])
             #expect(result["deleted"] == 0)
@@ -1169,14 +1169,14 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     private func friendsBy(_ houseKeyPath: String, from: String, topAttributes: JSONValue) -> JSONValue {
         ["entity": "Human", "attributes": topAttributes,
          "relationships": [["from": .string(from), "to": "friends",
-                            "mapping": ["entity": "Human", "attributes": ["name": "name", .init(houseKeyPath): "houseID"],
+                            "mapping": ["entity": "Human", "attributes": ["name": "name", houseKeyPath: "houseID"],
                                         "identificationAttributes": ["houseID", "name"]]]]]
     }
 
     @Test func R_P1_R_I5_RKObjectMappingNextGenTest_identifyingNestedObjectsUsingParentRepresentationTraversal() throws {
         // Also testIdentifyingNestedObjectsUsingParentRepresentationTraversalDirectlyWithMappingOperation.
         let mapping = friendsBy("@parent.house_id", from: "friends", topAttributes: ["name": "name", "house_id": "houseID"])
-        try withRestKitStore(mappings: [("seed", Self.seedHumans), ("humans", mapping)]) { store in
+        try withRestKitStore(mappings: [("seed", Self.seedHumans), ("humans", mapping)]) { (store) throws in
             let jeff = try seedJeffs(store, house: 23456)
             let result = try store.map("humans", ["name": "Blake Watters", "house_id": 23456, "friends": [["name": "Jeff Arena"]]])
             #expect(result["inserted"] == 1, "only Blake is new")
@@ -1191,7 +1191,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         // key path `people.friends` as a level. In Cartograph `@parent` is the representation the enclosing mapping
         // maps (the human) and only the first segment is a marker, so the same value is `@parent.house.house_id`.
         let mapping = friendsBy("@parent.house.house_id", from: "people.friends", topAttributes: ["name": "name", "house.house_id": "houseID"])
-        try withRestKitStore(mappings: [("seed", Self.seedHumans), ("humans", mapping)]) { store in
+        try withRestKitStore(mappings: [("seed", Self.seedHumans), ("humans", mapping)]) { (store) throws in
             let jeff = try seedJeffs(store, house: 34567)
             let result = try store.map("humans", ["name": "Blake Watters", "house": ["house_id": 34567], "people": ["friends": [["name": "Jeff Arena"]]]])
             #expect(result["inserted"] == 1)
@@ -1204,7 +1204,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     @Test func R_P1_RKObjectMappingNextGenTest_identifyingNestedObjectsUsingRootRepresentation() throws {
         // Also testUsingRootKeyDirectlyWithMappingOperation.
         let mapping = friendsBy("@root.house_id", from: "people.friends", topAttributes: ["name": "name", "house_id": "houseID"])
-        try withRestKitStore(mappings: [("seed", Self.seedHumans), ("humans", mapping)]) { store in
+        try withRestKitStore(mappings: [("seed", Self.seedHumans), ("humans", mapping)]) { (store) throws in
             let jeff = try seedJeffs(store, house: 45678)
             let result = try store.map("humans", ["name": "Blake Watters", "house_id": 45678, "people": ["friends": [["name": "Jeff Arena"]]]])
             #expect(result["inserted"] == 1)
@@ -1251,14 +1251,14 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatStringEqualityCausesSkipPropertyMappingToReturnYES() throws {
-        try withModification("name") { store in
+        try withModification("name") { (store) throws in
             _ = try store.map("seed", ["railsID": 123, "name": "Blake Watters", "age": 28])
             _ = try expectSkipped(store, ["railsID": 123, "name": "Blake Watters", "age": 30, "cats": [["name": "Asia"]]])
         }
     }
 
     @Test func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatStringInequalityCausesSkipPropertyMappingToReturnNO() throws {
-        try withModification("name") { store in
+        try withModification("name") { (store) throws in
             _ = try store.map("seed", ["railsID": 123, "name": "MISMATCH", "age": 28])
             let human = try expectMapped(store, ["railsID": 123, "name": "Blake Watters", "age": 30, "cats": [["name": "Asia"]]])
             #expect(human["name"] == "Blake Watters")
@@ -1266,14 +1266,14 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatDateEqualityCausesSkipPropertyMappingToReturnYES() throws {
-        try withModification("updatedAt") { store in
+        try withModification("updatedAt") { (store) throws in
             _ = try store.map("seed", ["railsID": 123, "name": "Blake Watters", "age": 28, "updatedAt": "2024-05-01T10:00:00Z"])
             _ = try expectSkipped(store, ["railsID": 123, "age": 30, "updatedAt": "2024-05-01T10:00:00Z", "cats": [["name": "Asia"]]])
         }
     }
 
     @Test func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatDateDecensionCausesSkipPropertyMappingToReturnYES() throws {
-        try withModification("updatedAt") { store in
+        try withModification("updatedAt") { (store) throws in
             _ = try store.map("seed", ["railsID": 123, "name": "Blake Watters", "age": 28, "updatedAt": "2024-05-02T10:00:00Z"])
             let human = try expectSkipped(store, ["railsID": 123, "age": 30, "updatedAt": "2024-05-01T10:00:00Z", "cats": [["name": "Asia"]]])
             #expect(human["updatedAt"] == "2024-05-02T10:00:00.000Z")
@@ -1281,7 +1281,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatDateAscensionCausesSkipPropertyMappingToReturnNO() throws {
-        try withModification("updatedAt") { store in
+        try withModification("updatedAt") { (store) throws in
             _ = try store.map("seed", ["railsID": 123, "name": "Blake Watters", "age": 28, "updatedAt": "2024-05-01T10:00:00Z"])
             let human = try expectMapped(store, ["railsID": 123, "age": 30, "updatedAt": "2024-05-02T10:00:00Z", "cats": [["name": "Asia"]]])
             #expect(human["updatedAt"] == "2024-05-02T10:00:00.000Z")
@@ -1290,14 +1290,14 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatNumericEqualityCausesSkipPropertyMappingToReturnYES() throws {
         // railsID is the modification attribute here, so the port identifies humans by name.
-        try withModification("railsID", identifiedBy: "name") { store in
+        try withModification("railsID", identifiedBy: "name") { (store) throws in
             _ = try store.map("seed", ["railsID": 123, "name": "Blake Watters", "age": 28])
             _ = try expectSkipped(store, ["railsID": 123, "name": "Blake Watters", "age": 30, "cats": [["name": "Asia"]]])
         }
     }
 
     @Test func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatNumericDecensionCausesSkipPropertyMappingToReturnYES() throws {
-        try withModification("railsID", identifiedBy: "name") { store in
+        try withModification("railsID", identifiedBy: "name") { (store) throws in
             _ = try store.map("seed", ["railsID": 999, "name": "Blake Watters", "age": 28])
             let human = try expectSkipped(store, ["railsID": 100, "name": "Blake Watters", "age": 30, "cats": [["name": "Asia"]]])
             #expect(human["railsID"] == 999)
@@ -1305,7 +1305,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatNumericAscensionCausesSkipPropertyMappingToReturnNO() throws {
-        try withModification("railsID", identifiedBy: "name") { store in
+        try withModification("railsID", identifiedBy: "name") { (store) throws in
             _ = try store.map("seed", ["railsID": 100, "name": "Blake Watters", "age": 28])
             let human = try expectMapped(store, ["railsID": 999, "name": "Blake Watters", "age": 30, "cats": [["name": "Asia"]]])
             #expect(human["railsID"] == 999)
@@ -1313,7 +1313,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P7_RKEntityMappingTest_settingModificationAttributeForNameRaisesErrorIfNameIsInvalid() throws {
-        try withRestKitStore { store in
+        try withRestKitStore { (store) throws in
             let response = try store.putMapping("humans", ["entity": "Human", "attributes": ["name"], "modificationAttribute": "INVALID"])
             #expect(response.status == 422, "\(response.text)")
             let pointers = try response.json()["errors"]?.arrayValue?.compactMap { $0["pointer"]?.stringValue } ?? []
@@ -1327,7 +1327,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         // TestMappable's key-value validation rejects "FAIL"; the port uses the model's `regex` on `checked`.
         let mapping: JSONValue = ["entity": "Mappable", "attributes": ["id", "checked"]]
         let discarding: JSONValue = ["entity": "Mappable", "attributes": ["id", "checked"], "discardsInvalidObjectsOnInsert": true]
-        try withRestKitStore(mappings: [("mappable", mapping), ("discarding", discarding)]) { store in
+        try withRestKitStore(mappings: [("mappable", mapping), ("discarding", discarding)]) { (store) throws in
             let failed = try store.post("mappable", [["id": 1, "checked": "fine"], ["id": 2, "checked": "FAIL"]])
             #expect(failed.status == 422, "\(failed.text)")
             let pointers = try failed.json()["errors"]?.arrayValue?.compactMap { $0["pointer"]?.stringValue } ?? []
