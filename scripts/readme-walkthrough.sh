@@ -36,8 +36,11 @@ expect '"status":401'
 expect '"items":\[{"id":"acme"'
 expect '"version":1'
 expect '"identificationAttributes":\["identifier"\]'
-expect '{"items":\[\],"next":null,"total":0}'
-expect '"changes":\[\],"next":0'
+expect '"entity":"Character","keyPath":"results"'
+expect '"inserted":3,"updated":0,"unchanged":0'
+expect '"name":"Spider-Man","publisher":10'
+expect '"total":1'
+expect '"op":"upsert","entity":"Publisher"'
 expect 'cartograph_http_requests_total'
 [ ! -e acme.json ] && [ ! -e reader.json ] || { echo "walk-through left files behind"; exit 1; }
-echo "README walk-through: 13 passed, 0 failed"
+echo "README walk-through: 16 passed, 0 failed"
