@@ -6,32 +6,17 @@ import CartographCore
 /// The problems found in a document, each at the JSON Pointer of its location, and the strict
 /// member readers that report them.
 struct DocumentChecker {
-    /// Beyond this many, problems are counted but not listed: a hostile document must not turn into
-    /// a response larger than itself.
-    static let listedLimit = 100
+    private(set) var problems = DocumentProblems()
 
-    private(set) var details: [CartographError.Detail] = []
-    private(set) var count = 0
-
-    var isEmpty: Bool { count == 0 }
+    var isEmpty: Bool { problems.isEmpty }
+    var count: Int { problems.count }
+    var details: [CartographError.Detail] { problems.details }
 
     mutating func report(_ pointer: JSONPointer, _ message: String, offset: Int? = nil) {
-        count += 1
-        if details.count < Self.listedLimit {
-            details.append(CartographError.Detail(pointer: pointer.description, message: message, offset: offset))
-        }
+        problems.report(pointer, message, offset: offset)
     }
 
-    /// The 422 that lists every problem; its top-level `offset` is the first predicate error's (DESIGN §10).
-    func error(summary: String) -> CartographError {
-        let unlisted = count - details.count
-        let more = unlisted > 0 ? " The first \(details.count) are listed; \(unlisted) more were found." : ""
-        let noun = count == 1 ? "problem" : "problems"
-        return CartographError(
-            .unprocessable, "\(summary) (\(count) \(noun)).\(more)", errors: details,
-            offset: details.lazy.compactMap(\.offset).first
-        )
-    }
+    func error(summary: String) -> CartographError { problems.error(summary: summary) }
 
     /// Throws the 422 when anything was reported.
     func throwIfAny(summary: String) throws(CartographError) {
@@ -114,17 +99,5 @@ struct DocumentChecker {
     }
 }
 
-/// A name or value quoted for a message, shortened so that a huge one stays readable.
-func quoted(_ text: String) -> String {
-    text.count > 64 ? "'\(text.prefix(61))...'" : "'\(text)'"
-}
-
-/// A JSON value described for a message: strings quoted, numbers as written, other kinds by name.
-func described(_ value: JSONValue) -> String {
-    switch value {
-    case .string(let text): quoted(text)
-    case .number(let number): number.text
-    case .bool(let flag): flag ? "true" : "false"
-    default: value.kindName
-    }
-}
+func quoted(_ text: String) -> String { DocumentProblems.quote(text) }
+func described(_ value: JSONValue) -> String { DocumentProblems.describe(value) }
