@@ -44,8 +44,13 @@ public final class Application: Sendable {
     public var serviceState: ServiceState { state.load(ordering: .acquiring) }
     public func setServiceState(_ newState: ServiceState) { state.store(newState, ordering: .releasing) }
 
-    /// The Prometheus exposition text.
-    func renderMetrics() -> [UInt8] { metricsExposition() }
+    /// The Prometheus exposition text, with the open stores' sizes brought up to date first.
+    func renderMetrics() -> [UInt8] {
+        for store in stores.openStoreSizes() {
+            Gauge(label: "cartograph_store_bytes", dimensions: [("tenant", store.tenant), ("model", store.model)]).record(store.bytes)
+        }
+        return metricsExposition()
+    }
 
     /// Why a request arriving now is refused before it is read (503 while draining), or nil.
     /// The transport asks once, when a request starts, so requests already admitted finish (R-S5).

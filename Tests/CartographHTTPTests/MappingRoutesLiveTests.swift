@@ -49,6 +49,20 @@ let characterMapping: JSONValue = [
         }
     }
 
+    @Test func R_S6_metricsCountMappedObjectsAndStoreSizes() throws {
+        try withComics { (server, key) throws in
+            _ = try server.client.sendJSON("PUT", "/v1/tenants/acme/models/comics/mappings/characters", characterMapping, token: key)
+            let posted = try server.client.sendJSON("POST", "/v1/tenants/acme/models/comics/mappings/characters/payloads",
+                                                    ["characters": [["id": 1, "name": "Thor", "publisher": ["id": 2, "name": "Marvel"]]]], token: key)
+            #expect(try posted.json()["inserted"] == 2)
+            let metrics = try server.client.send("GET", "/metrics").text
+            #expect(metrics.contains("cartograph_objects_mapped_total 2"))
+            let sizeLine = metrics.split(separator: "\n").first { $0.hasPrefix("cartograph_store_bytes{") && $0.contains(#"model="comics""#) }
+            let bytes = sizeLine.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) } ?? 0
+            #expect(bytes > 4096)
+        }
+    }
+
     @Test func aReadKeyCannotRegisterMappings() throws {
         try withComics { (server, key) throws in
             let reader = try #require(try server.client.sendJSON("POST", "/v1/tenants/acme/keys", ["scope": "read"], token: key).json()["apiKey"]?.stringValue)

@@ -85,6 +85,18 @@ public final class StoreRegistry: Sendable {
         }
     }
 
+    /// The size on disk (database and WAL) of every open store, for the `cartograph_store_bytes` metric.
+    public func openStoreSizes() -> [(tenant: String, model: String, bytes: Int64)] {
+        let stores = open.withLock { $0.map { ($0.key, $0.value.path) } }
+        return stores.map { key, path in
+            let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
+            let bytes = ["", "-wal"].reduce(Int64(0)) { total, suffix in
+                total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? NSNumber)?.int64Value ?? 0)
+            }
+            return (parts.first ?? "", parts.last ?? "", bytes)
+        }
+    }
+
     /// How many stores are open.
     public var openStoreCount: Int { open.withLock { $0.count } }
 }
