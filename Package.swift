@@ -81,7 +81,8 @@ let package = Package(
             dependencies: [
                 "CartographHTTP", "CartographStore", "CartographCore", "CartographTesting", "cartograph",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            exclude: ["Fixtures"]
         ),
         .testTarget(name: "CartographMappingTests", dependencies: ["CartographMapping", "CartographCore", "CartographPredicate"]),
     ]

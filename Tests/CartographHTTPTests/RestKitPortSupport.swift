@@ -162,7 +162,7 @@ struct RestKitStore {
 
     /// The normalized model (with each entity's resolved `identificationAttributes`).
     func identificationAttributes(of entity: String) throws -> JSONValue? {
-        let model = try get("")
+        let model = try client.send("GET", "/v1/tenants/restkit/models/restkit", token: key).json()
         return model["entities"]?.arrayValue?.first { $0["name"] == .string(entity) }?["identificationAttributes"]
     }
 }

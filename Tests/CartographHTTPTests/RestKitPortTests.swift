@@ -188,7 +188,8 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
                                  expected: ["arctic_monkey_id"], representation: ["arctic_monkey_id": 1], key: 1)
     }
 
-    @Test func R_I1_RKEntityMappingTest_inferenceOfSnakeCasedEntityNameWithAbbreviation() throws {
+    @Test
+    func R_I1_RKEntityMappingTest_inferenceOfSnakeCasedEntityNameWithAbbreviation() throws {
         try expectIdentification(model: monkeyModel("ArcticMonkeyURL", [rkAttribute("arctic_monkey_url_id", "integer64")]), entity: "ArcticMonkeyURL",
                                  expected: ["arctic_monkey_url_id"], representation: ["arctic_monkey_url_id": 1], key: 1)
     }
@@ -857,7 +858,8 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         #expect(mapped.object?["date"] == "2011-07-07T04:35:28.000Z")
     }
 
-    @Test func R_P3_RKMappingOperationTest_shouldMapAISODateStringAppropriately() throws {
+    @Test
+    func R_P3_RKMappingOperationTest_shouldMapAISODateStringAppropriately() throws {
         // An ISO 8601 date-time without seconds.
         let mapped = try mapMappable([("date", "date")], ["id": 1, "date": "2011-08-09T00:00Z"])
         #expect(mapped.status == 200, "\(mapped.body)")
@@ -1250,7 +1252,8 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         return human
     }
 
-    @Test func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatStringEqualityCausesSkipPropertyMappingToReturnYES() throws {
+    @Test
+    func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatStringEqualityCausesSkipPropertyMappingToReturnYES() throws {
         try withModification("name") { (store) throws in
             _ = try store.map("seed", ["railsID": 123, "name": "Blake Watters", "age": 28])
             _ = try expectSkipped(store, ["railsID": 123, "name": "Blake Watters", "age": 30, "cats": [["name": "Asia"]]])
@@ -1265,14 +1268,16 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         }
     }
 
-    @Test func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatDateEqualityCausesSkipPropertyMappingToReturnYES() throws {
+    @Test
+    func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatDateEqualityCausesSkipPropertyMappingToReturnYES() throws {
         try withModification("updatedAt") { (store) throws in
             _ = try store.map("seed", ["railsID": 123, "name": "Blake Watters", "age": 28, "updatedAt": "2024-05-01T10:00:00Z"])
             _ = try expectSkipped(store, ["railsID": 123, "age": 30, "updatedAt": "2024-05-01T10:00:00Z", "cats": [["name": "Asia"]]])
         }
     }
 
-    @Test func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatDateDecensionCausesSkipPropertyMappingToReturnYES() throws {
+    @Test
+    func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatDateDecensionCausesSkipPropertyMappingToReturnYES() throws {
         try withModification("updatedAt") { (store) throws in
             _ = try store.map("seed", ["railsID": 123, "name": "Blake Watters", "age": 28, "updatedAt": "2024-05-02T10:00:00Z"])
             let human = try expectSkipped(store, ["railsID": 123, "age": 30, "updatedAt": "2024-05-01T10:00:00Z", "cats": [["name": "Asia"]]])
@@ -1288,7 +1293,8 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         }
     }
 
-    @Test func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatNumericEqualityCausesSkipPropertyMappingToReturnYES() throws {
+    @Test
+    func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatNumericEqualityCausesSkipPropertyMappingToReturnYES() throws {
         // railsID is the modification attribute here, so the port identifies humans by name.
         try withModification("railsID", identifiedBy: "name") { (store) throws in
             _ = try store.map("seed", ["railsID": 123, "name": "Blake Watters", "age": 28])
@@ -1296,7 +1302,8 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         }
     }
 
-    @Test func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatNumericDecensionCausesSkipPropertyMappingToReturnYES() throws {
+    @Test
+    func R_P7_RKManagedObjectMappingOperationDataSourceTest_thatNumericDecensionCausesSkipPropertyMappingToReturnYES() throws {
         try withModification("railsID", identifiedBy: "name") { (store) throws in
             _ = try store.map("seed", ["railsID": 999, "name": "Blake Watters", "age": 28])
             let human = try expectSkipped(store, ["railsID": 100, "name": "Blake Watters", "age": 30, "cats": [["name": "Asia"]]])

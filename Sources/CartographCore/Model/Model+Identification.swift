@@ -32,11 +32,17 @@ extension Model {
         return nil
     }
 
-    /// `ApprovedComment` -> `approved_comment`.
+    /// `ApprovedComment` -> `approved_comment`; a run of capitals is one word, as RestKit underscores
+    /// it (`ArcticMonkeyURL` -> `arctic_monkey_url`, `URLString` -> `url_string`).
     static func snakeCase(_ name: String) -> String {
+        let characters = Array(name)
         var result = ""
-        for (index, character) in name.enumerated() {
-            if character.isUppercase, index > 0 { result += "_" }
+        for (index, character) in characters.enumerated() {
+            if character.isUppercase, index > 0 {
+                let previous = characters[index - 1]
+                let nextIsLower = index + 1 < characters.count && characters[index + 1].isLowercase
+                if previous.isLowercase || previous.isNumber || (previous.isUppercase && nextIsLower) { result += "_" }
+            }
             result += character.lowercased()
         }
         return result

@@ -3,7 +3,7 @@
 
 /// Reads and writes ISO 8601 date-times as milliseconds since 1970-01-01T00:00:00Z.
 public enum ISO8601Instant {
-    /// Reads `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)` or a bare `YYYY-MM-DD` (midnight UTC).
+    /// Reads `YYYY-MM-DDTHH:MM[:SS[.fraction]](Z|±HH:MM|±HHMM)` or a bare `YYYY-MM-DD` (midnight UTC).
     /// Fractions finer than a millisecond are truncated toward the past. Nil for anything else.
     public static func milliseconds(from text: String) -> Int64? {
         var reader = DigitReader(Array(text.utf8))
@@ -16,10 +16,15 @@ public enum ISO8601Instant {
         if reader.isAtEnd { return days * 86_400_000 }
         guard reader.take("T") || reader.take("t"),
             let hour = reader.number(digits: 2), reader.take(":"),
-            let minute = reader.number(digits: 2), reader.take(":"),
-            let second = reader.number(digits: 2),
-            hour < 24, minute < 60, second < 60
+            let minute = reader.number(digits: 2)
         else { return nil }
+        // Seconds are optional in ISO 8601 (`2011-08-09T00:00Z`, as RestKit reads it).
+        var second: Int64 = 0
+        if reader.take(":") {
+            guard let seconds = reader.number(digits: 2) else { return nil }
+            second = seconds
+        }
+        guard hour < 24, minute < 60, second < 60 else { return nil }
         var millisecond: Int64 = 0
         if reader.take(".") {
             let fraction = reader.digitRun()

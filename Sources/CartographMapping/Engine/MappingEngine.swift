@@ -77,7 +77,7 @@ public struct MappingEngine: Sendable {
         lap("read")
         try run.identify(in: store)
         lap("identify")
-        try run.validate(in: store)
+        try run.validate(topLevel: topLevel.map(\.node), in: store)
         lap("validate")
         var result = try run.write(topLevel: topLevel, explain: explain, progress: progress, into: store)
         lap("write")
@@ -124,6 +124,9 @@ final class MappedNode {
     var discarded = false
     /// `modificationAttribute` says the stored object is current (R-P7).
     var skipped = false
+    /// Reached from a top-level representation through objects that are not skipped: only these are
+    /// mapped (a skipped object's nested representations are skipped with it, as in RestKit).
+    var reachable = false
 
     init(mapping: EntityMapping, pointer: String, identity: [AttributeValue]?, isReference: Bool) {
         self.mapping = mapping

@@ -8,13 +8,21 @@ extension MappingRun {
 
     /// Applies `modificationAttribute` (R-P7), then checks each object's final state (R-P8). Invalid new
     /// objects are discarded where the mapping allows it; any other invalid object fails the payload.
-    func validate(in store: some MappingStore) throws(CartographError) {
-        var failures: [CartographError.Detail] = []
+    func validate(topLevel: [MappedNode], in store: some MappingStore) throws(CartographError) {
         for node in nodes {
             if let existing = node.existing, let name = node.mapping.modificationAttribute,
                let stored = existing.values[name], case .some(.some(let incoming)) = node.values[name] {
                 node.skipped = Self.isCurrent(stored: stored, incoming: incoming)
             }
+        }
+        var pending = topLevel
+        while let node = pending.popLast() {
+            guard !node.reachable else { continue }
+            node.reachable = true
+            if !node.skipped { pending += node.relationships.flatMap { $0.destinations ?? [] } }
+        }
+        var failures: [CartographError.Detail] = []
+        for node in nodes where node.reachable {
             if node.skipped { continue }
             var problems = node.errors
             // Stubs are exempt until a full representation maps onto them.
@@ -116,7 +124,7 @@ extension MappingRun {
             ])))
         }
         var changed = Set<ObjectIdentifier>()
-        for (index, node) in nodes.enumerated() where !node.discarded {
+        for (index, node) in nodes.enumerated() where node.reachable && !node.discarded {
             if index % 1000 == 0 { progress?("objects", index, nodes.count) }
             if let existing = node.existing {
                 node.id = existing.id
@@ -138,7 +146,7 @@ extension MappingRun {
             }
         }
         progress?("objects", nodes.count, nodes.count)
-        for (index, node) in nodes.enumerated() where !node.discarded && !node.skipped {
+        for (index, node) in nodes.enumerated() where node.reachable && !node.discarded && !node.skipped {
             if index % 1000 == 0 { progress?("relationships", index, nodes.count) }
             guard let id = node.id else { continue }
             let entity = node.existing?.entity ?? node.entity
@@ -165,7 +173,7 @@ extension MappingRun {
                 }
             }
         }
-        for node in nodes {
+        for node in nodes where node.reachable {
             if node.discarded {
                 record(node, "discard", node.errors.map(\.message).joined(separator: "; "))
             } else if let existing = node.existing {
@@ -186,7 +194,7 @@ extension MappingRun {
             }
         }
         if explain { result.explain = trace }
-        for node in nodes where node.discarded {
+        for node in nodes where node.reachable && node.discarded {
             result.discarded.append(.object(JSONObject([
                 ("pointer", .string(node.pointer)), ("entity", .string(node.entity)),
                 ("key", Self.key(of: node)),
