@@ -110,7 +110,9 @@ public struct Model: Sendable, Equatable {
     /// Incremented on every change that alters the store or the document (R-M6).
     public var version: Int
     /// Entities in document order.
-    public var entities: [Entity]
+    public var entities: [Entity] { didSet { entityIndex = Self.index(entities) } }
+    /// Positions of entities by name: lookups run per mapped value, so they must not scan.
+    private var entityIndex: [String: Int] = [:]
     public var options: ModelOptions
     /// Declarative sections kept verbatim for the mapping engine (DESIGN §5).
     public var valueTransformers: JSONObject
@@ -125,6 +127,7 @@ public struct Model: Sendable, Equatable {
         self.name = name
         self.version = version
         self.entities = entities
+        self.entityIndex = Self.index(entities)
         self.options = options
         self.valueTransformers = valueTransformers
         self.entityMappers = entityMappers
@@ -132,19 +135,34 @@ public struct Model: Sendable, Equatable {
         self.warnings = warnings
     }
 
+    private static func index(_ entities: [Entity]) -> [String: Int] {
+        var index: [String: Int] = [:]
+        for (position, entity) in entities.enumerated() where index[entity.name] == nil { index[entity.name] = position }
+        return index
+    }
+
+    public static func == (a: Model, b: Model) -> Bool {
+        a.name == b.name && a.version == b.version && a.entities == b.entities && a.options == b.options
+            && a.valueTransformers == b.valueTransformers && a.entityMappers == b.entityMappers
+            && a.dictionaryTransformers == b.dictionaryTransformers && a.warnings == b.warnings
+    }
+
     /// The entity called `name`.
-    public func entity(named name: String) -> Entity? { entities.first { $0.name == name } }
+    public func entity(named name: String) -> Entity? { entityIndex[name].map { entities[$0] } }
+
+    /// Positions of `name` and its ancestors, nearest first (stops at a cycle, which validation reports).
+    private func lineagePositions(of name: String) -> [Int] {
+        var positions: [Int] = []
+        var next: String? = name
+        while let current = next, let position = entityIndex[current], !positions.contains(position) {
+            positions.append(position)
+            next = entities[position].parent
+        }
+        return positions
+    }
 
     /// `name` and its ancestors, nearest first.
-    public func lineage(of name: String) -> [Entity] {
-        var result: [Entity] = []
-        var next: String? = name
-        while let current = next, let entity = entity(named: current), !result.contains(where: { $0.name == current }) {
-            result.append(entity)
-            next = entity.parent
-        }
-        return result
-    }
+    public func lineage(of name: String) -> [Entity] { lineagePositions(of: name).map { entities[$0] } }
 
     /// The root of `name`'s inheritance hierarchy (the entity whose table holds its objects).
     public func rootEntity(of name: String) -> String { lineage(of: name).last?.name ?? name }
@@ -162,13 +180,17 @@ public struct Model: Sendable, Equatable {
 
     /// The attribute `attribute` of `entity`, declared on it or an ancestor.
     public func attribute(_ attribute: String, of entity: String) -> Attribute? {
-        for ancestor in lineage(of: entity) { if let found = ancestor.attributes.first(where: { $0.name == attribute }) { return found } }
+        for position in lineagePositions(of: entity) {
+            if let found = entities[position].attributes.first(where: { $0.name == attribute }) { return found }
+        }
         return nil
     }
 
     /// The relationship `relationship` of `entity`, declared on it or an ancestor.
     public func relationship(_ relationship: String, of entity: String) -> Relationship? {
-        for ancestor in lineage(of: entity) { if let found = ancestor.relationships.first(where: { $0.name == relationship }) { return found } }
+        for position in lineagePositions(of: entity) {
+            if let found = entities[position].relationships.first(where: { $0.name == relationship }) { return found }
+        }
         return nil
     }
 
