@@ -3,7 +3,8 @@ public import Foundation
 
 /// Renders instants as ISO 8601 UTC with milliseconds.
 public enum Timestamp {
+    /// Exact to the millisecond, without Foundation's formatters (this runs on hot request paths).
     public static func render(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
+        ISO8601Instant.render(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
     }
 }
