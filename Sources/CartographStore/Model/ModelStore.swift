@@ -45,7 +45,8 @@ public final class ModelStore: Sendable {
     private let writeLock = Mutex(())
     private let readers = Mutex(ReaderPool())
     /// The committed model, for readers (updated after each registration commits).
-    private let published: Mutex<Model?>
+    /// The committed model and its stored JSON text (readers compare texts to notice a migration).
+    private let published: Mutex<(model: Model, text: String)?>
     private let lastUsed = Atomic<Int64>(0)
 
     static let metaTable = "_cartograph_meta", changesTable = "_cartograph_changes", mappingsTable = "_cartograph_mappings",
@@ -69,9 +70,9 @@ public final class ModelStore: Sendable {
                     seq INTEGER PRIMARY KEY AUTOINCREMENT, op TEXT NOT NULL, entity TEXT NOT NULL,
                     object_id INTEGER NOT NULL, key TEXT NOT NULL, object TEXT, at INTEGER NOT NULL);
                 """)
-            let model = try Self.loadModel(connection, name: name)
-            writer = Writer(connection: connection, model: model)
-            published = Mutex(model)
+            let loaded = try Self.loadModel(connection, name: name)
+            writer = Writer(connection: connection, model: loaded?.model)
+            published = Mutex(loaded)
         } catch let error as CartographError {
             throw error
         } catch {
@@ -81,7 +82,7 @@ public final class ModelStore: Sendable {
     }
 
     /// The committed model, or nil for a store that has none yet.
-    public var model: Model? { published.withLock { $0 } }
+    public var model: Model? { published.withLock { $0?.model } }
 
     /// Monotonic seconds of the last use, for idle closing.
     public var lastUsedSeconds: Int64 { lastUsed.load(ordering: .relaxed) }
@@ -92,11 +93,12 @@ public final class ModelStore: Sendable {
         return Int64(spec.tv_sec)
     }
 
-    private static func loadModel(_ connection: SQLiteConnection, name: String) throws -> Model? {
+    /// The stored model and its exact stored text.
+    private static func loadModel(_ connection: SQLiteConnection, name: String) throws -> (model: Model, text: String)? {
         guard let text = try connection.rows("SELECT value FROM \(quoted(metaTable)) WHERE key = 'model'").first?.first?.textValue else {
             return nil
         }
-        return try ModelDocument.parse(json: try JSONReader().parse(text), name: name)
+        return (try ModelDocument.parse(json: try JSONReader().parse(text), name: name), text)
     }
 
     // MARK: Registration (R-M6)
@@ -125,7 +127,10 @@ public final class ModelStore: Sendable {
             try apply(model, replacing: old, writer: writer)
             return (model, old == nil ? .created : .migrated)
         }
-        if result.outcome != .unchanged { published.withLock { $0 = result.model } }
+        if result.outcome != .unchanged {
+            let text = result.model.normalizedJSON.jsonText
+            published.withLock { $0 = (result.model, text) }
+        }
         return result
     }
 
@@ -261,10 +266,11 @@ public final class ModelStore: Sendable {
         do { try connection.execute("BEGIN") } catch { throw CartographError(.internalError, "Cannot start a read: \(error)") }
         defer { try? connection.execute("COMMIT") }
         // The model this snapshot was written with (a migration may have committed since `published`).
-        var model = published.withLock { $0 }
+        let current = published.withLock { $0 }
+        var model = current?.model
         do {
             if let text = try connection.rows("SELECT value FROM \(quoted(Self.metaTable)) WHERE key = 'model'").first?.first?.textValue,
-               text != model?.normalizedJSON.jsonText {
+               text != current?.text {
                 model = try ModelDocument.parse(json: try JSONReader().parse(text), name: name)
             }
         } catch {
