@@ -84,7 +84,10 @@ extension MappingRun {
             }
             problems += AttributeConstraints.violations(of: value, attribute: attribute).map { .init(pointer: at, message: $0) }
         }
-        for relationship in model.allRelationships(of: entity) {
+        // Only constrained relationships are counted: counting a large to-many (an author's articles)
+        // for every object would make each payload cost more as the store grows.
+        for relationship in model.allRelationships(of: entity)
+        where !relationship.optional || relationship.minCount != nil || relationship.maxCount != nil {
             let assignment = node.relationships.first { $0.mapping.relationship == relationship.name }
             var count: Int
             switch assignment {

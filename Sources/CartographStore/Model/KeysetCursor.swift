@@ -42,7 +42,7 @@ enum KeysetCursor {
     }
 
     /// `(k1, k2, …, _id) > (v1, v2, …, id)` in the query's order, NULL-aware, with numbered parameters.
-    static func condition(keys: [(column: String, type: AttributeType?, descending: Bool)], idColumn: String,
+    static func condition(keys: [(column: String, type: AttributeType?, descending: Bool)], idColumn: String, idDescending: Bool,
                           after: (values: [SQLiteValue], id: Int64), firstParameter: Int) -> (String, [SQLiteValue]) {
         var bindings: [SQLiteValue] = []
         func parameter(_ value: SQLiteValue) -> String {
@@ -66,7 +66,7 @@ enum KeysetCursor {
         var alternatives: [String] = []
         for i in 0...keys.count {
             var parts = (0..<i).map(equal)
-            parts.append(i < keys.count ? greater(i) : "\(idColumn) > \(parameter(.integer(after.id)))")
+            parts.append(i < keys.count ? greater(i) : "\(idColumn) \(idDescending ? "<" : ">") \(parameter(.integer(after.id)))")
             alternatives.append("(" + parts.joined(separator: " AND ") + ")")
         }
         return ("(" + alternatives.joined(separator: " OR ") + ")", bindings)

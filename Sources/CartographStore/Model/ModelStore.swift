@@ -166,8 +166,8 @@ public final class ModelStore: Sendable {
                                        [fill.value] + fill.entities.map { .text($0) })
                 }
                 for index in plan.indexes { try connection.execute(index.sql) }
-                try connection.run("INSERT OR REPLACE INTO \(quoted(Self.metaTable)) (key, value) VALUES ('model', ?)",
-                                   [.text(model.normalizedJSON.jsonText)])
+                try connection.run("INSERT OR REPLACE INTO \(quoted(Self.metaTable)) (key, value) VALUES ('model', ?), ('version', ?)",
+                                   [.text(model.normalizedJSON.jsonText), .integer(Int64(model.version))])
             }
         } catch {
             throw CartographError(.internalError, "Cannot apply model '\(model.name)' version \(model.version): \(error)")
@@ -269,7 +269,10 @@ public final class ModelStore: Sendable {
         let current = published.withLock { $0 }
         var model = current?.model
         do {
-            if let text = try connection.rows("SELECT value FROM \(quoted(Self.metaTable)) WHERE key = 'model'").first?.first?.textValue,
+            // The version is a small integer: comparing it costs nothing; the model text is read only on a change.
+            let version = try connection.rows("SELECT value FROM \(quoted(Self.metaTable)) WHERE key = 'version'").first?.first?.integerValue
+            if version != model.map({ Int64($0.version) }),
+               let text = try connection.rows("SELECT value FROM \(quoted(Self.metaTable)) WHERE key = 'model'").first?.first?.textValue,
                text != current?.text {
                 model = try ModelDocument.parse(json: try JSONReader().parse(text), name: name)
             }

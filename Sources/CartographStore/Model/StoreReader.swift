@@ -82,13 +82,16 @@ public struct StoreReader {
         var bindings = compiled.bindings.map(SQLiteValue.init)
         if let cursor = query.cursor {
             let after = try KeysetCursor.decode(cursor, fingerprint: fingerprint, keyCount: keys.count)
-            let (sql, values) = KeysetCursor.condition(keys: keys, idColumn: "\(alias)._id", after: after,
-                                                       firstParameter: bindings.count + 1)
+            let (sql, values) = KeysetCursor.condition(keys: keys, idColumn: "\(alias)._id", idDescending: keys.last?.descending ?? false,
+                                                       after: after, firstParameter: bindings.count + 1)
             conditions.append(sql)
             bindings += values
         }
-        let orderClause = (keys.map { "\($0.column)\(collation($0.type)) \($0.descending ? "DESC" : "ASC")" } + ["\(alias)._id ASC"])
-            .joined(separator: ", ")
+        // `_id` breaks ties in the last key's direction, so an index on that key (whose entries end in
+        // the rowid) can deliver the order without sorting every match.
+        let idDescending = keys.last?.descending ?? false
+        let orderClause = (keys.map { "\($0.column)\(collation($0.type)) \($0.descending ? "DESC" : "ASC")" }
+            + ["\(alias)._id \(idDescending ? "DESC" : "ASC")"]).joined(separator: ", ")
         let rowReader = reader.rowReader(for: layout.table(of: query.entity))
         let select = rowReader.selectList(alias: alias)
         let sql = "SELECT \(select)\(keys.map { ", " + $0.column }.joined()) FROM \(compiled.fromClause) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderClause) LIMIT \(query.limit + 1)"
