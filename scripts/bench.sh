@@ -3,6 +3,7 @@
 #   1. JSON reader MB/s vs Foundation's JSONSerialization (cartograph-bench, release).
 #   2. HTTP: wrk -t2 -c64 against cartograph and against a minimal C libmicrohttpd server serving the
 #      same bytes, for GET /healthz and an authenticated GET /v1/tenants/{t}.
+#   3. The store section: scripts/bench-store.sh (STORE_OBJECTS, default 1000000).
 # Environment: RUNS (default 3), DURATION seconds per wrk run (default 5), CONNECTIONS (default 64).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,3 +63,8 @@ for endpoint in healthz tenant; do
     "$(sort -k1,1g "$work/ref" | awk '{a[NR]=$3} END{print a[int((NR+1)/2)]}')"
   awk -v o="$ours_med" -v r="$ref_med" -v e="$endpoint" 'BEGIN{printf "%-8s ratio cartograph/C (median req/s): %.2f (target >= 0.70)\n", e, o/r}'
 done | tee "$out/http.txt"
+
+# 3. The store section runs its own servers: stop this section's first.
+kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true
+echo; SCRATCH=.build scripts/bench-store.sh
+echo; scripts/bench-ingest.sh   # 4. ingestion: cartograph vs C (simdjson+SQLite) vs sqlite-utils; INGEST_FULL=1 adds 1M

@@ -184,18 +184,20 @@ private struct SQLCompiler {
             let patternSQL = try operand(pattern, folding: [])
             return "\(PredicateSQLFunctions.stringMatch)(\(stringOperator.rawValue), \(options.rawValue), \(subject), \(patternSQL))"
         case .order(let op, let rhs):
-            let left = try operand(comparison.lhs, folding: options)
-            let right = try operand(rhs, folding: options)
             if comparison.lhs.isNilConstant || rhs.isNilConstant {
-                // `x == nil`, `x != nil`; ordering against nil is never true.
-                let other = comparison.lhs.isNilConstant ? right : left
+                // `x == nil`, `x != nil`; ordering against nil is never true. Only the non-nil side is
+                // compiled: a bound nil that the SQL never uses would be a parameter out of range.
                 let bothNil = comparison.lhs.isNilConstant && rhs.isNilConstant
+                guard !bothNil else { return op == .equalTo ? "1" : "0" }
+                let other = try operand(comparison.lhs.isNilConstant ? rhs : comparison.lhs, folding: options)
                 switch op {
-                case .equalTo: return bothNil ? "1" : "\(other) IS NULL"
-                case .notEqualTo: return bothNil ? "0" : "\(other) IS NOT NULL"
+                case .equalTo: return "\(other) IS NULL"
+                case .notEqualTo: return "\(other) IS NOT NULL"
                 default: return "0"
                 }
             }
+            let left = try operand(comparison.lhs, folding: options)
+            let right = try operand(rhs, folding: options)
             let hasConstant = comparison.lhs.isConstant || rhs.isConstant
             if case .numeric(involvesDecimal: true) = comparison.domain {
                 let order = "\(PredicateSQLFunctions.compare)(\(left), \(right))"

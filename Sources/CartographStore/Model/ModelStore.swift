@@ -61,6 +61,9 @@ public final class ModelStore: Sendable {
             let connection = try SQLiteConnection(path: path, synchronous: synchronous)
             try connection.registerPredicateFunctions()
             try connection.registerCollations()
+            // The writer walks identity indexes of large tables: a 32 MiB page cache (grown only as used)
+            // instead of SQLite's 2 MiB keeps them in memory.
+            try connection.execute("PRAGMA cache_size = -32768")
             try connection.execute("""
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.metaTable)) (key TEXT PRIMARY KEY NOT NULL, value);
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.mappingsTable)) (name TEXT PRIMARY KEY NOT NULL, document TEXT NOT NULL);

@@ -98,9 +98,12 @@ struct ObjectReader {
     /// The oldest object of `entity` (or a sub-entity) whose attributes equal `identity`.
     func find(entity: String, identity: [(attribute: String, value: AttributeValue)]) throws(SQLiteError) -> StoredObject? {
         let table = layout.table(of: entity)
-        let entities = model.entityAndSubentities(of: entity)
-        var conditions = ["_entity IN (\(Array(repeating: "?", count: entities.count).joined(separator: ", ")))"]
-        var bindings = entities.map { SQLiteValue.text($0) }
+        var conditions: [String] = []
+        var bindings: [SQLiteValue] = []
+        if let filter = layout.entityFilter(entity) {
+            conditions.append(filter.sql)
+            bindings += filter.bindings
+        }
         for (attribute, value) in identity {
             guard let column = layout.column(ofAttribute: attribute, entity: entity) else { return nil }
             conditions.append("\(quoted(column)) = ?")

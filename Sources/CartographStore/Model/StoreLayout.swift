@@ -64,6 +64,20 @@ final class StoreLayout {
         return reader
     }
 
+    /// True when `entity` and its sub-entities are every entity of its table: no `_entity` filter needed.
+    func coversTable(_ entity: String) -> Bool {
+        model.entityAndSubentities(of: entity).count == model.entityAndSubentities(of: table(of: entity)).count
+    }
+
+    /// The `_entity` restriction for `entity` (nil when it covers its table). The unary `+` keeps SQLite
+    /// from choosing the `_entity` index over a more selective one (identity, foreign key).
+    func entityFilter(_ entity: String, alias: String? = nil) -> (sql: String, bindings: [SQLiteValue])? {
+        guard !coversTable(entity) else { return nil }
+        let entities = model.entityAndSubentities(of: entity)
+        let column = (alias.map { "\($0)." } ?? "") + StoreLayout.entityColumn
+        return ("+\(column) IN (\(Array(repeating: "?", count: entities.count).joined(separator: ", ")))", entities.map { .text($0) })
+    }
+
     /// `model.identificationAttributes(of:)`, once per entity.
     func identificationAttributes(of entity: String) -> [String] {
         if let cached = identification[entity] { return cached }
@@ -158,7 +172,10 @@ func quoted(_ identifier: String) -> String {
 extension StoreLayout: PredicateSQLSchema {
     func table(forEntity entity: String) -> PredicateSQLTable? {
         guard model.entity(named: entity) != nil else { return nil }
-        return PredicateSQLTable(name: table(of: entity), idColumn: Self.idColumn, entityColumn: Self.entityColumn,
+        // No entity column when the entity's objects are the whole table: the compiled SQL then has no
+        // `_entity` filter for SQLite to prefer over a selective index.
+        return PredicateSQLTable(name: table(of: entity), idColumn: Self.idColumn,
+                                 entityColumn: coversTable(entity) ? nil : Self.entityColumn,
                                  entityNames: model.entityAndSubentities(of: entity))
     }
 

@@ -38,6 +38,7 @@ public final class StoreRegistry: Sendable {
 
     private func store(tenant: String, model: String, create: Bool) throws(CartographError) -> ModelStore? {
         let key = "\(tenant)/\(model)"
+        if let store = open.withLock({ $0[key] }) { return store }  // the common case: no path, no file system
         let path = file(tenant: tenant, model: model).path
         return try open.withLock { (open) throws(CartographError) -> ModelStore? in
             if let store = open[key] { return store }
