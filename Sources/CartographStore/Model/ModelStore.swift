@@ -23,9 +23,18 @@ public final class ModelStore: Sendable {
     private final class Writer: @unchecked Sendable {
         let connection: SQLiteConnection
         var model: Model?
+        /// The layout of `model`, kept across writes: its lookups are cached per layout.
+        private var cachedLayout: StoreLayout?
         init(connection: SQLiteConnection, model: Model?) {
             self.connection = connection
             self.model = model
+        }
+
+        func layout(for model: Model) -> StoreLayout {
+            if let cachedLayout, cachedLayout.model.version == model.version { return cachedLayout }
+            let layout = StoreLayout(model: model)
+            cachedLayout = layout
+            return layout
         }
     }
 
@@ -34,7 +43,16 @@ public final class ModelStore: Sendable {
     /// lock, so it is never reached from two threads at once.
     private final class PooledConnection: @unchecked Sendable {
         let connection: SQLiteConnection
+        /// The layout last used on this connection, reused while the model version is the same.
+        private var cachedLayout: StoreLayout?
         init(_ connection: SQLiteConnection) { self.connection = connection }
+
+        func layout(for model: Model) -> StoreLayout {
+            if let cachedLayout, cachedLayout.model.version == model.version { return cachedLayout }
+            let layout = StoreLayout(model: model)
+            cachedLayout = layout
+            return layout
+        }
     }
 
     private struct ReaderPool: ~Copyable {
@@ -201,7 +219,7 @@ public final class ModelStore: Sendable {
                         nextID = try connection.rows("SELECT value FROM \(quoted(Self.metaTable)) WHERE key = 'next_id'").first?.first?.integerValue ?? 1
                     } catch { throw CartographError(.internalError, "Cannot read the id counter: \(error)") }
                     guard let model = writer.model else { throw CartographError(.notFound, "Model '\(name)' has no schema yet.") }
-                    let transaction = StoreTransaction(connection: connection, layout: StoreLayout(model: model), nextID: nextID)
+                    let transaction = StoreTransaction(connection: connection, layout: writer.layout(for: model), nextID: nextID)
                     let value = try body(transaction)
                     let seq = try Self.commitChanges(of: transaction)
                     try beforeCommit?(transaction, value, seq)
@@ -254,18 +272,19 @@ public final class ModelStore: Sendable {
     /// Runs `body` on a pooled read connection inside a read transaction.
     public func read<T: Sendable>(_ body: (StoreReader) throws(CartographError) -> T) throws(CartographError) -> T {
         touchLastUsed()
-        let connection: SQLiteConnection
-        if let pooled = readers.withLock({ $0.idle.popLast() }) {
-            connection = pooled.connection
+        let pooled: PooledConnection
+        if let idle = readers.withLock({ $0.idle.popLast() }) {
+            pooled = idle
         } else {
             do {
-                connection = try SQLiteConnection(path: path, synchronous: synchronous)
+                let connection = try SQLiteConnection(path: path, synchronous: synchronous)
                 try connection.registerPredicateFunctions()
                 try connection.registerCollations()
+                pooled = PooledConnection(connection)
             } catch { throw CartographError(.internalError, "Cannot open a read connection: \(error)") }
         }
-        let returned = PooledConnection(connection)
-        defer { readers.withLock { if $0.idle.count < 8 { $0.idle.append(returned) } } }
+        let connection = pooled.connection
+        defer { readers.withLock { if $0.idle.count < 8 { $0.idle.append(pooled) } } }
         do { try connection.execute("BEGIN") } catch { throw CartographError(.internalError, "Cannot start a read: \(error)") }
         defer { try? connection.execute("COMMIT") }
         // The model this snapshot was written with (a migration may have committed since `published`).
@@ -283,7 +302,7 @@ public final class ModelStore: Sendable {
             throw CartographError(.internalError, "Cannot read the model of '\(name)': \(error)")
         }
         guard let model else { throw CartographError(.notFound, "Model '\(name)' has no schema yet.") }
-        return try body(StoreReader(reader: ObjectReader(connection: connection, layout: StoreLayout(model: model))))
+        return try body(StoreReader(reader: ObjectReader(connection: connection, layout: pooled.layout(for: model))))
     }
 
     // MARK: Payloads
