@@ -119,7 +119,7 @@ func seedComics(_ server: LiveServer, characters: Int = 3) throws {
         }
     }
 
-    @Test func R_Q1_R_Q3_listFilterOrderPageCountAndInclude() throws {
+    @Test func R_Q1_R_Q3_R_Q4_listFilterOrderPageCountIncludeAndModelShape() throws {
         try withComics { (server, key) throws in
             try seedComics(server, characters: 5)
             let client = server.client

@@ -1,6 +1,7 @@
 // Payload ingestion over real HTTP (DESIGN §4, §5): identification, values, relationships and their
 // policies, modification dates, validation, transactions, dry runs and idempotency.
 import Foundation
+import Synchronization
 import Testing
 import CartographCore
 import CartographTesting
@@ -302,6 +303,45 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
             let response = try post(["things": [["id": 1, "flag": true], ["id": 1, "flag": false, "children": [2]], ["id": 1, "small": 3]]])
             #expect(try response.json()["inserted"] == 2)
             #expect(try response.json()["objects"]?.arrayValue?.count == 3, "one entry per top-level representation")
+        }
+    }
+}
+
+@Suite(.serialized) struct ConcurrencyLiveTests {
+    @Test func R_S3_concurrentWritersAndReadersGetNoErrorsAndExactCounts() throws {
+        try withLiveServer { (server) throws in
+            let client = server.client
+            var keys: [String] = []
+            for tenant in ["acme", "globex"] {
+                let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": .string(tenant)], token: server.adminToken).json()["apiKey"]?.stringValue)
+                #expect(try client.sendJSON("PUT", "/v1/tenants/\(tenant)/models/work", projectsModel, token: key).status == 201)
+                #expect(try client.sendJSON("PUT", "/v1/tenants/\(tenant)/models/work/mappings/projects", projectMapping(), token: key).status == 201)
+                keys.append(key)
+            }
+            let statuses = Mutex<[Int]>([])
+            let tenantKeys = keys
+            // 16 writers: 8 per tenant, each with its own 50 projects sharing 5 users; 8 readers paging meanwhile.
+            DispatchQueue.concurrentPerform(iterations: 24) { index in
+                let tenant = index % 2 == 0 ? "acme" : "globex", key = tenantKeys[index % 2]
+                let status: Int
+                if index < 16 {
+                    let projects: [JSONValue] = (0..<50).map { n in
+                        ["id": .number(JSONNumber(index * 100 + n)), "owner": ["id": .number(JSONNumber(n % 5)), "email": "u@x.io"]]
+                    }
+                    status = (try? client.sendJSON("POST", "/v1/tenants/\(tenant)/models/work/mappings/projects/payloads",
+                                                   ["projects": .array(projects)], token: key).status) ?? 0
+                } else {
+                    status = (try? client.send("GET", "/v1/tenants/\(tenant)/models/work/entities/Project/objects?limit=100", token: key).status) ?? 0
+                }
+                statuses.withLock { $0.append(status) }
+            }
+            #expect(statuses.withLock { $0.allSatisfy { $0 == 200 } }, "\(statuses.withLock { $0 })")
+            for (tenant, key) in zip(["acme", "globex"], keys) {
+                #expect(try client.send("GET", "/v1/tenants/\(tenant)/models/work/entities/Project/objects?count=true&limit=1", token: key)
+                    .json()["total"] == 400)
+                #expect(try client.send("GET", "/v1/tenants/\(tenant)/models/work/entities/User/objects?count=true&limit=1", token: key)
+                    .json()["total"] == 5, "shared owners are identified, never duplicated, across concurrent payloads")
+            }
         }
     }
 }
