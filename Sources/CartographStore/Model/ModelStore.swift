@@ -387,6 +387,4 @@ public final class ModelStore: Sendable {
         }
     }
 
-    /// Closes idle read connections (the writer closes with the store).
-    public func closeIdleReaders() { readers.withLock { $0.idle.removeAll() } }
 }

@@ -3,6 +3,7 @@
 // of keys, plus `_entity`, `_id` and `_stub` for stubs.
 import Foundation
 import CartographCore
+import CartographPredicate
 
 struct ObjectReader {
     let connection: SQLiteConnection
@@ -95,26 +96,59 @@ struct ObjectReader {
         return .object(document)
     }
 
-    /// The oldest object of `entity` (or a sub-entity) whose attributes equal `identity`.
-    func find(entity: String, identity: [(attribute: String, value: AttributeValue)]) throws(SQLiteError) -> StoredObject? {
-        let table = layout.table(of: entity)
+    /// Identification (R-I1…R-I3; also key lookups): the objects of `entity` (and sub-entities) whose
+    /// `attributes` equal one of `identities`, keyed by identity, the oldest winning a tie. One query per
+    /// chunk of identities. `predicate` (an identificationPredicate) is compiled into the query; without
+    /// one no predicate is compiled at all (key lookups are a hot path).
+    func findAll(entity: String, attributes: [String], identities: [[AttributeValue]], predicate: CheckedPredicate? = nil)
+        throws(CartographError) -> [[AttributeValue]: StoredObject] {
+        guard !identities.isEmpty else { return [:] }
+        let columns = attributes.compactMap { layout.column(ofAttribute: $0, entity: entity) }
+        guard columns.count == attributes.count, !columns.isEmpty else { return [:] }
+        let rowReader = rowReader(for: layout.table(of: entity))
+        let from: String, alias: String
         var conditions: [String] = []
-        var bindings: [SQLiteValue] = []
-        if let filter = layout.entityFilter(entity) {
-            conditions.append(filter.sql)
-            bindings += filter.bindings
+        var fixedBindings: [SQLiteValue] = []
+        if let predicate {
+            let compiled: SQLPredicate
+            do { compiled = try predicate.sql(schema: layout) } catch {
+                throw CartographError(.unprocessable, "The identification predicate cannot be compiled: \(error.message)")
+            }
+            (from, alias) = (compiled.fromClause, compiled.alias)
+            conditions.append(compiled.whereClause)
+            fixedBindings = compiled.bindings.map(SQLiteValue.init)
+        } else {
+            alias = quoted("t0")
+            from = "\(quoted(layout.table(of: entity))) AS \(alias)"
+            if let filter = layout.entityFilter(entity, alias: alias) {
+                conditions.append(filter.sql)
+                fixedBindings = filter.bindings
+            }
         }
-        for (attribute, value) in identity {
-            guard let column = layout.column(ofAttribute: attribute, entity: entity) else { return nil }
-            conditions.append("\(quoted(column)) = ?")
-            bindings.append(ValueStorage.sqlite(value))
+        let tuple = columns.count == 1 ? "\(alias).\(quoted(columns[0]))" : "(\(columns.map { "\(alias).\(quoted($0))" }.joined(separator: ", ")))"
+        let placeholder = columns.count == 1 ? "?" : "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        var found: [[AttributeValue]: StoredObject] = [:]
+        let unique = Array(Set(identities))
+        let chunkSize = max(1, 900 / columns.count)
+        for start in stride(from: 0, to: unique.count, by: chunkSize) {
+            let chunk = unique[start..<min(start + chunkSize, unique.count)]
+            let list = Array(repeating: placeholder, count: chunk.count).joined(separator: ", ")
+            let sql = "SELECT \(rowReader.selectList(alias: alias)) FROM \(from) WHERE "
+                + (conditions + ["\(tuple) IN (\(columns.count == 1 ? list : "VALUES " + list))"]).joined(separator: " AND ")
+                + " ORDER BY \(alias)._id"
+            let bindings = fixedBindings + chunk.flatMap { $0.map(ValueStorage.sqlite) }
+            try storeRead { () throws(SQLiteError) in
+                let statement = try connection.cached(sql)
+                try statement.bind(bindings)
+                defer { try? statement.bind([]) }
+                while try statement.step() {
+                    let object = rowReader.object(from: statement)
+                    let identity = attributes.compactMap { object.values[$0] }
+                    if identity.count == attributes.count, found[identity] == nil { found[identity] = object }
+                }
+            }
         }
-        let rowReader = rowReader(for: table)
-        let statement = try connection.cached(
-            "SELECT \(rowReader.selectList) FROM \(quoted(table)) WHERE \(conditions.joined(separator: " AND ")) ORDER BY _id LIMIT 1")
-        try statement.bind(bindings)
-        defer { try? statement.bind([]) }
-        return try statement.step() ? rowReader.object(from: statement) : nil
+        return found
     }
 
     /// The object whose key is `rawKey` — the `{key}` path segment (DESIGN §2): the identity value,
@@ -123,7 +157,7 @@ struct ObjectReader {
     func object(entity: String, rawKey: String) throws(CartographError) -> StoredObject? {
         let names = model.identificationAttributes(of: entity)
         if names.isEmpty {
-            guard let text = rawKey.removingPercentEncoding, let id = Int64(text) else {
+            guard let text = PercentDecoding.decode(rawKey), let id = Int64(text) else {
                 throw CartographError(.badRequest, "'\(entity)' has no identification attributes: its key is the integer _id.")
             }
             return try storeRead { () throws(SQLiteError) in try object(id: id, entity: entity) }
@@ -134,7 +168,7 @@ struct ObjectReader {
         }
         var identity: [(attribute: String, value: AttributeValue)] = []
         for (name, part) in zip(names, parts) {
-            guard let text = part.removingPercentEncoding, let attribute = model.attribute(name, of: entity) else {
+            guard let text = PercentDecoding.decode(part), let attribute = model.attribute(name, of: entity) else {
                 throw CartographError(.badRequest, "The key value for '\(name)' is not valid percent-encoding.")
             }
             do {
@@ -144,7 +178,7 @@ struct ObjectReader {
                 throw CartographError(.badRequest, "The key value '\(text)' is not a valid \(attribute.type) for '\(name)': \(error)")
             }
         }
-        return try storeRead { () throws(SQLiteError) in try find(entity: entity, identity: identity) }
+        return try findAll(entity: entity, attributes: identity.map(\.attribute), identities: [identity.map(\.value)])[identity.map(\.value)]
     }
 
     private func storeRead<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {

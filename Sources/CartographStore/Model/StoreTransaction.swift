@@ -87,53 +87,10 @@ public final class StoreTransaction {
         try sqlite { () throws(SQLiteError) in try reader.object(id: id, entity: entity) }
     }
 
-    /// The oldest object of `entity` (or a sub-entity) whose attributes equal `identity`.
-    public func find(entity: String, identity: [(attribute: String, value: AttributeValue)]) throws(CartographError) -> StoredObject? {
-        try sqlite { () throws(SQLiteError) in try reader.find(entity: entity, identity: identity) }
-    }
-
-    /// Batched identification (issue 5): the stored objects of `entity` (and sub-entities) whose
-    /// `attributes` equal one of `identities`, keyed by identity; the oldest wins a tie. One query per
-    /// chunk of identities instead of one per object.
-    /// `predicate` (an identificationPredicate, R-I3) filters the candidates in SQL.
+    /// Batched identification (issue 5): see `ObjectReader.findAll`.
     public func findAll(entity: String, attributes: [String], identities: [[AttributeValue]], predicate: CheckedPredicate? = nil)
         throws(CartographError) -> [[AttributeValue]: StoredObject] {
-        guard !identities.isEmpty else { return [:] }
-        let columns = attributes.compactMap { layout.column(ofAttribute: $0, entity: entity) }
-        guard columns.count == attributes.count, !columns.isEmpty else { return [:] }
-        let table = layout.table(of: entity)
-        let rowReader = reader.rowReader(for: table)
-        let filter: CheckedPredicate
-        if let predicate { filter = predicate } else { filter = try StoreReader.check("TRUEPREDICATE", entity: entity, model: model, pointer: "") }
-        let compiled: SQLPredicate
-        do { compiled = try filter.sql(schema: layout) } catch {
-            throw CartographError(.unprocessable, "The identification predicate cannot be compiled: \(error.message)")
-        }
-        let alias = compiled.alias
-        let select = rowReader.selectList(alias: alias)
-        let entityFilter = compiled.whereClause
-        let tuple = columns.count == 1 ? "\(alias).\(quoted(columns[0]))" : "(\(columns.map { "\(alias).\(quoted($0))" }.joined(separator: ", ")))"
-        let placeholder = columns.count == 1 ? "?" : "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        var found: [[AttributeValue]: StoredObject] = [:]
-        let unique = Array(Set(identities))
-        let chunkSize = max(1, 900 / columns.count)
-        for start in stride(from: 0, to: unique.count, by: chunkSize) {
-            let chunk = unique[start..<min(start + chunkSize, unique.count)]
-            let list = Array(repeating: placeholder, count: chunk.count).joined(separator: ", ")
-            let sql = "SELECT \(select) FROM \(compiled.fromClause) WHERE \(entityFilter) AND \(tuple) IN (\(columns.count == 1 ? list : "VALUES " + list)) ORDER BY \(alias)._id"
-            let bindings = compiled.bindings.map(SQLiteValue.init) + chunk.flatMap { $0.map(ValueStorage.sqlite) }
-            try sqlite { () throws(SQLiteError) in
-                let statement = try connection.cached(sql)
-                try statement.bind(bindings)
-                defer { try? statement.bind([]) }
-                while try statement.step() {
-                    let object = rowReader.object(from: statement)
-                    let identity = attributes.compactMap { object.values[$0] }
-                    if identity.count == attributes.count, found[identity] == nil { found[identity] = object }
-                }
-            }
-        }
-        return found
+        try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate)
     }
 
     /// The object whose key (the raw `{key}` path segment) is `key`.
@@ -184,12 +141,6 @@ public final class StoreTransaction {
             try writeStorage(id: added, entity: relationship.destination, relationship: inverse, old: current,
                              new: inverse.toMany ? current + [id] : [id])
         }
-    }
-
-    /// Adds destinations to a to-many relationship (the `union` policy, R-P6).
-    public func addToRelationship(id: Int64, entity: String, relationship: String, destinations: [Int64]) throws(CartographError) {
-        let current = try self.destinations(of: id, entity: entity, relationship: relationship)
-        try setRelationship(id: id, entity: entity, relationship: relationship, to: current + destinations.filter { !current.contains($0) })
     }
 
     /// True when both sides of a relationship read and write the same column or join table.

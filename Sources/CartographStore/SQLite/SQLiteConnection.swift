@@ -119,14 +119,8 @@ public final class SQLiteConnection {
         return result
     }
 
-    /// The rowid of the last inserted row.
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
-
     /// Rows changed by the last statement.
     public var changes: Int { Int(sqlite3_changes64(handle)) }
-
-    /// The version of the linked SQLite library.
-    public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
 }
 
 /// Why a transaction failed: SQLite refused BEGIN/COMMIT, or the body threw.

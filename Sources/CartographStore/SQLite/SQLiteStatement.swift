@@ -70,9 +70,6 @@ public final class SQLiteStatement {
     /// Number of result columns.
     public var columnCount: Int32 { sqlite3_column_count(handle) }
 
-    /// The name of result column `index`.
-    public func columnName(_ index: Int32) -> String { String(cString: sqlite3_column_name(handle, index)) }
-
     /// Reads column `index` of the current row.
     public func column(_ index: Int32) -> SQLiteValue {
         switch sqlite3_column_type(handle, index) {
