@@ -131,8 +131,8 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
         }
     }
 
-    @Test(arguments: [("set", [10, 11, 12], 3, [11, 12]), ("replace", [11, 12], 2, [11, 12]), ("union", [10, 11, 12], 3, [10, 11, 12])])
-    func R_P6_assignmentPolicies(policy: String, tasksInStore: [Int], count: Int, projectTasks: [Int]) throws {
+    @Test(arguments: [("set", [10, 11, 12], [11, 12]), ("replace", [11, 12], [11, 12]), ("union", [10, 11, 12], [10, 11, 12])])
+    func R_P6_assignmentPolicies(policy: String, tasksInStore: [Int], projectTasks: [Int]) throws {
         try withProjects(policy: policy) { post, get in
             _ = try post(["projects": [["id": 1, "tasks": [["id": 10, "title": "a"], ["id": 11, "title": "b"]]]]], [], "")
             let result = try post(["projects": [["id": 1, "tasks": [["id": 11, "title": "b2"], ["id": 12, "title": "c"]]]]], [], "").json()
@@ -141,7 +141,6 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
             #expect(stored == tasksInStore.map(Int64.init))
             #expect(try get("entities/Project/objects/1")["tasks"] == .array(projectTasks.map { .number(JSONNumber($0)) }))
             #expect(try get("entities/Task/objects/11")["title"] == "b2", "present again: updated in place")
-            _ = count
         }
     }
 

@@ -82,6 +82,26 @@ struct DocumentChecker {
         return names.count == items.count ? names : nil
     }
 
+    /// An object whose `tag` member chooses its kind, and the kind's allowed members (`{"type": "map", …}`,
+    /// `{"op": "copy", …}`): nil, after reporting, when it is not an object, has no known tag, or
+    /// (reported only) has members its kind does not allow.
+    /// - Parameters: `object` names the whole ("a value transformer"), `kindNoun` the tag's values ("value transformer type").
+    mutating func taggedObject(_ value: JSONValue, tag: String, kinds: [(name: String, members: [String])], object noun: String,
+                               kindNoun: String, at pointer: JSONPointer) -> (object: JSONObject, kind: String)? {
+        guard case .object(let object) = value else {
+            report(pointer, "expected \(noun) object, got \(described(value))")
+            return nil
+        }
+        guard let kind = requiredString(object, tag, at: pointer) else { return nil }
+        guard let members = kinds.first(where: { $0.name == kind })?.members else {
+            let known = kinds.map(\.name).joined(separator: ", ")
+            report(pointer.appending(tag), "unknown \(kindNoun) \(quoted(kind)); expected one of \(known)")
+            return nil
+        }
+        checkMembers(of: object, allowed: members, at: pointer)
+        return (object, kind)
+    }
+
     /// A dotted key path member, reported at the member when it does not parse.
     mutating func keyPath(_ object: JSONObject, _ key: String, at pointer: JSONPointer, required: Bool = false) -> SourceKeyPath? {
         guard let text = required ? requiredString(object, key, at: pointer) : string(object, key, at: pointer) else { return nil }

@@ -157,17 +157,8 @@ public struct DictionaryTransformerRegistry: Sendable {
     public func transformer(named name: String) -> DictionaryTransformer? { transformers[name] }
 
     private static func readOperation(_ value: JSONValue, at pointer: JSONPointer, checker: inout DocumentChecker) -> DictionaryTransformer.Operation? {
-        guard case .object(let object) = value else {
-            checker.report(pointer, "expected an operation object, got \(described(value))")
-            return nil
-        }
-        guard let op = checker.requiredString(object, "op", at: pointer) else { return nil }
-        guard let members = DictionaryTransformer.membersByOperation.first(where: { $0.op == op })?.members else {
-            let known = DictionaryTransformer.membersByOperation.map(\.op).joined(separator: ", ")
-            checker.report(pointer.appending("op"), "unknown operation \(quoted(op)); expected one of \(known)")
-            return nil
-        }
-        checker.checkMembers(of: object, allowed: members, at: pointer)
+        guard let (object, op) = checker.taggedObject(value, tag: "op", kinds: DictionaryTransformer.membersByOperation.map { ($0.op, $0.members) },
+                                                      object: "an operation", kindNoun: "operation", at: pointer) else { return nil }
         func keyPath(_ key: String) -> SourceKeyPath? {
             representationKeyPath(checker.keyPath(object, key, at: pointer, required: true), at: pointer.appending(key), checker: &checker)
         }

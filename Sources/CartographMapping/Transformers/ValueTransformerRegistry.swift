@@ -95,17 +95,8 @@ private struct DeclarationReader {
     }
 
     private mutating func readDeclaration(_ value: JSONValue, at pointer: JSONPointer) -> Declaration? {
-        guard case .object(let object) = value else {
-            checker.report(pointer, "expected a value transformer object, got \(described(value))")
-            return nil
-        }
-        guard let kind = checker.requiredString(object, "type", at: pointer) else { return nil }
-        guard let members = Self.membersByKind.first(where: { $0.kind == kind })?.members else {
-            let known = Self.membersByKind.map(\.kind).joined(separator: ", ")
-            checker.report(pointer.appending("type"), "unknown value transformer type \(quoted(kind)); expected one of \(known)")
-            return nil
-        }
-        checker.checkMembers(of: object, allowed: members, at: pointer)
+        guard let (object, kind) = checker.taggedObject(value, tag: "type", kinds: Self.membersByKind.map { ($0.kind, $0.members) },
+                                                        object: "a value transformer", kindNoun: "value transformer type", at: pointer) else { return nil }
         switch kind {
         case "map":
             guard let entries = checker.member(object, "map", at: pointer, expecting: "an object of values -> replacements", { $0.objectValue }) else {
