@@ -215,15 +215,6 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
             #expect(try get("entities/Task/objects?count=true")["total"] == 2)
         }
     }
-
-    @Test func mappingsUsingFeaturesNotYetMappedAreRefused() throws {
-        try withProjects(extra: [("deletionPredicate", "name == 'gone'")]) { post, get in
-            let response = try post(["projects": [["id": 1]]], [], "")
-            #expect(response.status == 422)
-            #expect(try response.json()["errors"]?.arrayValue?.first?["pointer"] == "/deletionPredicate")
-            #expect(try get("entities/Project/objects")["items"] == [])
-        }
-    }
 }
 
 @Suite(.serialized) struct PayloadHostileInputTests {

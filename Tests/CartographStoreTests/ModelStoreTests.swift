@@ -208,9 +208,9 @@ struct ModelStoreTests {
             let characters = try tx.findAll(entity: "Character", attributes: ["id"], identities: [[.integer(1)], [.integer(2)], [.integer(3)]])
             let cards = try tx.findAll(entity: "Card", attributes: ["suit", "value"],
                                        identities: [[.string("hearts"), .integer(10)], [.string("hearts"), .integer(9)]])
-            return (characters.mapValues { $0.id }, characters[[.integer(2)]]?.entity, cards.count)
+            return (characters.mapValues { $0.map(\.id) }, characters[[.integer(2)]]?.first?.entity, cards.count)
         }
-        #expect(found.0 == [[.integer(1)]: 1, [.integer(2)]: 2])
+        #expect(found.0 == [[.integer(1)]: [1], [.integer(2)]: [2, 3]])
         #expect(found.1 == "Hero")
         #expect(found.2 == 1)
     }

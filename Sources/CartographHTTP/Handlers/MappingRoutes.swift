@@ -9,6 +9,7 @@ import CartographStore
 enum MappingRoutes {
     static let mappings = "/v1/tenants/{tenant}/models/{model}/mappings"
     static let mapping = mappings + "/{mapping}"
+    static let entity = "/v1/tenants/{tenant}/models/{model}/entities/{entity}"
 
     static let all: [Route] = [
         Route("GET", mappings, access: .tenant(.read)) { context in
@@ -41,25 +42,15 @@ enum MappingRoutes {
                 throw CartographError(.notFound, "Model '\(store.name)' has no mapping '\(name)'.")
             }
             // Re-validated against the current model: a migration may have changed it since registration.
-            let mapping = try EntityMapping.parse(document, model: model)
-            let engine = try MappingEngine(model: model)
-            // R-P13: explain traces every object and implies a dry run.
-            let explain = try ModelRoutes.booleanQuery(context, "explain") ?? false
-            let dryRun = try ModelRoutes.booleanQuery(context, "dryRun") ?? false || explain
-            let idempotencyKey = context.request.headers["idempotency-key"]
-            if let idempotencyKey, !(1...255).contains(idempotencyKey.utf8.count) {
-                throw CartographError(.badRequest, "Idempotency-Key must be 1 to 255 characters.")
-            }
-            let payload = try context.jsonBody()
-            let metadata = requestMetadata(context.request)
-            let requestHash = SecretHash.sha256(bytes: Array(context.request.path.utf8) + [0x0A] + context.request.body)
-            let response = try store.applyPayload(idempotencyKey: idempotencyKey, requestHash: requestHash, dryRun: dryRun) {
-                (transaction) throws(CartographError) -> JSONObject in
-                let result = try engine.map(payload, mapping: mapping, metadata: metadata, explain: explain, into: transaction)
-                Counter(label: "cartograph_objects_mapped_total").increment(by: result.inserted + result.updated + result.unchanged)
-                return result.json(changeSeq: 0).objectValue ?? JSONObject()
-            }
-            return .json(response)
+            return try ingest(context, mapping: try EntityMapping.parse(document, model: model), into: store, model: model)
+        },
+        // R-P10: the mapping a model's annotations define for an entity, and ingestion through it.
+        Route("GET", entity + "/mapping", access: .tenant(.read)) { context in
+            .json(try annotatedEntity(context).mapping.json)
+        },
+        Route("POST", entity + "/payloads", access: .tenant(.write), body: .json) { context in
+            let (store, model, mapping) = try annotatedEntity(context)
+            return try ingest(context, mapping: mapping, into: store, model: model)
         },
         Route("DELETE", mapping, access: .tenant(.admin)) { context in
             let store = try ModelRoutes.existingModel(context)
@@ -70,6 +61,38 @@ enum MappingRoutes {
             return .noContent
         },
     ]
+
+    /// Maps the request's payload into the store in one transaction (R-P11), with `dryRun`,
+    /// `explain` (R-P13) and `Idempotency-Key`.
+    static func ingest(_ context: RequestContext, mapping: EntityMapping, into store: ModelStore, model: Model) throws(CartographError) -> HTTPResponse {
+        let engine = try MappingEngine(model: model)
+        // R-P13: explain traces every object and implies a dry run.
+        let explain = try ModelRoutes.booleanQuery(context, "explain") ?? false
+        let dryRun = try ModelRoutes.booleanQuery(context, "dryRun") ?? false || explain
+        let idempotencyKey = context.request.headers["idempotency-key"]
+        if let idempotencyKey, !(1...255).contains(idempotencyKey.utf8.count) {
+            throw CartographError(.badRequest, "Idempotency-Key must be 1 to 255 characters.")
+        }
+        let payload = try context.jsonBody()
+        let metadata = requestMetadata(context.request)
+        let requestHash = SecretHash.sha256(bytes: Array(context.request.path.utf8) + [0x0A] + context.request.body)
+        let response = try store.applyPayload(idempotencyKey: idempotencyKey, requestHash: requestHash, dryRun: dryRun) {
+            (transaction) throws(CartographError) -> JSONObject in
+            let result = try engine.map(payload, mapping: mapping, metadata: metadata, explain: explain, into: transaction)
+            Counter(label: "cartograph_objects_mapped_total").increment(by: result.inserted + result.updated + result.unchanged)
+            return result.json(changeSeq: 0).objectValue ?? JSONObject()
+        }
+        return .json(response)
+    }
+
+    /// The entity named in the path, whose annotations map it (R-P10).
+    static func annotatedEntity(_ context: RequestContext) throws(CartographError) -> (store: ModelStore, model: Model, mapping: EntityMapping) {
+        let store = try ModelRoutes.existingModel(context)
+        guard let model = store.model else { throw CartographError(.notFound, "Model '\(store.name)' has no schema yet.") }
+        let entity = context.parameter("entity")
+        guard model.entity(named: entity) != nil else { throw CartographError(.notFound, "Model '\(store.name)' has no entity '\(entity)'.") }
+        return (store, model, EntityMapping.annotationMapping(of: entity, model: model))
+    }
 
     /// `@metadata` for key paths (R-P1): when the payload arrived, its query parameters and headers
     /// (header names lowercased; the Authorization header is never exposed).

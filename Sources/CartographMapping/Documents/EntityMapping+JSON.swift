@@ -11,6 +11,10 @@ extension EntityMapping {
     public var json: JSONValue {
         var document = JSONObject()
         document.append("entity", .string(entity))
+        if isAnnotationReference {
+            document.append("fromAnnotations", true)
+            return .object(document)
+        }
         if let keyPath { document.append("keyPath", .string(keyPath.description)) }
         if let dictionaryTransformer { document.append("dictionaryTransformer", .string(dictionaryTransformer)) }
         var attributesObject = JSONObject()

@@ -12,7 +12,7 @@ extension EntityMapping {
     static let documentMembers = [
         "entity", "keyPath", "dictionaryTransformer", "attributes", "identificationAttributes", "identificationInference",
         "identificationPredicate", "modificationAttribute", "assignsDefaultValueForMissingAttributes", "relationships",
-        "connections", "deletionPredicate", "discardsInvalidObjectsOnInsert", "deleteMissing", "dynamic",
+        "connections", "deletionPredicate", "discardsInvalidObjectsOnInsert", "deleteMissing", "dynamic", "fromAnnotations",
     ]
     static let topLevelOnlyMembers = ["keyPath", "deleteMissing"]
 
@@ -68,6 +68,17 @@ struct MappingDocumentReader {
         let name = readEntity(object, at: pointer, placement: placement)
         // Entity-dependent checks run only against an entity that exists.
         let entity = name.flatMap { model.entity(named: $0) == nil ? nil : $0 }
+        if let reference = object["fromAnnotations"] {
+            // A nested mapping may stand for its entity's annotation mapping (R-P10), and then says nothing else.
+            if isTopLevel {
+                checker.report(pointer.appending("fromAnnotations"), "applies to nested mappings only; ingest with POST …/entities/{entity}/payloads to map a payload by annotations")
+            } else if reference != .bool(true) {
+                checker.report(pointer.appending("fromAnnotations"), "expected true")
+            } else if let extra = object.keys.first(where: { $0 != "entity" && $0 != "fromAnnotations" }) {
+                checker.report(pointer.appending(extra), "a mapping taken from annotations has only entity and fromAnnotations")
+            }
+            return .annotationReference(to: name ?? "")
+        }
         var mapping = EntityMapping(entity: name ?? "")
         if isTopLevel, let keyPath = checker.keyPath(object, "keyPath", at: pointer) {
             if keyPath.root == .representation {

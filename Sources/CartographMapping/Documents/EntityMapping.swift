@@ -45,6 +45,9 @@ public struct EntityMapping: Sendable, Equatable {
     public var deleteMissing: DeleteMissing?
     /// Chooses another mapping per representation by a discriminator (R-P9); this mapping is the fallback.
     public var dynamic: DynamicMapping?
+    /// Stands for `entity`'s annotation mapping (R-P10), which the engine compiles when it is used;
+    /// every other member is unused. Written `{"entity": …, "fromAnnotations": true}` in documents.
+    public var isAnnotationReference = false
 
     /// A mapping of `entity`; the caller resolves `resolvedIdentificationAttributes` (R-I1) and
     /// checks names against the model, as `parse(_:model:)` does.

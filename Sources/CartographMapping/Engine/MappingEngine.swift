@@ -4,8 +4,10 @@
 // their key paths, transformed and coerced to the attribute types; nodes with the same identity
 // are merged, later values winning (R-I5); (2) identify: one batched lookup per mapping (R-I1…R-I3);
 // (3) validate the final state of each object before anything is written (R-P8); (4) write objects,
-// then relationships with their assignment policies (R-P5, R-P6). The caller runs it inside one
-// store transaction (R-P11), so a thrown error stores nothing.
+// then relationships with their assignment policies (R-P5, R-P6); (5) connect relationships by foreign
+// key and key path, and complete connections waiting for arriving objects (R-C1…R-C5); (6) deletion
+// predicates and snapshots (R-D1, R-D5). The caller runs it inside one store transaction (R-P11), so
+// a thrown error stores nothing.
 import Foundation
 public import CartographCore
 import CartographPredicate
@@ -49,10 +51,12 @@ public struct MappingResult: Sendable, Equatable {
 public struct MappingEngine: Sendable {
     public let model: Model
     let transformers: ValueTransformerRegistry
+    let dictionaryTransformers: DictionaryTransformerRegistry
 
     public init(model: Model) throws(CartographError) {
         self.model = model
         self.transformers = try ValueTransformerRegistry(model: model)
+        self.dictionaryTransformers = try DictionaryTransformerRegistry(model: model)
     }
 
     /// Maps `payload` with `mapping` into `store` (already inside a transaction).
@@ -63,8 +67,7 @@ public struct MappingEngine: Sendable {
     public func map(_ payload: JSONValue, mapping: EntityMapping, metadata: JSONValue = .object(JSONObject()),
                     explain: Bool = false, progress: ((String, Int, Int) -> Void)? = nil,
                     into store: some MappingStore) throws(CartographError) -> MappingResult {
-        try Self.requireSupported(mapping, pointer: "")
-        var run = MappingRun(engine: self, root: payload, metadata: metadata)
+        var run = MappingRun(engine: self, root: payload, metadata: metadata, explain: explain)
         var timings: [(phase: String, milliseconds: Double)] = []
         var clock = ContinuousClock.now
         func lap(_ phase: String) {
@@ -73,33 +76,25 @@ public struct MappingEngine: Sendable {
             timings.append((phase, Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15))
             clock = now
         }
-        let topLevel = try run.readTopLevel(payload, mapping: mapping)
+        let (topLevel, keyPathPresent) = try run.readTopLevel(payload, mapping: mapping)
+        if mapping.deleteMissing != nil, !keyPathPresent {
+            throw CartographError(.unprocessable, "The payload has no '\(mapping.keyPath?.description ?? "")': a deleteMissing mapping needs the complete set of objects, so nothing was stored or deleted.",
+                                  errors: [.init(pointer: "", message: "the key path '\(mapping.keyPath?.description ?? "")' is missing")])
+        }
         lap("read")
         try run.identify(in: store)
         lap("identify")
         try run.validate(topLevel: topLevel.map(\.node), in: store)
         lap("validate")
-        var result = try run.write(topLevel: topLevel, explain: explain, progress: progress, into: store)
+        try run.write(progress: progress, into: store)
         lap("write")
+        try run.connect(in: store)
+        lap("connect")
+        try run.applyDeletions(of: mapping, in: store)
+        lap("delete")
+        var result = try run.summarize(topLevel: topLevel, in: store)
         if explain { result.timings = timings }
         return result
-    }
-
-    /// Connections, deletion predicates, snapshots and dynamic mappings are mapped by a later part
-    /// of the engine; until then a mapping that uses them is refused rather than half-applied.
-    static func requireSupported(_ mapping: EntityMapping, pointer: String) throws(CartographError) {
-        var unsupported: [CartographError.Detail] = []
-        if !mapping.connections.isEmpty { unsupported.append(.init(pointer: pointer + "/connections", message: "connections are not supported by this server yet")) }
-        if mapping.deletionPredicate != nil { unsupported.append(.init(pointer: pointer + "/deletionPredicate", message: "deletion predicates are not supported by this server yet")) }
-        if mapping.deleteMissing != nil { unsupported.append(.init(pointer: pointer + "/deleteMissing", message: "deleteMissing is not supported by this server yet")) }
-        if mapping.dynamic != nil { unsupported.append(.init(pointer: pointer + "/dynamic", message: "dynamic mappings are not supported by this server yet")) }
-        if mapping.dictionaryTransformer != nil { unsupported.append(.init(pointer: pointer + "/dictionaryTransformer", message: "dictionary transformers are not supported by this server yet")) }
-        guard unsupported.isEmpty else {
-            throw CartographError(.unprocessable, "This mapping uses features this server cannot map yet.", errors: unsupported)
-        }
-        for (index, relationship) in mapping.relationships.enumerated() {
-            try requireSupported(relationship.mapping, pointer: pointer + "/relationships/\(index)/mapping")
-        }
     }
 }
 
@@ -110,6 +105,9 @@ final class MappedNode {
     let pointer: String
     /// The entity the object is inserted as.
     let entity: String
+    /// The entity whose hierarchy identification searches: a dynamic mapping's base, so that an
+    /// existing object is found whatever the discriminator says (R-P9).
+    var identificationEntity: String
     /// The identification values; nil when the mapping has no identification attributes (R-I4).
     let identity: [AttributeValue]?
     /// Mapped attribute values: a key present with nil is an explicit JSON null (R-P4).
@@ -124,6 +122,11 @@ final class MappedNode {
     var discarded = false
     /// `modificationAttribute` says the stored object is current (R-P7).
     var skipped = false
+    /// Written values or relationships changed (an update, not `unchanged`).
+    var changed = false
+    /// Why this representation cannot insert (an abstract entity, an unknown discriminator: R-P9);
+    /// it may still update an existing object.
+    var insertionProblem: CartographError.Detail?
     /// Reached from a top-level representation through objects that are not skipped: only these are
     /// mapped (a skipped object's nested representations are skipped with it, as in RestKit).
     var reachable = false
@@ -132,6 +135,7 @@ final class MappedNode {
         self.mapping = mapping
         self.pointer = pointer
         self.entity = mapping.entity
+        self.identificationEntity = mapping.entity
         self.identity = identity
         self.isReference = isReference
     }

@@ -25,11 +25,13 @@ extension MappingRun {
         for node in nodes where node.reachable {
             if node.skipped { continue }
             var problems = node.errors
+            if node.isNew, let problem = node.insertionProblem { problems.append(problem) }
             // Stubs are exempt until a full representation maps onto them.
             if !(node.isReference && node.isNew) { problems += try finalStateProblems(of: node, in: store) }
             guard !problems.isEmpty else { continue }
             if node.isNew && node.mapping.discardsInvalidObjectsOnInsert {
                 node.discarded = true
+                node.errors = problems  // listed in `discarded`
             } else {
                 failures += problems
             }
@@ -85,9 +87,10 @@ extension MappingRun {
             problems += AttributeConstraints.violations(of: value, attribute: attribute).map { .init(pointer: at, message: $0) }
         }
         // Only constrained relationships are counted: counting a large to-many (an author's articles)
-        // for every object would make each payload cost more as the store grows.
-        for relationship in model.allRelationships(of: entity)
-        where !relationship.optional || relationship.minCount != nil || relationship.maxCount != nil {
+        // for every object would make each payload cost more as the store grows. Connected ones are
+        // checked once connections have run.
+        let connected = Set(node.mapping.connections.map(\.relationship))
+        for relationship in model.allRelationships(of: entity) where Self.isCounted(relationship) && !connected.contains(relationship.name) {
             let assignment = node.relationships.first { $0.mapping.relationship == relationship.name }
             var count: Int
             switch assignment {
@@ -102,44 +105,47 @@ extension MappingRun {
                 }
             }
             let at = assignment.flatMap { $0.mapping.source }.map { Self.pointer(node.pointer, $0) } ?? node.pointer
-            if !relationship.optional, count == 0 { problems.append(.init(pointer: at, message: "'\(relationship.name)' is required")) }
-            if let minimum = relationship.minCount, count < minimum, count > 0 || !relationship.optional {
-                problems.append(.init(pointer: at, message: "'\(relationship.name)' needs at least \(minimum) object(s), has \(count)"))
-            }
-            if let maximum = relationship.maxCount, relationship.toMany, count > maximum {
-                problems.append(.init(pointer: at, message: "'\(relationship.name)' allows at most \(maximum) object(s), has \(count)"))
-            }
+            problems += Self.countProblems(relationship, count: count).map { .init(pointer: at, message: $0) }
+        }
+        return problems
+    }
+
+    /// Whether R-P8 counts a relationship's destinations at all.
+    static func isCounted(_ relationship: Relationship) -> Bool {
+        !relationship.optional || relationship.minCount != nil || relationship.maxCount != nil
+    }
+
+    /// R-P8 on a relationship holding `count` destinations.
+    static func countProblems(_ relationship: Relationship, count: Int) -> [String] {
+        var problems: [String] = []
+        if !relationship.optional, count == 0 { problems.append("'\(relationship.name)' is required") }
+        if let minimum = relationship.minCount, count < minimum, count > 0 || !relationship.optional {
+            problems.append("'\(relationship.name)' needs at least \(minimum) object(s), has \(count)")
+        }
+        if let maximum = relationship.maxCount, relationship.toMany, count > maximum {
+            problems.append("'\(relationship.name)' allows at most \(maximum) object(s), has \(count)")
         }
         return problems
     }
 
     // MARK: Phase 4: write
 
-    func write(topLevel: [(node: MappedNode, pointer: String)], explain: Bool = false, progress: ((String, Int, Int) -> Void)? = nil,
-               into store: some MappingStore) throws(CartographError) -> MappingResult {
-        var result = MappingResult()
-        var trace: [JSONValue] = []
-        func record(_ node: MappedNode, _ action: String, _ reason: String, key: JSONValue? = nil) {
-            guard explain else { return }
-            trace.append(.object(JSONObject([
-                ("pointer", .string(node.pointer)), ("entity", .string(node.existing?.entity ?? node.entity)),
-                ("key", key ?? Self.key(of: node)), ("action", .string(action)), ("reason", .string(reason)),
-            ])))
-        }
-        var changed = Set<ObjectIdentifier>()
+    /// Inserts and updates every object, then assigns mapped relationships with their policies.
+    mutating func write(progress: ((String, Int, Int) -> Void)? = nil, into store: some MappingStore) throws(CartographError) {
         for (index, node) in nodes.enumerated() where node.reachable && !node.discarded {
             if index % 1000 == 0 { progress?("objects", index, nodes.count) }
             if let existing = node.existing {
                 node.id = existing.id
                 guard !node.skipped else { continue }
-                var values = node.values
+                // A dynamic case of a sub-entity may name attributes the stored object's entity lacks (R-P9: it is updated in place).
+                var values = existing.entity == node.entity ? node.values : node.values.filter { model.attribute($0.key, of: existing.entity) != nil }
                 if node.mapping.assignsDefaultValueForMissingAttributes {
                     for attribute in model.allAttributes(of: existing.entity) where values[attribute.name] == nil {
                         values[attribute.name] = .some(defaults(of: existing.entity)[attribute.name])
                     }
                 }
                 if try store.updateObject(id: existing.id, entity: existing.entity, values: values, clearStub: !node.isReference) {
-                    changed.insert(ObjectIdentifier(node))
+                    node.changed = true
                 }
             } else {
                 var values = defaults(of: node.entity)
@@ -153,50 +159,61 @@ extension MappingRun {
             if index % 1000 == 0 { progress?("relationships", index, nodes.count) }
             guard let id = node.id else { continue }
             let entity = node.existing?.entity ?? node.entity
-            for (mapping, destinations) in node.relationships {
+            for (mapping, destinations) in node.relationships where model.relationship(mapping.relationship, of: entity) != nil {
                 let new = (destinations ?? []).filter { !$0.discarded }.compactMap(\.id)
                 let old = try store.destinationIDs(of: id, entity: entity, relationship: mapping.relationship)
                 var target = new
                 if mapping.assignmentPolicy == .union { target = old + new.filter { !old.contains($0) } }
                 guard target != old else { continue }
                 try store.setDestinations(of: id, entity: entity, relationship: mapping.relationship, to: target)
-                changed.insert(ObjectIdentifier(node))
+                node.changed = true
                 if mapping.assignmentPolicy == .replace, let relationship = model.relationship(mapping.relationship, of: entity) {
                     // R-P6 replace: old destinations no longer referenced are deleted (tombstoned).
                     for orphan in old where !target.contains(orphan) {
-                        let orphanKey = explain ? try store.key(ofObject: orphan, entity: relationship.destination) : .null
-                        result.deleted += try store.deleteObject(id: orphan, entity: relationship.destination)
-                        if explain {
-                            trace.append(.object(JSONObject([
-                                ("pointer", .string(node.pointer)), ("entity", .string(relationship.destination)), ("key", orphanKey),
-                                ("action", "delete"), ("reason", .string("no longer in '\(mapping.relationship)' (assignmentPolicy replace)")),
-                            ])))
-                        }
+                        try delete(orphan, entity: relationship.destination, pointer: node.pointer,
+                                   reason: "no longer in '\(mapping.relationship)' (assignmentPolicy replace)", in: store)
                     }
                 }
             }
         }
+    }
+
+    /// Deletes a stored object through the delete rules, counting it and what cascaded (R-D2, R-D3).
+    mutating func delete(_ id: Int64, entity: String, pointer: String, reason: @autoclosure () -> String,
+                         in store: some MappingStore) throws(CartographError) {
+        let key = trace != nil ? try store.key(ofObject: id, entity: entity) ?? .null : .null
+        let count = try store.deleteObject(id: id, entity: entity)
+        guard count > 0 else { return }
+        result.deleted += count
+        try record(pointer: pointer, entity: entity, key: key, action: "delete", reason: reason())
+    }
+
+    // MARK: Result
+
+    /// Counts every object the payload touched and lists the top-level ones (R-P12, R-P13).
+    mutating func summarize(topLevel: [(node: MappedNode, pointer: String)], in store: some MappingStore) throws(CartographError) -> MappingResult {
         for node in nodes where node.reachable {
             if node.discarded {
-                record(node, "discard", node.errors.map(\.message).joined(separator: "; "))
+                try record(pointer: node.pointer, entity: node.entity, key: Self.key(of: node), action: "discard",
+                           reason: node.errors.map(\.message).joined(separator: "; "))
             } else if let existing = node.existing {
                 let found = "found _id \(existing.id) by \(node.mapping.resolvedIdentificationAttributes.joined(separator: ", "))"
+                let (action, reason): (String, String)
                 if node.skipped {
-                    result.unchanged += 1
-                    record(node, "unchanged", "\(found); its \(node.mapping.modificationAttribute ?? "modification attribute") is not older than the payload's")
-                } else if changed.contains(ObjectIdentifier(node)) {
-                    result.updated += 1
-                    record(node, "update", "\(found); values or relationships changed")
+                    (action, reason) = ("unchanged", "\(found); its \(node.mapping.modificationAttribute ?? "modification attribute") is not older than the payload's")
+                } else if node.changed {
+                    (action, reason) = ("update", "\(found); values or relationships changed")
                 } else {
-                    result.unchanged += 1
-                    record(node, "unchanged", "\(found); every mapped value is equal")
+                    (action, reason) = ("unchanged", "\(found); every mapped value is equal")
                 }
+                if action == "update" { result.updated += 1 } else { result.unchanged += 1 }
+                try record(pointer: node.pointer, entity: existing.entity, key: Self.key(of: node), action: action, reason: reason)
             } else {
                 let why = node.identity == nil ? "the mapping has no identification attributes" : "no stored object has this identity"
-                record(node, "insert", node.isReference ? "\(why): inserted as a stub" : why)
+                try record(pointer: node.pointer, entity: node.entity, key: Self.key(of: node), action: "insert",
+                           reason: node.isReference ? "\(why): inserted as a stub" : why)
             }
         }
-        if explain { result.explain = trace }
         for node in nodes where node.reachable && node.discarded {
             result.discarded.append(.object(JSONObject([
                 ("pointer", .string(node.pointer)), ("entity", .string(node.entity)),
@@ -205,19 +222,22 @@ extension MappingRun {
             ])))
         }
         for (node, _) in topLevel {
-            var entry = JSONObject([("entity", .string(node.existing?.entity ?? node.entity))])
+            let entity = node.existing?.entity ?? node.entity
+            var entry = JSONObject([("entity", .string(entity))])
             if let id = node.id {
-                entry.append("key", try store.key(ofObject: id, entity: node.existing?.entity ?? node.entity))
+                // An object the payload then deleted (R-D1) is named by its identity.
+                entry.append("key", try store.key(ofObject: id, entity: entity) ?? Self.key(of: node))
             } else {
                 entry.append("key", Self.key(of: node))
                 entry.append("discarded", .bool(true))
             }
             result.objects.append(.object(entry))
         }
+        result.explain = trace
         return result
     }
 
-    /// The key a node would have, from its identity (for discarded objects, which have no `_id`).
+    /// The key a node has, from its identity (also for discarded objects, which have no `_id`).
     static func key(of node: MappedNode) -> JSONValue {
         guard let identity = node.identity else { return .null }
         return identity.count == 1 ? identity[0].jsonValue : .array(identity.map(\.jsonValue))

@@ -11,19 +11,39 @@ struct MappingRun {
     private(set) var nodes: [MappedNode] = []
     /// Nodes by root entity and identity (R-I5: the same object across nesting levels and mappings).
     private var byIdentity: [String: [[AttributeValue]: MappedNode]] = [:]
+    /// Annotation mappings compiled so far, by entity (R-P10).
+    private var annotationMappings: [String: EntityMapping] = [:]
+    /// Counts and lists as they happen (R-P12).
+    var result = MappingResult()
+    /// The explain trace (R-P13); nil when not asked for.
+    var trace: [JSONValue]?
     var model: Model { engine.model }
 
-    init(engine: MappingEngine, root: JSONValue, metadata: JSONValue) {
+    init(engine: MappingEngine, root: JSONValue, metadata: JSONValue, explain: Bool = false) {
         self.engine = engine
         self.root = root
         self.metadata = metadata
+        self.trace = explain ? [] : nil
+    }
+
+    /// Adds an entry to the explain trace, when one is recorded.
+    mutating func record(pointer: String, entity: String, key: @autoclosure () throws(CartographError) -> JSONValue,
+                         action: String, reason: @autoclosure () -> String) throws(CartographError) {
+        guard trace != nil else { return }
+        trace?.append(.object(JSONObject([
+            ("pointer", .string(pointer)), ("entity", .string(entity)), ("key", try key()),
+            ("action", .string(action)), ("reason", .string(reason())),
+        ])))
     }
 
     // MARK: Phase 1: read
 
-    /// The representations at the mapping's key path (R-P2), one node each, in payload order.
-    mutating func readTopLevel(_ payload: JSONValue, mapping: EntityMapping) throws(CartographError) -> [(node: MappedNode, pointer: String)] {
+    /// The representations at the mapping's key path (R-P2), one node each, in payload order, and
+    /// whether the key path was present at all.
+    mutating func readTopLevel(_ payload: JSONValue, mapping: EntityMapping) throws(CartographError)
+        -> (representations: [(node: MappedNode, pointer: String)], keyPathPresent: Bool) {
         var selected: [(value: JSONValue, parent: JSONValue, pointer: String)] = []
+        var keyPathPresent = mapping.keyPath == nil
         func select(from container: JSONValue, pointer: String) {
             guard let keyPath = mapping.keyPath else {
                 selected.append((container, container, pointer))
@@ -36,6 +56,7 @@ struct MappingRun {
                 value = next
                 path += "/" + Self.escape(key)
             }
+            keyPathPresent = true
             if case .array(let elements) = value {
                 for (index, element) in elements.enumerated() where !element.isNull { selected.append((element, container, path + "/\(index)")) }
             } else if !value.isNull {
@@ -54,11 +75,65 @@ struct MappingRun {
         for item in selected {
             result.append((try read(item.value, mapping: mapping, parent: item.parent, pointer: item.pointer), item.pointer))
         }
-        return result
+        return (result, keyPathPresent)
+    }
+
+    /// The mapping that applies: an annotation reference becomes the entity's annotation mapping (R-P10).
+    private mutating func resolved(_ mapping: EntityMapping) -> EntityMapping {
+        guard mapping.isAnnotationReference else { return mapping }
+        if let compiled = annotationMappings[mapping.entity] { return compiled }
+        let compiled = EntityMapping.annotationMapping(of: mapping.entity, model: model)
+        annotationMappings[mapping.entity] = compiled
+        return compiled
+    }
+
+    /// The mapping that reads `representation`, and why it cannot insert if it cannot: the
+    /// dictionary transformer pre-processes the representation, then `dynamic` (R-P9) picks a case
+    /// by the discriminator; an unknown one falls back to `mapping` (invalid to insert when abstract).
+    private mutating func choose(_ base: EntityMapping, for representation: inout JSONValue, parent: JSONValue,
+                                 pointer: String, errors: inout [CartographError.Detail])
+        -> (mapping: EntityMapping, identificationEntity: String, insertionProblem: CartographError.Detail?) {
+        var mapping = resolved(base)
+        let baseEntity = mapping.entity
+        transform(&representation, with: mapping.dictionaryTransformer, pointer: pointer, errors: &errors)
+        var fallback: String?
+        if let dynamic = mapping.dynamic {
+            let discriminator = value(at: dynamic.keyPath, in: representation, parent: parent)
+            if let discriminator, let chosen = dynamic.mapping(forDiscriminator: discriminator) {
+                let chosenMapping = resolved(chosen)
+                if chosenMapping.dictionaryTransformer != mapping.dictionaryTransformer {
+                    transform(&representation, with: chosenMapping.dictionaryTransformer, pointer: pointer, errors: &errors)
+                }
+                mapping = chosenMapping
+            } else {
+                fallback = "no case of the dynamic mapping at '\(dynamic.keyPath)' matches \(discriminator.map { $0.jsonText } ?? "a missing value")"
+            }
+        }
+        // Identification searches the base's hierarchy when the case's identification attributes exist there.
+        let searchesBase = mapping.identificationPredicate == nil && mapping.resolvedIdentificationAttributes.allSatisfy { model.attribute($0, of: baseEntity) != nil }
+        let identificationEntity = searchesBase ? baseEntity : mapping.entity
+        guard model.entity(named: mapping.entity)?.abstract == true else { return (mapping, identificationEntity, nil) }
+        let problem = CartographError.Detail(pointer: pointer, message: "\(fallback.map { $0 + ", and " } ?? "")\(mapping.entity) is abstract, so a new object needs a concrete sub-entity")
+        return (mapping, identificationEntity, problem)
+    }
+
+    /// Applies the dictionary transformer `name` to an object representation.
+    private func transform(_ representation: inout JSONValue, with name: String?, pointer: String, errors: inout [CartographError.Detail]) {
+        guard let name, case .object(let object) = representation else { return }
+        guard let transformer = engine.dictionaryTransformers.transformer(named: name) else {
+            errors.append(.init(pointer: pointer, message: "the dictionary transformer '\(name)' is not declared in the model's dictionaryTransformers"))
+            return
+        }
+        do { representation = .object(try transformer.apply(to: object)) } catch {
+            errors.append(.init(pointer: pointer, message: error.description))
+        }
     }
 
     /// Reads one representation (an object, or an identity value standing for one) into its node.
-    mutating func read(_ representation: JSONValue, mapping: EntityMapping, parent: JSONValue, pointer: String) throws(CartographError) -> MappedNode {
+    mutating func read(_ original: JSONValue, mapping base: EntityMapping, parent: JSONValue, pointer: String) throws(CartographError) -> MappedNode {
+        var representation = original
+        var errors: [CartographError.Detail] = []
+        let (mapping, identificationEntity, insertionProblem) = choose(base, for: &representation, parent: parent, pointer: pointer, errors: &errors)
         let identityNames = mapping.resolvedIdentificationAttributes
         guard case .object = representation else {
             // R-P5: a primitive where an object is expected is an identity value.
@@ -69,7 +144,6 @@ struct MappingRun {
                 return node
             }
             var identity: [AttributeValue]?
-            var errors: [CartographError.Detail] = []
             do {
                 if let value = try AttributeValue.coerce(representation, to: attribute.type) { identity = [value] }
             } catch {
@@ -77,13 +151,14 @@ struct MappingRun {
             }
             let node = intern(MappedNode(mapping: mapping, pointer: pointer, identity: identity, isReference: true))
             node.errors += errors
+            node.insertionProblem = node.insertionProblem ?? insertionProblem
+            node.identificationEntity = identificationEntity
             // A stub is inserted with its identity (and model defaults) only.
             if let value = identity?.first, node.values[identityNames[0]] == nil { node.values[identityNames[0]] = .some(value) }
             if identity == nil, errors.isEmpty { node.errors.append(.init(pointer: pointer, message: "an identity value cannot be null")) }
             return node
         }
         var values: [String: AttributeValue?] = [:]
-        var errors: [CartographError.Detail] = []
         for attributeMapping in mapping.attributes {
             guard let raw = value(at: attributeMapping.source, in: representation, parent: parent),
                   let attribute = model.attribute(attributeMapping.attribute, of: mapping.entity) else { continue }
@@ -116,6 +191,8 @@ struct MappingRun {
         let node = intern(MappedNode(mapping: mapping, pointer: pointer, identity: identity, isReference: false))
         node.isReference = false
         node.errors += errors
+        node.insertionProblem = insertionProblem
+        node.identificationEntity = identificationEntity
         for (name, value) in values { node.values[name] = value }  // later representations win (R-I5)
         for relationshipMapping in mapping.relationships {
             let source = relationshipMapping.source.map { value(at: $0, in: representation, parent: parent) } ?? representation
@@ -190,14 +267,14 @@ struct MappingRun {
     mutating func identify(in store: some MappingStore) throws(CartographError) {
         var groups: [String: [MappedNode]] = [:]
         for node in nodes where node.identity != nil {
-            let key = "\(node.mapping.entity)|\(node.mapping.resolvedIdentificationAttributes.joined(separator: ","))|\(node.mapping.identificationPredicate?.format ?? "")"
+            let key = "\(node.identificationEntity)|\(node.mapping.resolvedIdentificationAttributes.joined(separator: ","))|\(node.mapping.identificationPredicate?.format ?? "")"
             groups[key, default: []].append(node)
         }
         for group in groups.values {
             let first = group[0].mapping
-            let found = try store.existingObjects(entity: first.entity, attributes: first.resolvedIdentificationAttributes,
+            let found = try store.existingObjects(entity: group[0].identificationEntity, attributes: first.resolvedIdentificationAttributes,
                                                   identities: group.compactMap(\.identity), predicate: first.identificationPredicate?.checked)
-            for node in group { node.existing = node.identity.flatMap { found[$0] } }
+            for node in group { node.existing = node.identity.flatMap { found[$0]?.first } }
         }
     }
 }

@@ -23,10 +23,13 @@ public struct ExistingObject: Sendable, Equatable {
 /// What the engine needs from a store during one payload.
 public protocol MappingStore: AnyObject {
     var model: Model { get }
-    /// Batched identification (R-I1…R-I3): objects of `entity` or a sub-entity whose `attributes` equal one
-    /// of `identities` and that satisfy `predicate`, keyed by identity (the oldest wins a tie).
+    /// Batched lookup for identification (R-I1…R-I3) and foreign-key connections (R-C2): objects of
+    /// `entity` or a sub-entity whose `attributes` equal one of `identities` and that satisfy
+    /// `predicate`, keyed by identity, oldest first.
     func existingObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
-                         predicate: CheckedPredicate?) throws(CartographError) -> [[AttributeValue]: ExistingObject]
+                         predicate: CheckedPredicate?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]]
+    /// Objects of the predicate's entity (and sub-entities) matching it, oldest first; only among `ids` when given.
+    func objects(matching predicate: CheckedPredicate, among ids: [Int64]?) throws(CartographError) -> [(id: Int64, entity: String)]
     func insertObject(entity: String, values: [String: AttributeValue], stub: Bool) throws(CartographError) -> Int64
     /// Writes the values that differ; true when anything changed.
     func updateObject(id: Int64, entity: String, values: [String: AttributeValue?], clearStub: Bool) throws(CartographError) -> Bool
@@ -34,6 +37,49 @@ public protocol MappingStore: AnyObject {
     func setDestinations(of id: Int64, entity: String, relationship: String, to destinations: [Int64]) throws(CartographError)
     /// Deletes with delete rules; returns how many objects were deleted.
     func deleteObject(id: Int64, entity: String) throws(CartographError) -> Int
-    /// The API key of a stored object (DESIGN §10).
-    func key(ofObject id: Int64, entity: String) throws(CartographError) -> JSONValue
+    /// The API key of a stored object (DESIGN §10); nil when it does not exist (any more).
+    func key(ofObject id: Int64, entity: String) throws(CartographError) -> JSONValue?
+
+    // Late binding (R-C5): foreign-key connections waiting for their destination.
+    /// Replaces what `source`'s `relationship` waits for (an empty list: it waits for nothing).
+    func replacePendingConnections(source: Int64, sourceEntity: String, relationship: String,
+                                   with pending: [PendingConnection]) throws(CartographError)
+    /// The connections waiting for an object of `entity` with these attribute values, oldest source first.
+    func pendingConnections(awaiting entity: String, values: [String: AttributeValue]) throws(CartographError) -> [PendingConnection]
+}
+
+/// A foreign-key connection that found no destination, stored until one arrives (R-C5).
+public struct PendingConnection: Sendable, Hashable {
+    /// What a destination object must be to complete a pending connection.
+    public struct Target: Sendable, Hashable {
+        /// The relationship's destination entity.
+        public var entity: String
+        /// Destination attributes, in the connection's pair order.
+        public var attributes: [String]
+        public var includesSubentities: Bool
+        /// The connection's `destinationPredicate`, as written.
+        public var predicate: String?
+
+        public init(entity: String, attributes: [String], includesSubentities: Bool, predicate: String?) {
+            self.entity = entity
+            self.attributes = attributes
+            self.includesSubentities = includesSubentities
+            self.predicate = predicate
+        }
+    }
+
+    public var sourceID: Int64
+    public var sourceEntity: String
+    public var relationship: String
+    public var target: Target
+    /// The destination attribute values that would match, coerced to the destination's types.
+    public var values: [AttributeValue]
+
+    public init(sourceID: Int64, sourceEntity: String, relationship: String, target: Target, values: [AttributeValue]) {
+        self.sourceID = sourceID
+        self.sourceEntity = sourceEntity
+        self.relationship = relationship
+        self.target = target
+        self.values = values
+    }
 }

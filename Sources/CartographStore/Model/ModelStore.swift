@@ -90,7 +90,7 @@ public final class ModelStore: Sendable {
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.changesTable)) (
                     seq INTEGER PRIMARY KEY AUTOINCREMENT, op TEXT NOT NULL, entity TEXT NOT NULL,
                     object_id INTEGER NOT NULL, key TEXT NOT NULL, object TEXT, at INTEGER NOT NULL);
-                """)
+                """ + StoreTransaction.pendingConnectionsSchema)
             let loaded = try Self.loadModel(connection, name: name)
             writer = Writer(connection: connection, model: loaded?.model)
             published = Mutex(loaded)
@@ -252,7 +252,7 @@ public final class ModelStore: Sendable {
                 try appendChange(connection, op: "upsert", entity: object.entity, id: id, key: reader.key(of: object),
                                  object: try reader.json(of: object, storedRelationshipsOnly: true, keys: &keys), at: now)
             }
-            for (id, entity, key) in transaction.deleted {
+            for (id, entity, key) in transaction.deleted where id < transaction.firstNewID {
                 try appendChange(connection, op: "delete", entity: entity, id: id, key: key, object: nil, at: now)
             }
             return try connection.rows("SELECT coalesce(max(seq), 0) FROM \(quoted(changesTable))").first?.first?.integerValue ?? 0

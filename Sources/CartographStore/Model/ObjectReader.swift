@@ -96,12 +96,13 @@ struct ObjectReader {
         return .object(document)
     }
 
-    /// Identification (R-I1…R-I3; also key lookups): the objects of `entity` (and sub-entities) whose
-    /// `attributes` equal one of `identities`, keyed by identity, the oldest winning a tie. One query per
-    /// chunk of identities. `predicate` (an identificationPredicate) is compiled into the query; without
-    /// one no predicate is compiled at all (key lookups are a hot path).
+    /// Identification (R-I1…R-I3), foreign-key connections (R-C2) and key lookups: the objects of `entity`
+    /// (and sub-entities) whose `attributes` equal one of `identities`, keyed by identity, oldest first
+    /// (identification and to-one connections take the first). One query per chunk of identities.
+    /// `predicate` (an identificationPredicate or destinationPredicate) is compiled into the query;
+    /// without one no predicate is compiled at all (key lookups are a hot path).
     func findAll(entity: String, attributes: [String], identities: [[AttributeValue]], predicate: CheckedPredicate? = nil)
-        throws(CartographError) -> [[AttributeValue]: StoredObject] {
+        throws(CartographError) -> [[AttributeValue]: [StoredObject]] {
         guard !identities.isEmpty else { return [:] }
         let columns = attributes.compactMap { layout.column(ofAttribute: $0, entity: entity) }
         guard columns.count == attributes.count, !columns.isEmpty else { return [:] }
@@ -127,7 +128,7 @@ struct ObjectReader {
         }
         let tuple = columns.count == 1 ? "\(alias).\(quoted(columns[0]))" : "(\(columns.map { "\(alias).\(quoted($0))" }.joined(separator: ", ")))"
         let placeholder = columns.count == 1 ? "?" : "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        var found: [[AttributeValue]: StoredObject] = [:]
+        var found: [[AttributeValue]: [StoredObject]] = [:]
         let unique = Array(Set(identities))
         let chunkSize = max(1, 900 / columns.count)
         for start in stride(from: 0, to: unique.count, by: chunkSize) {
@@ -144,7 +145,7 @@ struct ObjectReader {
                 while try statement.step() {
                     let object = rowReader.object(from: statement)
                     let identity = attributes.compactMap { object.values[$0] }
-                    if identity.count == attributes.count, found[identity] == nil { found[identity] = object }
+                    if identity.count == attributes.count { found[identity, default: []].append(object) }
                 }
             }
         }
@@ -178,7 +179,7 @@ struct ObjectReader {
                 throw CartographError(.badRequest, "The key value '\(text)' is not a valid \(attribute.type) for '\(name)': \(error)")
             }
         }
-        return try findAll(entity: entity, attributes: identity.map(\.attribute), identities: [identity.map(\.value)])[identity.map(\.value)]
+        return try findAll(entity: entity, attributes: identity.map(\.attribute), identities: [identity.map(\.value)])[identity.map(\.value)]?.first
     }
 
     private func storeRead<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {

@@ -5,8 +5,8 @@ public import CartographPredicate
 
 extension StoreTransaction: MappingStore {
     public func existingObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
-                                predicate: CheckedPredicate?) throws(CartographError) -> [[AttributeValue]: ExistingObject] {
-        try findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate).mapValues(\.existing)
+                                predicate: CheckedPredicate?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]] {
+        try findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate).mapValues { $0.map(\.existing) }
     }
 
     public func insertObject(entity: String, values: [String: AttributeValue], stub: Bool) throws(CartographError) -> Int64 {
@@ -29,9 +29,8 @@ extension StoreTransaction: MappingStore {
         try delete(id: id, entity: entity)
     }
 
-    public func key(ofObject id: Int64, entity: String) throws(CartographError) -> JSONValue {
-        guard let object = try object(id: id, entity: entity) else { return .number(JSONNumber(id)) }
-        return reader.key(of: object)
+    public func key(ofObject id: Int64, entity: String) throws(CartographError) -> JSONValue? {
+        try object(id: id, entity: entity).map(reader.key(of:))
     }
 }
 

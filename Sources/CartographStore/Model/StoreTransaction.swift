@@ -4,6 +4,7 @@
 import Foundation
 public import CartographCore
 public import CartographPredicate
+import CartographMapping
 
 /// One write transaction. Not Sendable: it lives inside the store's writer lock.
 public final class StoreTransaction {
@@ -15,12 +16,18 @@ public final class StoreTransaction {
     private var touchedIDs: Set<Int64> = []
     /// Deleted objects with the key they had (for tombstones).
     private(set) var deleted: [(id: Int64, entity: String, key: JSONValue)] = []
+    /// The first id this transaction assigns: objects from it on were inserted here, so deleting
+    /// one leaves no tombstone (no reader ever saw it).
+    let firstNewID: Int64
     private var deletedIDs: Set<Int64> = []
+    /// Late-binding targets by id (R-C5), loaded on first use.
+    var pendingTargetCache: [PendingConnection.Target: Int64]?
 
     init(connection: SQLiteConnection, layout: StoreLayout, nextID: Int64) {
         self.connection = connection
         self.layout = layout
         self.nextID = nextID
+        self.firstNewID = nextID
     }
 
     public var model: Model { layout.model }
@@ -87,9 +94,9 @@ public final class StoreTransaction {
         try sqlite { () throws(SQLiteError) in try reader.object(id: id, entity: entity) }
     }
 
-    /// Batched identification (issue 5): see `ObjectReader.findAll`.
+    /// Batched lookup by attribute values, oldest first: see `ObjectReader.findAll`.
     public func findAll(entity: String, attributes: [String], identities: [[AttributeValue]], predicate: CheckedPredicate? = nil)
-        throws(CartographError) -> [[AttributeValue]: StoredObject] {
+        throws(CartographError) -> [[AttributeValue]: [StoredObject]] {
         try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate)
     }
 
@@ -227,6 +234,7 @@ public final class StoreTransaction {
             try clearDanglingReferences(to: object)
             try sqlite { () throws(SQLiteError) in
                 try connection.run("DELETE FROM \(quoted(layout.table(of: object.entity))) WHERE _id = ?", [.integer(object.id)])
+                try removePendingConnections(of: object.id)
             }
             deletedIDs.insert(object.id)
             deleted.append((object.id, object.entity, key))
@@ -265,19 +273,34 @@ public final class StoreTransaction {
         }
     }
 
-    /// Ids (with concrete entity) of the objects of `entity` and its sub-entities matching `predicate`.
-    public func objects(matching predicate: CheckedPredicate) throws(CartographError) -> [(id: Int64, entity: String)] {
+    /// Ids (with concrete entity) of the objects of the predicate's entity and its sub-entities matching
+    /// it, oldest first; only among `ids` when given (chunked under SQLite's parameter limit).
+    public func objects(matching predicate: CheckedPredicate, among ids: [Int64]? = nil) throws(CartographError) -> [(id: Int64, entity: String)] {
         let compiled: SQLPredicate
         do { compiled = try predicate.sql(schema: layout) } catch {
             throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)", offset: error.offset)
         }
-        let sql = "SELECT \(compiled.alias)._id, \(compiled.alias)._entity FROM \(compiled.fromClause) WHERE \(compiled.whereClause) ORDER BY \(compiled.alias)._id"
-        return try sqlite { () throws(SQLiteError) -> [(id: Int64, entity: String)] in
-            try connection.rows(sql, compiled.bindings.map(SQLiteValue.init)).compactMap { row in
-                guard let id = row[0].integerValue, let entity = row[1].textValue else { return nil }
-                return (id, entity)
+        let select = "SELECT \(compiled.alias)._id, \(compiled.alias)._entity FROM \(compiled.fromClause) WHERE \(compiled.whereClause)"
+        let bindings = compiled.bindings.map(SQLiteValue.init)
+        var chunks: [(sql: String, bindings: [SQLiteValue])] = []
+        if let ids {
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = ids[start..<min(start + 500, ids.count)]
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                chunks.append(("\(select) AND \(compiled.alias)._id IN (\(marks)) ORDER BY \(compiled.alias)._id", bindings + chunk.map { .integer($0) }))
+            }
+        } else {
+            chunks.append(("\(select) ORDER BY \(compiled.alias)._id", bindings))
+        }
+        var matches: [(id: Int64, entity: String)] = []
+        for (sql, bindings) in chunks {
+            try sqlite { () throws(SQLiteError) in
+                for row in try connection.rows(sql, bindings) {
+                    if let id = row[0].integerValue, let entity = row[1].textValue { matches.append((id, entity)) }
+                }
             }
         }
+        return ids == nil ? matches : matches.sorted { $0.id < $1.id }
     }
 }
 

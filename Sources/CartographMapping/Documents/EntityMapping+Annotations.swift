@@ -1,0 +1,52 @@
+// Annotation mappings (R-P10, Groot): a model's `userInfo` annotations compiled into the engine's
+// mapping form. `JSONKeyPath` becomes a source key path, `JSONTransformerName` a value transformer,
+// `JSONDictionaryTransformerName` the dictionary transformer, `entityMapperName` a dynamic mapping
+// choosing sub-entities (R-P9); identification is the entity's (R-I1: `identityAttributes`, extended
+// by sub-entities, and inference). Relationships map their destinations with the destination's own
+// annotation mapping, referenced by entity rather than inlined, because models have cycles
+// (Character.publisher -> Publisher.characters -> Character): the engine resolves a reference
+// when a representation needs it.
+public import CartographCore
+
+extension EntityMapping {
+    /// A reference to `entity`'s annotation mapping, resolved by the engine when used.
+    public static func annotationReference(to entity: String) -> EntityMapping {
+        var mapping = EntityMapping(entity: entity)
+        mapping.isAnnotationReference = true
+        return mapping
+    }
+
+    /// The annotation mapping of `entity` (which must exist in `model`). Annotations naming
+    /// transformers or mappers the model does not declare are kept: the model registered with a
+    /// warning for each, and a payload that needs one fails with 422 naming it (DESIGN §10).
+    public static func annotationMapping(of entity: String, model: Model) -> EntityMapping {
+        let byName = model.options.mapUnannotatedByName
+        func source(_ userInfo: JSONObject, name: String) -> SourceKeyPath? {
+            guard let text = userInfo["JSONKeyPath"]?.stringValue else { return byName ? SourceKeyPath(components: [name]) : nil }
+            return try? SourceKeyPath(parsing: text)
+        }
+        var mapping = EntityMapping(entity: entity, resolvedIdentificationAttributes: model.identificationAttributes(of: entity))
+        mapping.attributes = model.allAttributes(of: entity).compactMap { attribute in
+            source(attribute.userInfo, name: attribute.name).map {
+                AttributeMapping(source: $0, attribute: attribute.name, transformer: attribute.userInfo["JSONTransformerName"]?.stringValue)
+            }
+        }
+        mapping.relationships = model.allRelationships(of: entity).compactMap { relationship in
+            source(relationship.userInfo, name: relationship.name).map {
+                RelationshipMapping(source: $0, relationship: relationship.name, mapping: .annotationReference(to: relationship.destination))
+            }
+        }
+        // The nearest entity's annotation applies (userInfo is per entity in Core Data; a sub-entity may override).
+        let entityInfo = model.lineage(of: entity).map(\.userInfo)
+        mapping.dictionaryTransformer = entityInfo.lazy.compactMap { $0["JSONDictionaryTransformerName"]?.stringValue }.first
+        if let mapperName = model.entity(named: entity)?.userInfo["entityMapperName"]?.stringValue,
+           case .object(let mapper)? = model.entityMappers[mapperName],
+           let keyPathText = mapper["keyPath"]?.stringValue, let keyPath = try? SourceKeyPath(parsing: keyPathText),
+           case .object(let cases)? = mapper["map"] {
+            mapping.dynamic = DynamicMapping(keyPath: keyPath, cases: cases.compactMap { value, target in
+                target.stringValue.map { DynamicMapping.Case(value: value, mapping: .annotationReference(to: $0)) }
+            })
+        }
+        return mapping
+    }
+}

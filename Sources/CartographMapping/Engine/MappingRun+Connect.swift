@@ -1,0 +1,233 @@
+// Phases 5 and 6 of a payload, after every object is written: connections (R-C1…R-C5), then deletion
+// predicates and snapshots (R-D1, R-D5). Both see the store as the payload left it, so order inside
+// a payload never matters and objects stored by earlier payloads count.
+import CartographCore
+import CartographPredicate
+
+extension MappingRun {
+    // MARK: Phase 5: connect
+
+    /// Foreign-key connections, then key-path connections (so `user.organization` sees a connected
+    /// `user`), then connections of earlier payloads waiting for the objects this one wrote (R-C5),
+    /// then R-P8 on the connected relationships.
+    mutating func connect(in store: some MappingStore) throws(CartographError) {
+        let sources = nodes.filter { $0.reachable && !$0.discarded && !$0.skipped && $0.id != nil && !$0.mapping.connections.isEmpty }
+        var runs: [(node: MappedNode, connection: ConnectionDescription)] = []
+        var predicateChecks: [String: (predicate: CheckedPredicate, ids: [Int64])] = [:]
+        for node in sources {
+            for connection in node.mapping.connections where model.relationship(connection.relationship, of: entity(of: node)) != nil {
+                runs.append((node, connection))
+                if let predicate = connection.sourcePredicate, let id = node.id {
+                    predicateChecks[predicate.checked.entityName + "|" + predicate.format, default: (predicate.checked, [])].ids.append(id)
+                }
+            }
+        }
+        // R-C3: sourcePredicate decides whether a connection runs; one query per predicate.
+        var passing: [String: Set<Int64>] = [:]
+        for (key, check) in predicateChecks {
+            passing[key] = Set(try store.objects(matching: check.predicate, among: check.ids).map(\.id))
+        }
+        runs.removeAll { run in
+            guard let predicate = run.connection.sourcePredicate, let id = run.node.id else { return false }
+            return passing[predicate.checked.entityName + "|" + predicate.format]?.contains(id) != true
+        }
+        try connectByForeignKeys(runs.filter { if case .foreignKey = $0.connection.kind { true } else { false } }, in: store)
+        for (node, connection) in runs {
+            guard case .keyPath(let steps) = connection.kind, let id = node.id else { continue }
+            try connectByKeyPath(node, id: id, connection: connection, steps: steps, in: store)
+        }
+        try completePendingConnections(in: store)
+        var failures: [CartographError.Detail] = []
+        for (node, connection) in runs {
+            guard let id = node.id, let relationship = model.relationship(connection.relationship, of: entity(of: node)),
+                  Self.isCounted(relationship) else { continue }
+            let count = try store.destinationIDs(of: id, entity: entity(of: node), relationship: relationship.name).count
+            failures += Self.countProblems(relationship, count: count).map { .init(pointer: node.pointer, message: $0 + " after connecting") }
+        }
+        guard failures.isEmpty else {
+            throw CartographError(.unprocessable, "The payload has \(failures.count) invalid relationship(s) after connecting; nothing was stored.", errors: failures)
+        }
+    }
+
+    private func entity(of node: MappedNode) -> String { node.existing?.entity ?? node.entity }
+
+    /// The destinations one foreign-key lookup searches: entity, attributes and destinationPredicate.
+    private struct Lookup: Hashable {
+        let entity: String, attributes: [String], predicate: String?
+    }
+
+    /// R-C2: one batched lookup per destination (entity, attributes, predicate) for the whole payload.
+    private mutating func connectByForeignKeys(_ runs: [(node: MappedNode, connection: ConnectionDescription)],
+                                               in store: some MappingStore) throws(CartographError) {
+        var candidates: [[[AttributeValue]]] = []
+        var lookups: [Lookup: (predicate: CheckedPredicate?, identities: Set<[AttributeValue]>)] = [:]
+        for (node, connection) in runs {
+            guard case .foreignKey(let pairs) = connection.kind,
+                  let relationship = model.relationship(connection.relationship, of: entity(of: node)) else {
+                candidates.append([])
+                continue
+            }
+            let tuples = try sourceTuples(of: node, pairs: pairs, destination: relationship.destination)
+            candidates.append(tuples)
+            let lookup = Lookup(entity: relationship.destination, attributes: pairs.map(\.destination), predicate: connection.destinationPredicate?.format)
+            lookups[lookup, default: (connection.destinationPredicate?.checked, [])].identities.formUnion(tuples)
+        }
+        var found: [Lookup: [[AttributeValue]: [ExistingObject]]] = [:]
+        for (lookup, query) in lookups where !query.identities.isEmpty {
+            found[lookup] = try store.existingObjects(entity: lookup.entity, attributes: lookup.attributes,
+                                                      identities: Array(query.identities), predicate: query.predicate)
+        }
+        for ((node, connection), tuples) in zip(runs, candidates) {
+            guard case .foreignKey(let pairs) = connection.kind, let id = node.id,
+                  let relationship = model.relationship(connection.relationship, of: entity(of: node)) else { continue }
+            let lookup = Lookup(entity: relationship.destination, attributes: pairs.map(\.destination), predicate: connection.destinationPredicate?.format)
+            var matched: [Int64] = []
+            var waiting: [[AttributeValue]] = []
+            for tuple in tuples {
+                let objects = (found[lookup]?[tuple] ?? []).filter { connection.includesSubentities || $0.entity == relationship.destination }
+                if objects.isEmpty { waiting.append(tuple) }
+                matched += objects.map(\.id)
+            }
+            let destinations = relationship.toMany ? Array(Set(matched)).sorted() : matched.min().map { [$0] } ?? []
+            // R-C5: what found nothing waits for its destination (a to-one only while it has none).
+            let pending = relationship.toMany || destinations.isEmpty ? waiting : []
+            try store.replacePendingConnections(
+                source: id, sourceEntity: entity(of: node), relationship: relationship.name,
+                with: pending.map {
+                    PendingConnection(sourceID: id, sourceEntity: entity(of: node), relationship: relationship.name,
+                                      target: .init(entity: relationship.destination, attributes: lookup.attributes,
+                                                    includesSubentities: connection.includesSubentities, predicate: lookup.predicate),
+                                      values: $0)
+                })
+            let described = pairs.map { $0.source == $0.destination ? $0.source : "\($0.source) -> \($0.destination)" }.joined(separator: ", ")
+            try assign(destinations, to: relationship, of: node, id: id, in: store,
+                       reason: "connected by \(described): \(destinations.count) match(es)\(pending.isEmpty ? "" : ", \(pending.count) value(s) waiting for a later payload")")
+        }
+    }
+
+    /// The destination-typed value tuples a source object connects by: every pair must match (AND),
+    /// a collection value matches any of its members (OR). Empty when a value is nil (R-C2).
+    private func sourceTuples(of node: MappedNode, pairs: [ConnectionDescription.AttributePair],
+                              destination: String) throws(CartographError) -> [[AttributeValue]] {
+        let values = finalValues(of: node)
+        var tuples: [[AttributeValue]] = [[]]
+        for pair in pairs {
+            guard let value = values[pair.source], let type = model.attribute(pair.destination, of: destination)?.type else { return [] }
+            var members: [JSONValue] = [value.jsonValue]
+            if case .json(.array(let elements)) = value { members = elements }
+            let coerced = members.compactMap { try? AttributeValue.coerce($0, to: type) }
+            tuples = tuples.flatMap { prefix in coerced.map { prefix + [$0] } }
+            if tuples.count > Self.maximumConnectionValues {
+                throw CartographError(.unprocessable, "A connection has more than \(Self.maximumConnectionValues) value combinations.",
+                                      errors: [.init(pointer: node.pointer, message: "'\(pair.source)' and the other connectedBy values combine to more than \(Self.maximumConnectionValues) candidates")])
+            }
+        }
+        return Array(Set(tuples))
+    }
+
+    static var maximumConnectionValues: Int { 10_000 }
+
+    /// R-C4: follows `steps` from the source object; the result is assigned.
+    private mutating func connectByKeyPath(_ node: MappedNode, id: Int64, connection: ConnectionDescription, steps: [String],
+                                           in store: some MappingStore) throws(CartographError) {
+        guard let relationship = model.relationship(connection.relationship, of: entity(of: node)) else { return }
+        var frontier: [(id: Int64, entity: String)] = [(id, entity(of: node))]
+        for step in steps {
+            var next: [(id: Int64, entity: String)] = []
+            var seen = Set<Int64>()
+            for object in frontier {
+                guard let hop = model.relationship(step, of: object.entity) else { continue }
+                for destination in try store.destinationIDs(of: object.id, entity: object.entity, relationship: step) where seen.insert(destination).inserted {
+                    next.append((destination, hop.destination))
+                }
+            }
+            frontier = next
+        }
+        let destinations = relationship.toMany ? frontier.map(\.id) : frontier.prefix(1).map(\.id)
+        try assign(destinations, to: relationship, of: node, id: id, in: store,
+                   reason: "connected by key path \(steps.joined(separator: ".")): \(destinations.count) object(s)")
+    }
+
+    private mutating func assign(_ destinations: [Int64], to relationship: Relationship, of node: MappedNode, id: Int64,
+                                 in store: some MappingStore, reason: String) throws(CartographError) {
+        let current = try store.destinationIDs(of: id, entity: entity(of: node), relationship: relationship.name)
+        let changed = relationship.toMany ? Set(current) != Set(destinations) : current != destinations
+        if changed {
+            try store.setDestinations(of: id, entity: entity(of: node), relationship: relationship.name, to: destinations)
+            node.changed = true
+        }
+        try record(pointer: node.pointer, entity: entity(of: node), key: Self.key(of: node), action: "connect",
+                   reason: "'\(relationship.name)' \(reason)\(changed ? "" : " (unchanged)")")
+    }
+
+    /// R-C5: each object this payload inserted or changed completes the connections of earlier
+    /// payloads waiting for it — one indexed lookup per object and waiting target.
+    private mutating func completePendingConnections(in store: some MappingStore) throws(CartographError) {
+        var destinationPredicates: [String: CheckedPredicate] = [:]
+        var updatedSources = Set<Int64>()
+        let payloadNodes = Dictionary(nodes.compactMap { node in node.id.map { ($0, node) } }, uniquingKeysWith: { first, _ in first })
+        let arrivals = nodes.filter { $0.reachable && !$0.discarded && ($0.isNew || $0.changed) && $0.id != nil }.sorted { $0.id! < $1.id! }
+        for node in arrivals {
+            guard let id = node.id else { continue }
+            for pending in try store.pendingConnections(awaiting: entity(of: node), values: finalValues(of: node)) {
+                guard let relationship = model.relationship(pending.relationship, of: pending.sourceEntity) else { continue }
+                if let format = pending.target.predicate {
+                    let predicate: CheckedPredicate
+                    if let cached = destinationPredicates[format] { predicate = cached } else {
+                        // A predicate that no longer fits a migrated model matches nothing.
+                        guard let checked = try? CheckedPredicate(format: format, entity: pending.target.entity, model: model) else { continue }
+                        destinationPredicates[format] = checked
+                        predicate = checked
+                    }
+                    guard try !store.objects(matching: predicate, among: [id]).isEmpty else { continue }
+                }
+                var destinations = try store.destinationIDs(of: pending.sourceID, entity: pending.sourceEntity, relationship: relationship.name)
+                guard !destinations.contains(id) else { continue }
+                if relationship.toMany {
+                    destinations.append(id)
+                } else {
+                    destinations = [id]
+                    try store.replacePendingConnections(source: pending.sourceID, sourceEntity: pending.sourceEntity,
+                                                        relationship: relationship.name, with: [])
+                }
+                try store.setDestinations(of: pending.sourceID, entity: pending.sourceEntity, relationship: relationship.name, to: destinations)
+                if let source = payloadNodes[pending.sourceID] {
+                    source.changed = true
+                } else if updatedSources.insert(pending.sourceID).inserted {
+                    result.updated += 1
+                }
+                let sourceKey = try store.key(ofObject: pending.sourceID, entity: pending.sourceEntity) ?? .null
+                let reason = "'\(relationship.name)' completed by this \(entity(of: node)) (late binding of an earlier payload's connection)"
+                try record(pointer: node.pointer, entity: pending.sourceEntity, key: sourceKey, action: "connect", reason: reason)
+            }
+        }
+    }
+
+    // MARK: Phase 6: deletion predicates and snapshots
+
+    /// R-D1 for every mapping the payload used, then R-D5 for the top-level mapping.
+    mutating func applyDeletions(of topLevel: EntityMapping, in store: some MappingStore) throws(CartographError) {
+        var predicates: [(entity: String, predicate: MappingPredicate)] = []
+        for mapping in [topLevel] + nodes.filter(\.reachable).map(\.mapping) {
+            guard let predicate = mapping.deletionPredicate,
+                  !predicates.contains(where: { $0.entity == mapping.entity && $0.predicate == predicate }) else { continue }
+            predicates.append((mapping.entity, predicate))
+        }
+        for (_, predicate) in predicates {
+            for object in try store.objects(matching: predicate.checked, among: nil) {
+                try delete(object.id, entity: object.entity, pointer: "", reason: "matches the deletionPredicate \(predicate.format)", in: store)
+            }
+        }
+        guard let snapshot = topLevel.deleteMissing else { return }
+        let mentioned = Set(nodes.compactMap(\.id))
+        let before = result.deleted
+        for object in try store.objects(matching: snapshot.scope.checked, among: nil) where !mentioned.contains(object.id) {
+            try delete(object.id, entity: object.entity, pointer: "", reason: "in the deleteMissing scope \(snapshot.scope.format) and not in the payload", in: store)
+        }
+        let deletions = result.deleted - before
+        if deletions > snapshot.maxDeletes {
+            throw CartographError(.conflict, "This snapshot would delete \(deletions) objects (cascades included), more than deleteMissing.maxDeletes \(snapshot.maxDeletes); nothing was stored or deleted.",
+                                  errors: [.init(pointer: "", message: "\(deletions) deletions exceed maxDeletes \(snapshot.maxDeletes)")])
+        }
+    }
+}
