@@ -127,6 +127,11 @@ final class MappedNode {
     /// Why this representation cannot insert (an abstract entity, an unknown discriminator: R-P9);
     /// it may still update an existing object.
     var insertionProblem: CartographError.Detail?
+    /// The representation as read through a dynamic mapping, kept to read it again by the stored
+    /// object's entity (R-P9).
+    var dynamicSource: (representation: JSONValue, parent: JSONValue, base: EntityMapping)?
+    /// Looked up in the store already (phase 2).
+    var identified = false
     /// Reached from a top-level representation through objects that are not skipped: only these are
     /// mapped (a skipped object's nested representations are skipped with it, as in RestKit).
     var reachable = false

@@ -193,6 +193,7 @@ struct MappingRun {
         node.errors += errors
         node.insertionProblem = insertionProblem
         node.identificationEntity = identificationEntity
+        if resolved(base).dynamic != nil { node.dynamicSource = (original, parent, resolved(base)) }
         for (name, value) in values { node.values[name] = value }  // later representations win (R-I5)
         for relationshipMapping in mapping.relationships {
             let source = relationshipMapping.source.map { value(at: $0, in: representation, parent: parent) } ?? representation
@@ -264,9 +265,11 @@ struct MappingRun {
     // MARK: Phase 2: identify
 
     /// One lookup per (mapping entity, identification attributes, predicate) group (R-I1…R-I3).
+    /// Nodes already identified are not looked up again.
     mutating func identify(in store: some MappingStore) throws(CartographError) {
         var groups: [String: [MappedNode]] = [:]
-        for node in nodes where node.identity != nil {
+        for node in nodes where node.identity != nil && !node.identified {
+            node.identified = true
             let key = "\(node.identificationEntity)|\(node.mapping.resolvedIdentificationAttributes.joined(separator: ","))|\(node.mapping.identificationPredicate?.format ?? "")"
             groups[key, default: []].append(node)
         }
@@ -276,5 +279,26 @@ struct MappingRun {
                                                   identities: group.compactMap(\.identity), predicate: first.identificationPredicate?.checked)
             for node in group { node.existing = node.identity.flatMap { found[$0]?.first } }
         }
+        try remapByStoredEntity(in: store)
+    }
+
+    /// R-P9 decides the entity only for inserts: a representation that a dynamic mapping or entity
+    /// mapper read as one entity but that found a stored object of another is read again with the
+    /// mapping for the stored object's entity — its dynamic case, or its annotation mapping (as
+    /// Groot maps an existing object by its own entity's properties).
+    private mutating func remapByStoredEntity(in store: some MappingStore) throws(CartographError) {
+        var remapped = false
+        for node in nodes {
+            guard let source = node.dynamicSource, let existing = node.existing, existing.entity != node.entity,
+                  let cases = source.base.dynamic?.cases else { continue }
+            node.dynamicSource = nil
+            let candidate = cases.first { $0.mapping.entity == existing.entity }?.mapping
+                ?? (cases.contains { $0.mapping.isAnnotationReference } ? .annotationReference(to: existing.entity) : nil)
+            guard var mapping = candidate.map({ resolved($0) }) else { continue }
+            mapping.dynamic = nil
+            _ = try read(source.representation, mapping: mapping, parent: source.parent, pointer: node.pointer)
+            remapped = true
+        }
+        if remapped { try identify(in: store) }
     }
 }
