@@ -99,9 +99,8 @@ extension MappingRun {
                                                     includesSubentities: connection.includesSubentities, predicate: lookup.predicate),
                                       values: $0)
                 })
-            let described = pairs.map { $0.source == $0.destination ? $0.source : "\($0.source) -> \($0.destination)" }.joined(separator: ", ")
             try assign(destinations, to: relationship, of: node, id: id, in: store,
-                       reason: "connected by \(described): \(destinations.count) match(es)\(pending.isEmpty ? "" : ", \(pending.count) value(s) waiting for a later payload")")
+                       reason: "connected by \(pairs.map { $0.source == $0.destination ? $0.source : "\($0.source) -> \($0.destination)" }.joined(separator: ", ")): \(destinations.count) match(es)\(pending.isEmpty ? "" : ", \(pending.count) value(s) waiting for a later payload")")
         }
     }
 
@@ -109,10 +108,12 @@ extension MappingRun {
     /// a collection value matches any of its members (OR). Empty when a value is nil (R-C2).
     private func sourceTuples(of node: MappedNode, pairs: [ConnectionDescription.AttributePair],
                               destination: String) throws(CartographError) -> [[AttributeValue]] {
-        let values = finalValues(of: node)
+        // The mapped values, else the stored or default ones (computed only when a pair needs them).
+        lazy var stored = finalValues(of: node)
         var tuples: [[AttributeValue]] = [[]]
         for pair in pairs {
-            guard let value = values[pair.source], let type = model.attribute(pair.destination, of: destination)?.type else { return [] }
+            let mapped: AttributeValue?? = node.values[pair.source]
+            guard let value = mapped ?? stored[pair.source], let type = model.attribute(pair.destination, of: destination)?.type else { return [] }
             var members: [JSONValue] = [value.jsonValue]
             if case .json(.array(let elements)) = value { members = elements }
             let coerced = members.compactMap { try? AttributeValue.coerce($0, to: type) }
@@ -149,15 +150,18 @@ extension MappingRun {
     }
 
     private mutating func assign(_ destinations: [Int64], to relationship: Relationship, of node: MappedNode, id: Int64,
-                                 in store: some MappingStore, reason: String) throws(CartographError) {
-        let current = try store.destinationIDs(of: id, entity: entity(of: node), relationship: relationship.name)
+                                 in store: some MappingStore, reason: @autoclosure () -> String) throws(CartographError) {
+        // A new object's relationship is empty unless the payload mapped it.
+        let current = node.isNew && !node.relationships.contains(where: { $0.mapping.relationship == relationship.name }) ? []
+            : try store.destinationIDs(of: id, entity: entity(of: node), relationship: relationship.name)
         let changed = relationship.toMany ? Set(current) != Set(destinations) : current != destinations
         if changed {
             try store.setDestinations(of: id, entity: entity(of: node), relationship: relationship.name, to: destinations)
             node.changed = true
         }
-        try record(pointer: node.pointer, entity: entity(of: node), key: Self.key(of: node), action: "connect",
-                   reason: "'\(relationship.name)' \(reason)\(changed ? "" : " (unchanged)")")
+        guard trace != nil else { return }
+        let text = "'\(relationship.name)' \(reason())\(changed ? "" : " (unchanged)")"
+        try record(pointer: node.pointer, entity: entity(of: node), key: Self.key(of: node), action: "connect", reason: text)
     }
 
     /// R-C5: each object this payload inserted or changed completes the connections of earlier
@@ -181,12 +185,12 @@ extension MappingRun {
                     }
                     guard try !store.objects(matching: predicate, among: [id]).isEmpty else { continue }
                 }
-                var destinations = try store.destinationIDs(of: pending.sourceID, entity: pending.sourceEntity, relationship: relationship.name)
-                guard !destinations.contains(id) else { continue }
+                var destinations = [id]
                 if relationship.toMany {
+                    destinations = try store.destinationIDs(of: pending.sourceID, entity: pending.sourceEntity, relationship: relationship.name)
+                    guard !destinations.contains(id) else { continue }
                     destinations.append(id)
                 } else {
-                    destinations = [id]
                     try store.replacePendingConnections(source: pending.sourceID, sourceEntity: pending.sourceEntity,
                                                         relationship: relationship.name, with: [])
                 }
@@ -196,7 +200,7 @@ extension MappingRun {
                 } else if updatedSources.insert(pending.sourceID).inserted {
                     result.updated += 1
                 }
-                let sourceKey = try store.key(ofObject: pending.sourceID, entity: pending.sourceEntity) ?? .null
+                let sourceKey = trace == nil ? .null : try store.key(ofObject: pending.sourceID, entity: pending.sourceEntity) ?? .null
                 let reason = "'\(relationship.name)' completed by this \(entity(of: node)) (late binding of an earlier payload's connection)"
                 try record(pointer: node.pointer, entity: pending.sourceEntity, key: sourceKey, action: "connect", reason: reason)
             }

@@ -1,7 +1,8 @@
 // Late binding (R-C5): foreign-key connections that found nothing wait in the store until a matching
 // destination arrives through any mapping. Each distinct target (destination entity, attributes,
 // includesSubentities, destinationPredicate) is a row of a small table; each waiting (source,
-// relationship, value) a row of the pending table, indexed by (target, value). An arriving object
+// relationship, value) a row of the pending table, indexed by (target, value) — index names outside
+// the `ix:` namespace that model migrations manage. An arriving object
 // costs one indexed lookup per target that its entity can satisfy — never a scan of the sources.
 public import CartographCore
 public import CartographMapping
@@ -18,13 +19,15 @@ extension StoreTransaction {
         CREATE TABLE IF NOT EXISTS \(quoted(pendingTable)) (
             target INTEGER NOT NULL, value_key TEXT NOT NULL, source_id INTEGER NOT NULL,
             source_entity TEXT NOT NULL, relationship TEXT NOT NULL);
-        CREATE INDEX IF NOT EXISTS "ix:_cartograph_pending:target" ON \(quoted(pendingTable)) (target, value_key);
-        CREATE INDEX IF NOT EXISTS "ix:_cartograph_pending:source" ON \(quoted(pendingTable)) (source_id, relationship);
+        CREATE INDEX IF NOT EXISTS "_cartograph_pending_by_target" ON \(quoted(pendingTable)) (target, value_key);
+        CREATE INDEX IF NOT EXISTS "_cartograph_pending_by_source" ON \(quoted(pendingTable)) (source_id, relationship);
         """
 
     public func replacePendingConnections(source: Int64, sourceEntity: String, relationship: String,
                                           with pending: [PendingConnection]) throws(CartographError) {
         try pendingStore { () throws(SQLiteError) in
+            // Nothing waits anywhere (the usual case): nothing to replace.
+            if pending.isEmpty, try pendingTargets().isEmpty { return }
             try connection.run("DELETE FROM \(quoted(Self.pendingTable)) WHERE source_id = ? AND relationship = ?", [.integer(source), .text(relationship)])
             for connection in pending {
                 let target = try targetID(connection.target)
