@@ -161,7 +161,8 @@ func seedComics(_ server: LiveServer, characters: Int = 3) throws {
         ("?cursor=garbage", "cursor"),
         ("?orderBy=unknown", "unknown"),
         ("?include=nothing", "nothing"),
-        ("?shape=json", "shape"),
+        ("?shape=xml", "shape"),
+        ("?shape=json&include=publisher", "include"),
     ])
     func R_Q2_badQueriesAre400(query: String, mentions: String) throws {
         try withComics { (server, key) throws in

@@ -13,6 +13,9 @@ private let declaredModel: Model = {
              "valueTransformers": {
                "GenderCode": {"type": "map", "map": {"M": "male", "F": "female", "1": "one", "true": "yes"}},
                "Status": {"type": "map", "map": {"a": "active"}, "default": "unknown"},
+               "Level": {"type": "map", "map": {"low": 1, "high": "2"}},
+               "Moment": {"type": "map", "map": {"epoch": "1970-01-01T00:00:00Z", "yes": "yes"}},
+               "SelfDefault": {"type": "map", "map": {"unknown": "u"}, "default": "unknown"},
                "DayMonthYear": {"type": "dateFormat", "format": "dd/MM/yyyy HH:mm"},
                "ParisTime": {"type": "dateFormat", "format": "yyyy-MM-dd HH:mm:ss.SSS", "timeZone": "Europe/Paris"},
                "Tags": {"type": "split", "separator": ","},
@@ -63,7 +66,11 @@ struct ValueTransformerTests {
         ("GenderCode", "1", #""one""#, #""1""#),
         ("GenderCode", "true", #""yes""#, #""true""#),
         ("Status", #""a""#, #""active""#, #""a""#),
-        ("Status", #""zzz""#, #""unknown""#, "(error)"),
+        // The default has no entry of its own: it exports as itself, which maps to the default again.
+        ("Status", #""zzz""#, #""unknown""#, #""unknown""#),
+        // Entries are compared with the stored value's API form by value: numbers, instants, booleans.
+        ("Level", #""high""#, #""2""#, #""high""#),
+        ("Level", #""low""#, "1", #""low""#),
         ("DayMonthYear", #""31/12/2023 23:59""#, #""2023-12-31T23:59:00.000Z""#, #""31/12/2023 23:59""#),
         ("ParisTime", #""2024-07-01 12:00:00.123""#, #""2024-07-01T10:00:00.123Z""#, #""2024-07-01 12:00:00.123""#),
         ("Tags", #""a,b,,c""#, #"["a","b","","c"]"#, #""a,b,,c""#),
@@ -141,6 +148,26 @@ struct ValueTransformerTests {
         #expect(throws: ValueTransformError(transformer: "GenderCode", message: "no entry maps to 'other'")) {
             try registry.transformer(named: "GenderCode").reverseTransform("other")
         }
+        // The default is its own reverse only when it has no entry: here "unknown" maps to "u".
+        #expect(throws: ValueTransformError(transformer: "SelfDefault", message: "no entry maps to 'unknown'")) {
+            try registry.transformer(named: "SelfDefault").reverseTransform("unknown")
+        }
+        #expect(throws: ValueTransformError(transformer: "Status", message: "no entry maps to 'other'")) {
+            try registry.transformer(named: "Status").reverseTransform("other")
+        }
+    }
+
+    /// A map's reverse reads a stored value in its API form: a number for integers, a decimal as a
+    /// string, a date as `…sssZ`, a boolean; entries written otherwise still find their key.
+    @Test(arguments: [
+        ("Level", "2", #""high""#),
+        ("Level", #""1""#, #""low""#),
+        ("Level", "1.0", #""low""#),
+        ("Moment", #""1970-01-01T00:00:00.000Z""#, #""epoch""#),
+        ("Moment", "true", #""yes""#),
+    ])
+    func R_Q4_mapReverseComparesStoredValuesByValue(name: String, stored: String, exported: String) throws {
+        #expect(try registry().transformer(named: name).reverseTransform(json(stored)) == json(exported))
     }
 
     @Test func Design10_unknownTransformerNamesAreReported() throws {
@@ -151,7 +178,7 @@ struct ValueTransformerTests {
         #expect(throws: ValueTransformError(
             transformer: "Gender", message: "unknown value transformer: it is neither built in nor declared in the model's valueTransformers"
         )) { try registry.transformer(named: "Gender") }
-        #expect(registry.names.count == ValueTransformerRegistry.builtInNames.count + 8)
+        #expect(registry.names.count == ValueTransformerRegistry.builtInNames.count + 11)
     }
 }
 

@@ -51,7 +51,7 @@ enum ModelRoutes {
             query.cursor = request.queryValue("cursor")
             query.include = includePaths(request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
             query.count = try booleanQuery(context, "count") ?? false
-            try requireModelShape(request.queryValue("shape"))
+            query.shape = try shape(request.queryValue("shape"))
             return try page(context, query)
         },
         Route("POST", entity + "/query", access: .tenant(.read), body: .json) { context in
@@ -75,15 +75,17 @@ enum ModelRoutes {
                 guard let value = count.boolValue else { throw invalid("/count", "expected a boolean") }
                 query.count = value
             }
-            try requireModelShape(try optionalString(body, "shape"))
+            query.shape = try shape(try optionalString(body, "shape"))
             return try page(context, query)
         },
         Route("GET", entity + "/objects/{key}", access: .tenant(.read)) { context in
             let store = try existingModel(context)
             let entity = context.parameter("entity"), key = context.parameter("key")
             let include = includePaths(context.request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
-            try requireModelShape(context.request.queryValue("shape"))
-            guard let object = try store.read({ (reader) throws(CartographError) in try reader.object(entity: entity, key: key, include: include) }) else {
+            let objectShape = try shape(context.request.queryValue("shape"))
+            guard let object = try store.read({ (reader) throws(CartographError) in
+                try reader.object(entity: entity, key: key, include: include, shape: objectShape)
+            }) else {
                 throw CartographError(.notFound, "No \(entity) object with key '\(key)'.")
             }
             return .json(object)
@@ -173,12 +175,11 @@ enum ModelRoutes {
         values.map { $0.trimmingCharacters(in: .whitespaces).split(separator: ".").map(String.init) }.filter { !$0.isEmpty }
     }
 
-    static func requireModelShape(_ shape: String?) throws(CartographError) {
-        guard let shape, shape != "model" else { return }
-        if shape == "json" {
-            throw CartographError(.badRequest, "shape=json (export through annotations) is not available yet; use shape=model.")
-        }
-        throw invalid("/shape", "expected 'model' or 'json'")
+    /// R-Q4: `model` (the default) or `json`.
+    static func shape(_ text: String?) throws(CartographError) -> ObjectShape {
+        guard let text else { return .model }
+        guard let shape = ObjectShape(rawValue: text) else { throw invalid("/shape", "expected 'model' or 'json'") }
+        return shape
     }
 
     static func integerQuery(_ context: RequestContext, _ name: String) throws(CartographError) -> Int? {

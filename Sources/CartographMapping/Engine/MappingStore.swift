@@ -3,7 +3,7 @@
 public import CartographCore
 public import CartographPredicate
 
-/// A stored object as the engine sees it.
+/// A stored object as the engine (and the annotation exporter) sees it.
 public struct ExistingObject: Sendable, Equatable {
     public let id: Int64
     /// The concrete entity.

@@ -68,7 +68,7 @@ public struct JSONValueTransformer: Sendable {
         if value.isNull { return value }
         switch kind {
         case .builtIn(let builtIn): return try builtIn.reverseTransform(value)
-        case .map(let entries, _): return try reverseLookUp(value, in: entries)
+        case .map(let entries, let defaultValue): return try reverseLookUp(value, in: entries, defaultValue: defaultValue)
         case .dateFormat(let formatter): return try formatter.format(value, transformer: name)
         case .split(let separator): return try join(value, separator: separator)
         case .join(let separator): return try split(value, separator: separator)
@@ -85,21 +85,57 @@ public struct JSONValueTransformer: Sendable {
 
     /// Strings look themselves up, numbers by their text, booleans as `true`/`false`.
     private func lookUp(_ value: JSONValue, in entries: JSONObject, defaultValue: JSONValue?) throws(ValueTransformError) -> JSONValue {
-        let key: String
-        switch value {
-        case .string(let text): key = text
-        case .number(let number): key = number.text
-        case .bool(let flag): key = flag ? "true" : "false"
-        default: throw failure("expected a string, number or boolean to look up, got \(value.kindName)")
+        guard let key = Self.lookUpKey(value) else {
+            throw failure("expected a string, number or boolean to look up, got \(value.kindName)")
         }
         if let mapped = entries[key] ?? defaultValue { return mapped }
         throw failure("no entry for \(described(value)) and no default")
     }
 
-    /// The first key whose entry is `value`.
-    private func reverseLookUp(_ value: JSONValue, in entries: JSONObject) throws(ValueTransformError) -> JSONValue {
-        guard let index = entries.values.firstIndex(of: value) else { throw failure("no entry maps to \(described(value))") }
-        return .string(entries.keys[index])
+    /// The key a value looks itself up by; nil for arrays and objects.
+    private static func lookUpKey(_ value: JSONValue) -> String? {
+        switch value {
+        case .string(let text): text
+        case .number(let number): number.text
+        case .bool(let flag): flag ? "true" : "false"
+        default: nil
+        }
+    }
+
+    /// A payload value that `lookUp` maps to `value`: the key of the first entry equal to it (exactly,
+    /// else as the same number, instant or boolean, since the stored value comes back in its API form:
+    /// an entry `1.5` for a decimal attribute exports as `"1.5"`); else, when `value` is the default and
+    /// has no entry of its own, `value` itself, which the forward lookup maps to the default again.
+    private func reverseLookUp(_ value: JSONValue, in entries: JSONObject, defaultValue: JSONValue?) throws(ValueTransformError) -> JSONValue {
+        if let index = entries.values.firstIndex(of: value) ?? entries.values.firstIndex(where: { Self.sameValue($0, value) }) {
+            return .string(entries.keys[index])
+        }
+        if let defaultValue, defaultValue == value || Self.sameValue(defaultValue, value),
+           let key = Self.lookUpKey(value), entries[key] == nil {
+            return value
+        }
+        throw failure("no entry maps to \(described(value))")
+    }
+
+    /// True when a declared value and a stored value (in its API form) denote the same attribute
+    /// value: numbers (or numeric strings) of equal value, ISO 8601 strings of the same instant, or a
+    /// boolean and a value that coerces to it.
+    private static func sameValue(_ declared: JSONValue, _ stored: JSONValue) -> Bool {
+        if case .bool(let flag) = stored { return (try? AttributeValue.coerce(declared, to: .boolean)) == .boolean(flag) }
+        if case .bool(let flag) = declared { return (try? AttributeValue.coerce(stored, to: .boolean)) == .boolean(flag) }
+        guard let a = scalarText(declared), let b = scalarText(stored) else { return false }
+        if let x = NumberText(a), let y = NumberText(b) { return x == y }
+        guard case .string = declared, case .string = stored,
+              let x = ISO8601Instant.milliseconds(from: a), let y = ISO8601Instant.milliseconds(from: b) else { return false }
+        return x == y
+    }
+
+    private static func scalarText(_ value: JSONValue) -> String? {
+        switch value {
+        case .string(let text): text
+        case .number(let number): number.text
+        default: nil
+        }
     }
 
     /// `"a,b"` -> `["a", "b"]`; the empty string is the empty array. Elements are not trimmed.

@@ -1,8 +1,17 @@
 // Queries over one read snapshot (R-Q1…R-Q4): filtered, ordered pages with a keyset cursor,
-// counts, includes, lookup by key, and the change feed (R-D4).
+// counts, includes, lookup by key, objects in either shape, and the change feed (R-D4).
 import Foundation
 public import CartographCore
+import CartographMapping
 public import CartographPredicate
+
+/// How objects are rendered (R-Q4).
+public enum ObjectShape: String, Sendable, CaseIterable {
+    /// Attributes by name, to-one as the destination's key, to-many as an array of keys, `_entity`, `_id`.
+    case model
+    /// Exported through the model's annotations, as Groot serializes objects back to JSON.
+    case json
+}
 
 /// A query for one entity's objects (its sub-entities included, R-M3).
 public struct ObjectQuery: Sendable {
@@ -14,13 +23,15 @@ public struct ObjectQuery: Sendable {
     public var orderBy: [(attribute: String, descending: Bool)]
     public var limit: Int
     public var cursor: String?
-    /// Relationship paths to embed (`["publisher"]`, `["characters", "publisher"]`).
+    /// Relationship paths to embed (`["publisher"]`, `["characters", "publisher"]`); `shape=model` only.
     public var include: [[String]]
     public var count: Bool
+    /// How the objects are rendered (R-Q4).
+    public var shape: ObjectShape
 
     public init(entity: String, predicate: String? = nil, arguments: [String: JSONValue] = [:],
                 orderBy: [(attribute: String, descending: Bool)] = [], limit: Int = 50, cursor: String? = nil,
-                include: [[String]] = [], count: Bool = false) {
+                include: [[String]] = [], count: Bool = false, shape: ObjectShape = .model) {
         self.entity = entity
         self.predicate = predicate
         self.arguments = arguments
@@ -29,6 +40,7 @@ public struct ObjectQuery: Sendable {
         self.cursor = cursor
         self.include = include
         self.count = count
+        self.shape = shape
     }
 }
 
@@ -57,6 +69,7 @@ public struct StoreReader {
         guard (1...1000).contains(query.limit) else {
             throw CartographError(.badRequest, "limit must be between 1 and 1000.", errors: [.init(pointer: "/limit", message: "out of range")])
         }
+        try Self.check(include: query.include, shape: query.shape)
         try validate(include: query.include, entity: query.entity)
         let checked = try Self.check(query.predicate ?? "TRUEPREDICATE", entity: query.entity, model: model, arguments: query.arguments,
                                      pointer: "/where")
@@ -108,8 +121,13 @@ public struct StoreReader {
         }
         let pageRows = rows.prefix(query.limit)
         var items: [JSONValue] = []
-        for (object, _) in pageRows {
-            items.append(try sqlite { () throws(SQLiteError) in try reader.json(of: object, include: query.include) })
+        switch query.shape {
+        case .model:
+            for (object, _) in pageRows {
+                items.append(try sqlite { () throws(SQLiteError) in try reader.json(of: object, include: query.include) })
+            }
+        case .json:
+            items = try exported(pageRows.map(\.0))
         }
         var next: String?
         if rows.count > query.limit, let last = pageRows.last {
@@ -126,6 +144,14 @@ public struct StoreReader {
     }
 
     private func collation(_ type: AttributeType?) -> String { type == .decimal ? " COLLATE \(SQLiteConnection.decimalCollation)" : "" }
+
+    /// `include` embeds into `shape=model` only: with `shape=json` related objects already nest as the
+    /// annotations say, so asking for both is a 400 rather than an include silently ignored.
+    private static func check(include: [[String]], shape: ObjectShape) throws(CartographError) {
+        guard shape == .json, !include.isEmpty else { return }
+        throw CartographError(.badRequest, "include does not apply to shape=json: related objects are nested as the model's JSONKeyPath "
+            + "annotations say. Leave include out, or use shape=model.", errors: [.init(pointer: "/include", message: "not allowed with shape=json")])
+    }
 
     private func validate(include: [[String]], entity: String) throws(CartographError) {
         for path in include {
@@ -154,10 +180,22 @@ public struct StoreReader {
     /// The object of `entity` whose key is `key` — the raw `{key}` path segment (DESIGN §2): the
     /// identity value, or for compound identities the values joined by ',' each percent-encoded.
     /// Several matches (possible through identificationPredicate) resolve to the oldest.
-    public func object(entity: String, key rawKey: String, include: [[String]] = []) throws(CartographError) -> JSONValue? {
+    public func object(entity: String, key rawKey: String, include: [[String]] = [], shape: ObjectShape = .model) throws(CartographError) -> JSONValue? {
+        try Self.check(include: include, shape: shape)
         guard let object = try find(entity: entity, key: rawKey) else { return nil }
         try validate(include: include, entity: entity)
-        return try sqlite { () throws(SQLiteError) in try reader.json(of: object, include: include) }
+        switch shape {
+        case .model: return try sqlite { () throws(SQLiteError) in try reader.json(of: object, include: include) }
+        case .json: return try exported([object]).first
+        }
+    }
+
+    /// Objects in `shape=json` (R-Q4): exported through the model's annotations, related objects
+    /// read from this snapshot.
+    private func exported(_ objects: [StoredObject]) throws(CartographError) -> [JSONValue] {
+        let exporter = try AnnotationExporter(model: model)
+        let graph = StoreExportGraph(reader: reader)
+        return try exporter.export(objects.map(graph.existing), from: graph)
     }
 
     /// The stored object for a raw key, or nil.
