@@ -329,6 +329,12 @@ struct ModelStoreTests {
             _ = try tx.insert(entity: "Villain", values: ["id": .integer(2), "evil": .boolean(true)])
         }
         #expect(try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Character")) }.items.count == 2)
+        // Bookkeeping indexes outlive migrations (which drop `ix:` indexes the model no longer needs):
+        // late binding (R-C5) must stay one indexed lookup per arriving object.
+        let connection = try SQLiteConnection(path: store.path)
+        let plan = try connection.rows("EXPLAIN QUERY PLAN SELECT source_id FROM _cartograph_pending WHERE target = 1 AND value_key = '[1]'")
+            .compactMap { $0.last?.textValue }.joined(separator: " ")
+        #expect(plan.contains("USING INDEX _cartograph_pending_by_target"), "\(plan)")
     }
 
     @Test func R_M6_destructiveMigrationIsRefusedUnlessAllowed() throws {

@@ -96,8 +96,14 @@ struct MappingRun {
         var mapping = resolved(base)
         let baseEntity = mapping.entity
         transform(&representation, with: mapping.dictionaryTransformer, pointer: pointer, errors: &errors)
+        guard let dynamic = mapping.dynamic else {
+            // The common case: one mapping, nothing to choose.
+            let problem = model.entity(named: mapping.entity)?.abstract == true
+                ? CartographError.Detail(pointer: pointer, message: "\(mapping.entity) is abstract, so a new object needs a concrete sub-entity") : nil
+            return (mapping, baseEntity, problem)
+        }
         var fallback: String?
-        if let dynamic = mapping.dynamic {
+        do {
             let discriminator = value(at: dynamic.keyPath, in: representation, parent: parent)
             if let discriminator, let chosen = dynamic.mapping(forDiscriminator: discriminator) {
                 let chosenMapping = resolved(chosen)
@@ -193,7 +199,9 @@ struct MappingRun {
         node.errors += errors
         node.insertionProblem = insertionProblem
         node.identificationEntity = identificationEntity
-        if resolved(base).dynamic != nil { node.dynamicSource = (original, parent, resolved(base)) }
+        if base.dynamic != nil || base.isAnnotationReference, case let resolvedBase = resolved(base), resolvedBase.dynamic != nil {
+            node.dynamicSource = (original, parent, resolvedBase)
+        }
         for (name, value) in values { node.values[name] = value }  // later representations win (R-I5)
         for relationshipMapping in mapping.relationships {
             let source = relationshipMapping.source.map { value(at: $0, in: representation, parent: parent) } ?? representation
