@@ -165,7 +165,7 @@ public struct Model: Sendable, Equatable {
     public func lineage(of name: String) -> [Entity] { lineagePositions(of: name).map { entities[$0] } }
 
     /// The root of `name`'s inheritance hierarchy (the entity whose table holds its objects).
-    public func rootEntity(of name: String) -> String { lineage(of: name).last?.name ?? name }
+    public func rootEntity(of name: String) -> String { lineagePositions(of: name).last.map { entities[$0].name } ?? name }
 
     /// `name` and every entity that inherits from it, in document order.
     public func entityAndSubentities(of name: String) -> [String] {

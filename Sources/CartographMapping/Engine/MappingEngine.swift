@@ -52,12 +52,26 @@ public struct MappingEngine: Sendable {
     public let model: Model
     let transformers: ValueTransformerRegistry
     let dictionaryTransformers: DictionaryTransformerRegistry
+    /// The model defaults of each entity's attributes (R-P4), coerced once.
+    private let entityDefaults: [String: [String: AttributeValue]]
 
     public init(model: Model) throws(CartographError) {
         self.model = model
         self.transformers = try ValueTransformerRegistry(model: model)
         self.dictionaryTransformers = try DictionaryTransformerRegistry(model: model)
+        var entityDefaults: [String: [String: AttributeValue]] = [:]
+        for entity in model.entities {
+            var values: [String: AttributeValue] = [:]
+            for attribute in model.allAttributes(of: entity.name) {
+                if let json = attribute.defaultValue, let value = try? AttributeValue.coerce(json, to: attribute.type) { values[attribute.name] = value }
+            }
+            entityDefaults[entity.name] = values
+        }
+        self.entityDefaults = entityDefaults
     }
+
+    /// The model defaults of an entity's attributes (R-P4).
+    func defaults(of entity: String) -> [String: AttributeValue] { entityDefaults[entity] ?? [:] }
 
     /// Maps `payload` with `mapping` into `store` (already inside a transaction).
     /// - Parameter metadata: `{"receivedAt", "query": {…}, "header": {…}}` for `@metadata.` key paths.

@@ -64,13 +64,7 @@ extension MappingRun {
     }
 
     /// The model defaults of an entity's attributes (R-P4).
-    func defaults(of entity: String) -> [String: AttributeValue] {
-        var values: [String: AttributeValue] = [:]
-        for attribute in model.allAttributes(of: entity) {
-            if let json = attribute.defaultValue, let value = try? AttributeValue.coerce(json, to: attribute.type) { values[attribute.name] = value }
-        }
-        return values
-    }
+    func defaults(of entity: String) -> [String: AttributeValue] { engine.defaults(of: entity) }
 
     private func finalStateProblems(of node: MappedNode, in store: some MappingStore) throws(CartographError) -> [CartographError.Detail] {
         let entity = node.existing?.entity ?? node.entity

@@ -15,12 +15,12 @@ struct ObjectReader {
     /// The object with `id` in `entity`'s hierarchy, if it exists (and belongs to `entity` or a sub-entity).
     func object(id: Int64, entity: String) throws(SQLiteError) -> StoredObject? {
         let reader = rowReader(for: layout.table(of: entity))
-        let statement = try connection.cached("SELECT \(reader.selectList) FROM \(quoted(reader.table)) WHERE \(quoted(StoreLayout.idColumn)) = ?")
+        let statement = try connection.cached(reader.selectByID)
         try statement.bind([.integer(id)])
         defer { try? statement.bind([]) }
         guard try statement.step() else { return nil }
         let object = reader.object(from: statement)
-        return model.entityAndSubentities(of: entity).contains(object.entity) ? object : nil
+        return object.entity == entity || layout.isKind(object.entity, of: entity) ? object : nil
     }
 
     /// The ids of `relationship`'s destinations for the object `id` of `entity`, in relationship order.

@@ -35,8 +35,37 @@ final class StoreLayout {
     private var rowReaders: [String: RowReader] = [:]
     private var identification: [String: [String]] = [:]
     private var tables: [String: String] = [:]
+    private var inserts: [String: InsertPlan] = [:]
+    private var kinds: [String: Set<String>] = [:]
 
     init(model: Model) { self.model = model }
+
+    /// Whether `entity` is `ancestor` or one of its sub-entities.
+    func isKind(_ entity: String, of ancestor: String) -> Bool {
+        if let cached = kinds[ancestor] { return cached.contains(entity) }
+        let family = Set(model.entityAndSubentities(of: ancestor))
+        kinds[ancestor] = family
+        return family.contains(entity)
+    }
+
+    /// One INSERT per concrete entity naming every attribute column: an object's missing attributes
+    /// bind NULL, so every insert of the entity reuses one prepared statement (no SQL built per object).
+    struct InsertPlan {
+        let sql: String
+        /// Attribute names in the statement's order, after `_id`, `_entity` and `_stub`.
+        let attributes: [String]
+    }
+
+    func insertPlan(for entity: String) -> InsertPlan {
+        if let cached = inserts[entity] { return cached }
+        let attributes = model.allAttributes(of: entity).map(\.name)
+        let columns = [Self.idColumn, Self.entityColumn, Self.stubColumn] + attributes.compactMap { column(ofAttribute: $0, entity: entity) }
+        let plan = InsertPlan(
+            sql: "INSERT INTO \(quoted(table(of: entity))) (\(columns.map(quoted).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))",
+            attributes: attributes)
+        inserts[entity] = plan
+        return plan
+    }
 
     /// The table of `entity`'s hierarchy.
     func table(of entity: String) -> String {

@@ -47,20 +47,21 @@ public final class StoreTransaction {
     public func insert(entity: String, values: [String: AttributeValue], stub: Bool = false) throws(CartographError) -> Int64 {
         guard let declared = model.entity(named: entity) else { throw CartographError(.unprocessable, "Unknown entity '\(entity)'.") }
         guard !declared.abstract else { throw CartographError(.unprocessable, "Entity '\(entity)' is abstract and cannot have objects.") }
-        let id = nextID
-        nextID += 1
-        var columns = [StoreLayout.idColumn, StoreLayout.entityColumn, StoreLayout.stubColumn]
-        var bound: [SQLiteValue] = [.integer(id), .text(entity), .integer(stub ? 1 : 0)]
-        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
-            guard let column = layout.column(ofAttribute: name, entity: entity) else {
-                throw CartographError(.unprocessable, "Entity '\(entity)' has no attribute '\(name)'.")
-            }
-            columns.append(column)
+        let plan = layout.insertPlan(for: entity)
+        var bound: [SQLiteValue] = [.integer(nextID), .text(entity), .integer(stub ? 1 : 0)]
+        bound.reserveCapacity(3 + plan.attributes.count)
+        var used = 0
+        for name in plan.attributes {
+            let value = values[name]
+            if value != nil { used += 1 }
             bound.append(ValueStorage.sqlite(value))
         }
-        let table = layout.table(of: entity)
-        let sql = "INSERT INTO \(quoted(table)) (\(columns.map(quoted).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        try sqlite { () throws(SQLiteError) in try connection.run(sql, bound) }
+        if used != values.count, let unknown = values.keys.first(where: { !plan.attributes.contains($0) }) {
+            throw CartographError(.unprocessable, "Entity '\(entity)' has no attribute '\(unknown)'.")
+        }
+        let id = nextID
+        nextID += 1
+        try sqlite { () throws(SQLiteError) in try connection.run(plan.sql, bound) }
         touch(id, entity)
         return id
     }

@@ -18,8 +18,12 @@ struct RowReader {
     let table: String
     /// `SELECT <columns> FROM table`, with the columns in `fields` order after `_id, _entity, _stub`.
     let selectList: String
+    /// `SELECT <select list> FROM table WHERE _id = ?`, built once.
+    let selectByID: String
     private let columnNames: [String]
     private let fields: [(kind: Kind, entities: Set<String>)]
+    /// The indexes of `fields` each entity of the table has: one lookup per row, not one per field.
+    private let fieldsByEntity: [String: [Int]]
 
     enum Kind {
         case attribute(Attribute)
@@ -46,6 +50,10 @@ struct RowReader {
         self.fields = fields
         self.columnNames = columns
         self.selectList = columns.map(quoted).joined(separator: ", ")
+        self.selectByID = "SELECT \(selectList) FROM \(quoted(table)) WHERE \(quoted(StoreLayout.idColumn)) = ?"
+        self.fieldsByEntity = Dictionary(uniqueKeysWithValues: layout.model.entityAndSubentities(of: table).map { entity in
+            (entity, fields.indices.filter { fields[$0].entities.contains(entity) })
+        })
     }
 
     /// The select list with every column qualified by a table alias (for queries with joins).
@@ -59,9 +67,9 @@ struct RowReader {
         let id = statement.column(offset).integerValue ?? 0
         let entity = statement.column(offset + 1).textValue ?? table
         var object = StoredObject(id: id, entity: entity, isStub: statement.column(offset + 2).integerValue == 1, values: [:], toOne: [:])
-        for (index, field) in fields.enumerated() where field.entities.contains(entity) {
+        for index in fieldsByEntity[entity] ?? [] {
             let value = statement.column(offset + 3 + Int32(index))
-            switch field.kind {
+            switch fields[index].kind {
             case .attribute(let attribute):
                 if let decoded = ValueStorage.attributeValue(value, type: attribute.type) { object.values[attribute.name] = decoded }
             case .toOne(let name):
