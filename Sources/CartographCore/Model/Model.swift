@@ -180,16 +180,23 @@ public struct Model: Sendable, Equatable {
 
     /// The attribute `attribute` of `entity`, declared on it or an ancestor.
     public func attribute(_ attribute: String, of entity: String) -> Attribute? {
-        for position in lineagePositions(of: entity) {
-            if let found = entities[position].attributes.first(where: { $0.name == attribute }) { return found }
-        }
-        return nil
+        nearest(from: entity) { $0.attributes.first { $0.name == attribute } }
     }
 
     /// The relationship `relationship` of `entity`, declared on it or an ancestor.
     public func relationship(_ relationship: String, of entity: String) -> Relationship? {
-        for position in lineagePositions(of: entity) {
-            if let found = entities[position].relationships.first(where: { $0.name == relationship }) { return found }
+        nearest(from: entity) { $0.relationships.first { $0.name == relationship } }
+    }
+
+    /// The first non-nil `find` walking from `entity` up its ancestors. No array is built: these
+    /// lookups run for every value of every payload.
+    private func nearest<T>(from entity: String, _ find: (Entity) -> T?) -> T? {
+        var next: String? = entity
+        var steps = 0  // a cycle (only in a model that failed validation) ends the walk
+        while let current = next, let position = entityIndex[current], steps <= entities.count {
+            if let found = find(entities[position]) { return found }
+            next = entities[position].parent
+            steps += 1
         }
         return nil
     }

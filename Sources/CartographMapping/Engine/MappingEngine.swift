@@ -52,26 +52,46 @@ public struct MappingEngine: Sendable {
     public let model: Model
     let transformers: ValueTransformerRegistry
     let dictionaryTransformers: DictionaryTransformerRegistry
-    /// The model defaults of each entity's attributes (R-P4), coerced once.
+    /// Per entity, computed once per model rather than once per object: the defaults of its
+    /// attributes (R-P4), coerced; its attributes and relationships, inherited ones included; and
+    /// the identification attributes that make its API key.
     private let entityDefaults: [String: [String: AttributeValue]]
+    private let entityAttributes: [String: [Attribute]]
+    private let entityRelationships: [String: [Relationship]]
+    private let entityKeys: [String: [String]]
 
     public init(model: Model) throws(CartographError) {
         self.model = model
         self.transformers = try ValueTransformerRegistry(model: model)
         self.dictionaryTransformers = try DictionaryTransformerRegistry(model: model)
         var entityDefaults: [String: [String: AttributeValue]] = [:]
+        var entityAttributes: [String: [Attribute]] = [:], entityRelationships: [String: [Relationship]] = [:]
+        var entityKeys: [String: [String]] = [:]
         for entity in model.entities {
+            let attributes = model.allAttributes(of: entity.name)
             var values: [String: AttributeValue] = [:]
-            for attribute in model.allAttributes(of: entity.name) {
+            for attribute in attributes {
                 if let json = attribute.defaultValue, let value = try? AttributeValue.coerce(json, to: attribute.type) { values[attribute.name] = value }
             }
             entityDefaults[entity.name] = values
+            entityAttributes[entity.name] = attributes
+            entityRelationships[entity.name] = model.allRelationships(of: entity.name)
+            entityKeys[entity.name] = model.identificationAttributes(of: entity.name)
         }
         self.entityDefaults = entityDefaults
+        self.entityAttributes = entityAttributes
+        self.entityRelationships = entityRelationships
+        self.entityKeys = entityKeys
     }
 
     /// The model defaults of an entity's attributes (R-P4).
     func defaults(of entity: String) -> [String: AttributeValue] { entityDefaults[entity] ?? [:] }
+    /// Every attribute of an entity, inherited ones first.
+    func attributes(of entity: String) -> [Attribute] { entityAttributes[entity] ?? [] }
+    /// Every relationship of an entity, inherited ones first.
+    func relationships(of entity: String) -> [Relationship] { entityRelationships[entity] ?? [] }
+    /// The attributes whose values are an entity's API key (DESIGN §10).
+    func keyAttributes(of entity: String) -> [String] { entityKeys[entity] ?? [] }
 
     /// Maps `payload` with `mapping` into `store` (already inside a transaction).
     /// - Parameter metadata: `{"receivedAt", "query": {…}, "header": {…}}` for `@metadata.` key paths.

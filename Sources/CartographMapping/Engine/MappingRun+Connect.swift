@@ -167,6 +167,7 @@ extension MappingRun {
     /// R-C5: each object this payload inserted or changed completes the connections of earlier
     /// payloads waiting for it — one indexed lookup per object and waiting target.
     private mutating func completePendingConnections(in store: some MappingStore) throws(CartographError) {
+        guard try store.hasPendingConnections() else { return }
         var destinationPredicates: [String: CheckedPredicate] = [:]
         var updatedSources = Set<Int64>()
         let payloadNodes = Dictionary(nodes.compactMap { node in node.id.map { ($0, node) } }, uniquingKeysWith: { first, _ in first })

@@ -70,7 +70,7 @@ extension MappingRun {
         let entity = node.existing?.entity ?? node.entity
         let values = finalValues(of: node)
         var problems: [CartographError.Detail] = []
-        for attribute in model.allAttributes(of: entity) {
+        for attribute in engine.attributes(of: entity) {
             let at = node.values[attribute.name] != nil
                 ? Self.pointer(node.pointer, node.mapping.attributes.first { $0.attribute == attribute.name }?.source ?? SourceKeyPath(components: [attribute.name]))
                 : node.pointer
@@ -84,7 +84,7 @@ extension MappingRun {
         // for every object would make each payload cost more as the store grows. Connected ones are
         // checked once connections have run.
         let connected = Set(node.mapping.connections.map(\.relationship))
-        for relationship in model.allRelationships(of: entity) where Self.isCounted(relationship) && !connected.contains(relationship.name) {
+        for relationship in engine.relationships(of: entity) where Self.isCounted(relationship) && !connected.contains(relationship.name) {
             let assignment = node.relationships.first { $0.mapping.relationship == relationship.name }
             var count: Int
             switch assignment {
@@ -134,7 +134,7 @@ extension MappingRun {
                 // A dynamic case of a sub-entity may name attributes the stored object's entity lacks (R-P9: it is updated in place).
                 var values = existing.entity == node.entity ? node.values : node.values.filter { model.attribute($0.key, of: existing.entity) != nil }
                 if node.mapping.assignsDefaultValueForMissingAttributes {
-                    for attribute in model.allAttributes(of: existing.entity) where values[attribute.name] == nil {
+                    for attribute in engine.attributes(of: existing.entity) where values[attribute.name] == nil {
                         values[attribute.name] = .some(defaults(of: existing.entity)[attribute.name])
                     }
                 }
@@ -219,8 +219,10 @@ extension MappingRun {
             let entity = node.existing?.entity ?? node.entity
             var entry = JSONObject([("entity", .string(entity))])
             if let id = node.id {
-                // An object the payload then deleted (R-D1) is named by its identity.
-                entry.append("key", try store.key(ofObject: id, entity: entity) ?? Self.key(of: node))
+                // The identity is the key when the mapping identifies by the entity's key attributes (no read);
+                // an object the payload then deleted (R-D1) is named by its identity.
+                let identifiesByKey = node.identity != nil && node.mapping.resolvedIdentificationAttributes == engine.keyAttributes(of: entity)
+                entry.append("key", identifiesByKey ? Self.key(of: node) : try store.key(ofObject: id, entity: entity) ?? Self.key(of: node))
             } else {
                 entry.append("key", Self.key(of: node))
                 entry.append("discarded", .bool(true))

@@ -44,6 +44,8 @@ public protocol MappingStore: AnyObject {
     /// Replaces what `source`'s `relationship` waits for (an empty list: it waits for nothing).
     func replacePendingConnections(source: Int64, sourceEntity: String, relationship: String,
                                    with pending: [PendingConnection]) throws(CartographError)
+    /// Whether any connection waits at all (most stores: none, and arriving objects need no lookup).
+    func hasPendingConnections() throws(CartographError) -> Bool
     /// The connections waiting for an object of `entity` with these attribute values, oldest source first.
     func pendingConnections(awaiting entity: String, values: [String: AttributeValue]) throws(CartographError) -> [PendingConnection]
 }

@@ -38,6 +38,10 @@ extension StoreTransaction {
         }
     }
 
+    public func hasPendingConnections() throws(CartographError) -> Bool {
+        try pendingStore { () throws(SQLiteError) -> Bool in try !pendingTargets().isEmpty }
+    }
+
     public func pendingConnections(awaiting entity: String, values: [String: AttributeValue]) throws(CartographError) -> [PendingConnection] {
         let lineage = Set(model.lineage(of: entity).map(\.name))
         return try pendingStore { () throws(SQLiteError) -> [PendingConnection] in
