@@ -42,3 +42,16 @@ extension Decimal {
     /// the store keeps decimals in.
     public var canonicalText: String { description }
 }
+
+extension AttributeValue {
+    /// Whether the value already is `type`'s representation, so coercing it (R-P3) would return it unchanged.
+    public func fits(_ type: AttributeType) -> Bool {
+        switch (self, type) {
+        case (.integer, .integer64), (.decimal, .decimal), (.double, .double), (.double, .float), (.string, .string),
+             (.boolean, .boolean), (.date, .date), (.binary, .binary), (.uuid, .uuid), (.uri, .uri): true
+        case (.integer(let value), .integer32): Int32(exactly: value) != nil
+        case (.integer(let value), .integer16): Int16(exactly: value) != nil
+        default: false
+        }
+    }
+}

@@ -114,9 +114,14 @@ extension MappingRun {
         for pair in pairs {
             let mapped: AttributeValue?? = node.values[pair.source]
             guard let value = mapped ?? stored[pair.source], let type = model.attribute(pair.destination, of: destination)?.type else { return [] }
-            var members: [JSONValue] = [value.jsonValue]
-            if case .json(.array(let elements)) = value { members = elements }
-            let coerced = members.compactMap { try? AttributeValue.coerce($0, to: type) }
+            let coerced: [AttributeValue]
+            if case .json(.array(let elements)) = value {
+                coerced = elements.compactMap { try? AttributeValue.coerce($0, to: type) }
+            } else if value.fits(type) {
+                coerced = [value]  // already the destination's type: no round trip through JSON
+            } else {
+                coerced = (try? AttributeValue.coerce(value.jsonValue, to: type)).map { [$0] } ?? []
+            }
             tuples = tuples.flatMap { prefix in coerced.map { prefix + [$0] } }
             if tuples.count > Self.maximumConnectionValues {
                 throw CartographError(.unprocessable, "A connection has more than \(Self.maximumConnectionValues) value combinations.",
@@ -156,7 +161,7 @@ extension MappingRun {
             : try store.destinationIDs(of: id, entity: entity(of: node), relationship: relationship.name)
         let changed = relationship.toMany ? Set(current) != Set(destinations) : current != destinations
         if changed {
-            try store.setDestinations(of: id, entity: entity(of: node), relationship: relationship.name, to: destinations)
+            try store.setDestinations(of: id, entity: entity(of: node), relationship: relationship.name, from: current, to: destinations)
             node.changed = true
         }
         guard trace != nil else { return }
@@ -174,6 +179,8 @@ extension MappingRun {
         let arrivals = nodes.filter { $0.reachable && !$0.discarded && ($0.isNew || $0.changed) && $0.id != nil }.sorted { $0.id! < $1.id! }
         for node in arrivals {
             guard let id = node.id else { continue }
+            // To-one sources of one relationship complete together: one statement each, not one per source.
+            var toOne: [[String]: [Int64]] = [:]
             for pending in try store.pendingConnections(awaiting: entity(of: node), values: finalValues(of: node)) {
                 guard let relationship = model.relationship(pending.relationship, of: pending.sourceEntity) else { continue }
                 if let format = pending.target.predicate {
@@ -186,16 +193,13 @@ extension MappingRun {
                     }
                     guard try !store.objects(matching: predicate, among: [id]).isEmpty else { continue }
                 }
-                var destinations = [id]
                 if relationship.toMany {
-                    destinations = try store.destinationIDs(of: pending.sourceID, entity: pending.sourceEntity, relationship: relationship.name)
-                    guard !destinations.contains(id) else { continue }
-                    destinations.append(id)
+                    let current = try store.destinationIDs(of: pending.sourceID, entity: pending.sourceEntity, relationship: relationship.name)
+                    guard !current.contains(id) else { continue }
+                    try store.setDestinations(of: pending.sourceID, entity: pending.sourceEntity, relationship: relationship.name, from: current, to: current + [id])
                 } else {
-                    try store.replacePendingConnections(source: pending.sourceID, sourceEntity: pending.sourceEntity,
-                                                        relationship: relationship.name, with: [])
+                    toOne[[pending.sourceEntity, relationship.name], default: []].append(pending.sourceID)
                 }
-                try store.setDestinations(of: pending.sourceID, entity: pending.sourceEntity, relationship: relationship.name, to: destinations)
                 if let source = payloadNodes[pending.sourceID] {
                     source.changed = true
                 } else if updatedSources.insert(pending.sourceID).inserted {
@@ -204,6 +208,9 @@ extension MappingRun {
                 let sourceKey = trace == nil ? .null : try store.key(ofObject: pending.sourceID, entity: pending.sourceEntity) ?? .null
                 let reason = "'\(relationship.name)' completed by this \(entity(of: node)) (late binding of an earlier payload's connection)"
                 try record(pointer: node.pointer, entity: pending.sourceEntity, key: sourceKey, action: "connect", reason: reason)
+            }
+            for (group, sources) in toOne {
+                try store.completeWaiting(sources: sources, sourceEntity: group[0], relationship: group[1], with: id)
             }
         }
     }

@@ -159,7 +159,7 @@ extension MappingRun {
                 var target = new
                 if mapping.assignmentPolicy == .union { target = old + new.filter { !old.contains($0) } }
                 guard target != old else { continue }
-                try store.setDestinations(of: id, entity: entity, relationship: mapping.relationship, to: target)
+                try store.setDestinations(of: id, entity: entity, relationship: mapping.relationship, from: old, to: target)
                 node.changed = true
                 if mapping.assignmentPolicy == .replace, let relationship = model.relationship(mapping.relationship, of: entity) {
                     // R-P6 replace: old destinations no longer referenced are deleted (tombstoned).

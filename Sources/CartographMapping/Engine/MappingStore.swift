@@ -34,7 +34,8 @@ public protocol MappingStore: AnyObject {
     /// Writes the values that differ; true when anything changed.
     func updateObject(id: Int64, entity: String, values: [String: AttributeValue?], clearStub: Bool) throws(CartographError) -> Bool
     func destinationIDs(of id: Int64, entity: String, relationship: String) throws(CartographError) -> [Int64]
-    func setDestinations(of id: Int64, entity: String, relationship: String, to destinations: [Int64]) throws(CartographError)
+    /// Makes a relationship exactly `destinations`; `current` is what the caller just read (saves a read).
+    func setDestinations(of id: Int64, entity: String, relationship: String, from current: [Int64], to destinations: [Int64]) throws(CartographError)
     /// Deletes with delete rules; returns how many objects were deleted.
     func deleteObject(id: Int64, entity: String) throws(CartographError) -> Int
     /// The API key of a stored object (DESIGN §10); nil when it does not exist (any more).
@@ -44,6 +45,9 @@ public protocol MappingStore: AnyObject {
     /// Replaces what `source`'s `relationship` waits for (an empty list: it waits for nothing).
     func replacePendingConnections(source: Int64, sourceEntity: String, relationship: String,
                                    with pending: [PendingConnection]) throws(CartographError)
+    /// Completes waiting to-one connections: each source's `relationship` becomes `destination`, and
+    /// the sources wait no more.
+    func completeWaiting(sources: [Int64], sourceEntity: String, relationship: String, with destination: Int64) throws(CartographError)
     /// Whether any connection waits at all (most stores: none, and arriving objects need no lookup).
     func hasPendingConnections() throws(CartographError) -> Bool
     /// The connections waiting for an object of `entity` with these attribute values, oldest source first.

@@ -261,10 +261,11 @@ public final class ModelStore: Sendable {
         }
     }
 
+    private static let insertChangeSQL = "INSERT INTO \(quoted(changesTable)) (op, entity, object_id, key, object, at) VALUES (?, ?, ?, ?, ?, ?)"
+
     private static func appendChange(_ connection: SQLiteConnection, op: String, entity: String, id: Int64, key: JSONValue,
                                      object: JSONValue?, at: Int64) throws(SQLiteError) {
-        try connection.run("INSERT INTO \(quoted(changesTable)) (op, entity, object_id, key, object, at) VALUES (?, ?, ?, ?, ?, ?)",
-                           [.text(op), .text(entity), .integer(id), .text(key.jsonText), object.map { .text($0.jsonText) } ?? .null, .integer(at)])
+        try connection.run(insertChangeSQL, [.text(op), .text(entity), .integer(id), .text(key.jsonText), object.map { .text($0.jsonText) } ?? .null, .integer(at)])
     }
 
     // MARK: Reads

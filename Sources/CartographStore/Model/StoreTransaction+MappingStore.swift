@@ -21,8 +21,8 @@ extension StoreTransaction: MappingStore {
         try destinations(of: id, entity: entity, relationship: relationship)
     }
 
-    public func setDestinations(of id: Int64, entity: String, relationship: String, to destinations: [Int64]) throws(CartographError) {
-        try setRelationship(id: id, entity: entity, relationship: relationship, to: destinations)
+    public func setDestinations(of id: Int64, entity: String, relationship: String, from current: [Int64], to destinations: [Int64]) throws(CartographError) {
+        try setRelationship(id: id, entity: entity, relationship: relationship, to: destinations, current: current)
     }
 
     public func deleteObject(id: Int64, entity: String) throws(CartographError) -> Int {

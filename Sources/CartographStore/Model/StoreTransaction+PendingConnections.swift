@@ -38,6 +38,17 @@ extension StoreTransaction {
         }
     }
 
+    public func completeWaiting(sources: [Int64], sourceEntity: String, relationship: String, with destination: Int64) throws(CartographError) {
+        try setToOne(sources, entity: sourceEntity, relationship: relationship, to: destination)
+        try pendingStore { () throws(SQLiteError) in
+            for start in stride(from: 0, to: sources.count, by: 500) {
+                let chunk = sources[start..<min(start + 500, sources.count)]
+                try connection.run("DELETE FROM \(quoted(Self.pendingTable)) WHERE relationship = ? AND source_id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))",
+                                   [.text(relationship)] + chunk.map { .integer($0) })
+            }
+        }
+    }
+
     public func hasPendingConnections() throws(CartographError) -> Bool {
         try pendingStore { () throws(SQLiteError) -> Bool in try !pendingTargets().isEmpty }
     }

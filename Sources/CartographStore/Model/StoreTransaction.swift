@@ -117,12 +117,15 @@ public final class StoreTransaction {
     }
 
     /// Makes `relationship` of object `id` exactly `destinations` (to-one: at most one), keeping the
-    /// inverse side consistent and touching every object whose relationships changed.
-    public func setRelationship(id: Int64, entity: String, relationship name: String, to destinations: [Int64]) throws(CartographError) {
+    /// inverse side consistent and touching every object whose relationships changed. `current`,
+    /// when the caller has just read it, saves reading the old destinations again.
+    public func setRelationship(id: Int64, entity: String, relationship name: String, to destinations: [Int64],
+                                current: [Int64]? = nil) throws(CartographError) {
         guard let relationship = model.relationship(name, of: entity) else {
             throw CartographError(.unprocessable, "Entity '\(entity)' has no relationship '\(name)'.")
         }
-        let old = try self.destinations(of: id, entity: entity, relationship: name)
+        let old: [Int64]
+        if let current { old = current } else { old = try self.destinations(of: id, entity: entity, relationship: name) }
         var unique: [Int64] = []
         for destination in destinations where !unique.contains(destination) { unique.append(destination) }
         guard old != unique else { return }
@@ -149,6 +152,26 @@ public final class StoreTransaction {
             try writeStorage(id: added, entity: relationship.destination, relationship: inverse, old: current,
                              new: inverse.toMany ? current + [id] : [id])
         }
+    }
+
+    /// Sets a to-one relationship of several objects to one destination. A foreign-key column that
+    /// is the only storage of both sides is written with one statement per 500 objects; any other
+    /// storage goes through `setRelationship` per object.
+    func setToOne(_ ids: [Int64], entity: String, relationship name: String, to destination: Int64) throws(CartographError) {
+        guard let relationship = model.relationship(name, of: entity), !relationship.toMany,
+              case .foreignKey(let table, let column)? = layout.storage(of: name, entity: entity),
+              relationship.inverse.map({ sharesStorage(relationship, of: entity, with: $0) }) ?? true else {
+            for id in ids { try setRelationship(id: id, entity: entity, relationship: name, to: [destination]) }
+            return
+        }
+        try sqlite { () throws(SQLiteError) in
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = ids[start..<min(start + 500, ids.count)]
+                try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = ? WHERE \(quoted(column)) IS NOT ? AND _id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))",
+                                   [.integer(destination), .integer(destination)] + chunk.map { .integer($0) })
+            }
+        }
+        for id in ids { touch(id, entity) }
     }
 
     /// True when both sides of a relationship read and write the same column or join table.
