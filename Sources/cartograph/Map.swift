@@ -1,5 +1,6 @@
 // `cartograph map`: maps a payload file into an SQLite store file with the same engine, model and
-// mapping rules as `POST …/mappings/{mapping}/payloads`, and prints the same result document.
+// mapping rules as `POST …/mappings/{mapping}/payloads` (or, with `--entity`, as
+// `POST …/entities/{entity}/payloads`), and prints the same result document.
 import ArgumentParser
 import Foundation
 import CartographCore
@@ -16,12 +17,18 @@ struct Map: ParsableCommand {
     )
 
     @Option(help: "The model: a JSON model document or a Core Data 'contents' file.") var model: String
-    @Option(help: "The mapping document (JSON).") var mapping: String
+    @Option(help: "The mapping document (JSON).") var mapping: String?
+    @Option(help: "Map with this entity's annotation mapping (Groot's JSONKeyPath annotations) instead of a mapping document.")
+    var entity: String?
     @Option(help: "The SQLite store file to write (created if missing).") var store: String
     @Flag(name: .customLong("dry-run"), help: "Map and report, store nothing.") var dryRun = false
     @Flag(help: "Add the per-object trace and timings (implies --dry-run).") var explain = false
     @Flag(name: .customLong("allow-destructive"), help: "Allow a model change that loses data.") var allowDestructive = false
     @Argument(help: "The payload file (JSON).") var payload: String
+
+    func validate() throws {
+        guard (mapping == nil) != (entity == nil) else { throw ValidationError("Give either --mapping or --entity.") }
+    }
 
     func run() throws {
         do {
@@ -32,8 +39,13 @@ struct Map: ParsableCommand {
             _ = try ValueTransformerRegistry(model: parsedModel)
             let modelStore = try ModelStore(name: "model", path: store)
             let (registered, _) = try modelStore.register(parsedModel, allowDestructive: allowDestructive)
-            let mappingDocument = try JSONReader().parse(try Self.read(mapping))
-            let entityMapping = try EntityMapping.parse(mappingDocument, model: registered)
+            let entityMapping: EntityMapping
+            if let entity {
+                guard registered.entity(named: entity) != nil else { throw CartographError(.notFound, "The model has no entity '\(entity)'.") }
+                entityMapping = EntityMapping.annotationMapping(of: entity, model: registered)
+            } else {
+                entityMapping = try EntityMapping.parse(try JSONReader().parse(try Self.read(mapping ?? "")), model: registered)
+            }
             let engine = try MappingEngine(model: registered)
             let started = Date()
             let payloadBytes = try Self.read(payload)

@@ -73,6 +73,30 @@ struct CommandTests {
         #expect(try JSONReader().parse(again)["unchanged"] == 4)
     }
 
+    @Test func R_P10_mapWithAnEntitysAnnotationsGivesTheEntityRoutesResult() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("map-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model: JSONValue = ["entities": [
+            ["name": "Character", "userInfo": ["identityAttributes": "identifier"],
+             "attributes": [["name": "identifier", "type": "integer64", "userInfo": ["JSONKeyPath": "id"]],
+                            ["name": "realName", "type": "string", "userInfo": ["JSONKeyPath": "real_name"]]]],
+        ]]
+        let payload: JSONValue = [["id": "1699", "real_name": "Bruce Wayne"], ["id": 1700, "real_name": "Clark Kent"]]
+        let modelFile = directory.appendingPathComponent("model.json"), payloadFile = directory.appendingPathComponent("payload.json")
+        try Data(model.jsonBytes).write(to: modelFile)
+        try Data(payload.jsonBytes).write(to: payloadFile)
+        let store = directory.appendingPathComponent("out.sqlite").path
+        let (status, stdout, stderr) = try run(["map", "--model", modelFile.path, "--entity", "Character", "--store", store, payloadFile.path])
+        #expect(status == 0, "\(stderr)")
+        try ModelAPI.with(model: model) { (api) throws in
+            #expect(try api.post("/entities/Character/payloads", payload).text == stdout)
+        }
+        #expect(try JSONReader().parse(stdout)["objects"] == [["entity": "Character", "key": 1699], ["entity": "Character", "key": 1700]])
+        let both = try run(["map", "--model", modelFile.path, "--entity", "Character", "--mapping", modelFile.path, "--store", store, payloadFile.path])
+        #expect(both.0 != 0, "either --mapping or --entity")
+    }
+
     @Test func validateChecksAMappingAgainstItsModel() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("validate-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
