@@ -34,6 +34,16 @@ public struct ServerConfiguration: Sendable {
     public var storeIdleSeconds: Int = 300
     /// SQLite durability (R-S4).
     public var synchronous: SQLiteSynchronous = .normal
+    /// Requests per second each tenant's keys may make, as a token bucket per tenant (R-S2; 0 = no
+    /// limit, the default). The admin token is never limited. A tenant's own limit overrides it.
+    public var tenantRateLimit: Double = 0
+    /// Requests a tenant may make at once before its rate applies (the bucket's size; 0 = one
+    /// second's worth of `tenantRateLimit`, at least 1).
+    public var tenantRateBurst: Int = 0
+    /// Bytes a tenant's stores may hold together (0 = no limit). A tenant's own limit overrides it.
+    public var tenantMaxStoreBytes: Int64 = 0
+    /// Models a tenant may register (0 = no limit). A tenant's own limit overrides it.
+    public var tenantMaxModels: Int = 0
 
     public init() {}
 }

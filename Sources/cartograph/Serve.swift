@@ -42,6 +42,17 @@ struct Serve: AsyncParsableCommand {
     var maxOpenStores: Int?
     @Option(name: .customLong("store-idle-seconds"), help: "Seconds before an unused store is closed. [env: CARTOGRAPH_STORE_IDLE_SECONDS] (default: 300)")
     var storeIdleSeconds: Int?
+    @Option(name: .customLong("tenant-rate-limit"),
+            help: "Requests per second each tenant's keys may make, 0 = no limit; the admin token is never limited; a tenant's own limit wins. [env: CARTOGRAPH_TENANT_RATE_LIMIT] (default: 0)")
+    var tenantRateLimit: Double?
+    @Option(name: .customLong("tenant-rate-burst"),
+            help: "Requests a tenant may make at once, 0 = one second's worth of the rate. [env: CARTOGRAPH_TENANT_RATE_BURST] (default: 0)")
+    var tenantRateBurst: Int?
+    @Option(name: .customLong("tenant-max-store-bytes"),
+            help: "Bytes a tenant's stores may hold together, 0 = no limit. [env: CARTOGRAPH_TENANT_MAX_STORE_BYTES] (default: 0)")
+    var tenantMaxStoreBytes: Int?
+    @Option(name: .customLong("tenant-max-models"), help: "Models a tenant may register, 0 = no limit. [env: CARTOGRAPH_TENANT_MAX_MODELS] (default: 0)")
+    var tenantMaxModels: Int?
     @Option(name: .customLong("metrics-auth"), help: "Who may read /metrics: anyone or admin. [env: CARTOGRAPH_METRICS_AUTH] (default: anyone)")
     var metricsAuth: String?
     @Option(name: .customLong("log-format"), help: "text (key=value) or json (one object per line). [env: CARTOGRAPH_LOG_FORMAT] (default: text)")
@@ -101,6 +112,13 @@ struct Settings {
             }
             return number
         }
+        func decimal(_ flag: Double?, _ name: String, range: ClosedRange<Double>) throws -> Double? {
+            guard let text = flag.map({ "\($0)" }) ?? environment["CARTOGRAPH_" + name] else { return nil }
+            guard let number = Double(text), number.isFinite, range.contains(number) else {
+                throw ValidationError("\(name.lowercased().replacingOccurrences(of: "_", with: "-")) must be a number in \(range), not '\(text)'.")
+            }
+            return number
+        }
         configuration.threads = ProcessInfo.processInfo.activeProcessorCount
         if let v = value(serve.host, "HOST") { configuration.host = v }
         if let v = try integer(serve.port, "PORT", range: 0...65535) { configuration.port = v }
@@ -119,6 +137,12 @@ struct Settings {
         if let v = try integer(serve.drainTimeout, "DRAIN_TIMEOUT", range: 0...3_600) { configuration.drainTimeoutSeconds = v }
         if let v = try integer(serve.maxOpenStores, "MAX_OPEN_STORES", range: 1...100_000) { configuration.maxOpenStores = v }
         if let v = try integer(serve.storeIdleSeconds, "STORE_IDLE_SECONDS", range: 1...86_400) { configuration.storeIdleSeconds = v }
+        if let v = try decimal(serve.tenantRateLimit, "TENANT_RATE_LIMIT", range: 0...1_000_000) { configuration.tenantRateLimit = v }
+        if let v = try integer(serve.tenantRateBurst, "TENANT_RATE_BURST", range: 0...1_000_000_000) { configuration.tenantRateBurst = v }
+        if let v = try integer(serve.tenantMaxStoreBytes, "TENANT_MAX_STORE_BYTES", range: 0...(1 << 50)) {
+            configuration.tenantMaxStoreBytes = Int64(v)
+        }
+        if let v = try integer(serve.tenantMaxModels, "TENANT_MAX_MODELS", range: 0...1_000_000) { configuration.tenantMaxModels = v }
         if let v = value(serve.sync, "SYNC") {
             guard let sync = SQLiteSynchronous(rawValue: v.lowercased()) else { throw ValidationError("sync must be 'normal' or 'full', not '\(v)'.") }
             configuration.synchronous = sync

@@ -202,7 +202,7 @@ import CartographTesting
             #expect(wrongMethod.status == 405)
             #expect(wrongMethod.header("Allow") == "POST, GET")
             let wrongMethodTenant = try server.client.send("PUT", "/v1/tenants/acme", token: server.adminToken)
-            #expect(wrongMethodTenant.header("Allow") == "GET, DELETE")
+            #expect(wrongMethodTenant.header("Allow") == "GET, PATCH, DELETE")
         }
     }
 

@@ -151,3 +151,40 @@ struct SQLiteConnectionTests {
         }
     }
 }
+
+extension ControlStoreTests {
+    @Test func R_S2_tenantLimitsPersistAndGoWithTheirTenant() throws {
+        let store = try ControlStore(directory: directory)
+        _ = try store.createTenant(id: "acme")
+        _ = try store.createTenant(id: "globex")
+        let limits = TenantLimits(requestsPerSecond: 0.5, burst: 2, maxStoreBytes: 1 << 30, maxModels: 0)
+        #expect(try store.setLimits(limits, tenantID: "acme").limits == limits)
+        #expect(throws: CartographError.self) { try store.setLimits(limits, tenantID: "ghost") }
+
+        let reopened = try ControlStore(directory: directory)
+        #expect(reopened.tenant("acme")?.limits == limits)
+        #expect(reopened.tenant("globex")?.limits == TenantLimits())
+        // Back to every default: no row is left.
+        _ = try reopened.setLimits(TenantLimits(), tenantID: "acme")
+        _ = try reopened.setLimits(limits, tenantID: "globex")
+        try reopened.deleteTenant("globex")
+        let connection = try SQLiteConnection(path: directory.controlDatabase.path)
+        #expect(try connection.rows("SELECT count(*) FROM tenant_limits") == [[.integer(0)]])
+        #expect(try ControlStore(directory: directory).tenant("acme")?.limits == TenantLimits())
+    }
+
+    @Test func R_S2_aControlDatabaseFromBeforeLimitsOpensAndGainsTheTable() throws {
+        try directory.prepare()
+        let old = try SQLiteConnection(path: directory.controlDatabase.path)
+        try old.execute("""
+            CREATE TABLE tenants (id TEXT PRIMARY KEY NOT NULL, created_at REAL NOT NULL);
+            CREATE TABLE api_keys (id TEXT PRIMARY KEY NOT NULL, tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                                   scope TEXT NOT NULL, secret_sha256 BLOB NOT NULL, created_at REAL NOT NULL);
+            INSERT INTO tenants VALUES ('acme', 0);
+            """)
+        let store = try ControlStore(directory: directory)
+        #expect(store.tenant("acme")?.limits == TenantLimits())
+        #expect(try store.setLimits(TenantLimits(maxModels: 3), tenantID: "acme").limits.maxModels == 3)
+        #expect(try ControlStore(directory: directory).tenant("acme")?.limits.maxModels == 3)
+    }
+}

@@ -429,3 +429,61 @@ struct StoreRegistryTests {
         #expect(registry.openStoreCount == 0)
     }
 }
+
+extension StoreRegistryTests {
+    @Test func R_S2_aWriteCheckSeesTheStoresBytesAndCanRollItBack() throws {
+        let store = try makeStore()
+        let empty = store.usedBytes
+        #expect(empty > 0, "measured at open and after registration")
+        let big = String(repeating: "x", count: 100_000)
+        var seen: (Int64, Int64)?
+        #expect(throws: CartographError.self) {
+            _ = try store.write({ (tx) throws(CartographError) in
+                _ = try tx.insert(entity: "Publisher", values: ["id": .integer(1), "name": .string(big)])
+            }, checkBytes: { (before, after) throws(CartographError) in
+                seen = (before, after)
+                throw CartographError(.quotaExceeded, "no room")
+            })
+        }
+        #expect(seen?.0 == empty)
+        #expect((seen?.1 ?? 0) > empty + 100_000, "the object and its feed entry, measured inside the transaction")
+        #expect(store.usedBytes == empty, "a rolled-back write leaves the measure as it was")
+        #expect(try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Publisher")) }.items.isEmpty)
+        _ = try store.write { (tx) throws(CartographError) in
+            _ = try tx.insert(entity: "Publisher", values: ["id": .integer(1), "name": .string(big)])
+        }
+        #expect(store.usedBytes > empty + 100_000)
+    }
+
+    @Test func R_S2_storeBytesFollowWritesEvictionDeletionAndTheModelQuota() throws {
+        let directory = DataDirectory(path: FileManager.default.temporaryDirectory.appendingPathComponent("registry-\(UUID().uuidString)").path)
+        defer { try? FileManager.default.removeItem(at: directory.root) }
+        let control = try ControlStore(directory: directory)
+        _ = try control.createTenant(id: "acme")
+        let model = try ModelDocument.parse(json: libraryModel, name: "library")
+        // A store written by an earlier process is counted from its files.
+        let earlier = StoreRegistry(directory: directory)
+        _ = try earlier.storeForRegistration(tenant: "acme", model: "m0").register(model, allowDestructive: false)
+        earlier.closeStores(tenant: "acme")
+
+        let registry = StoreRegistry(directory: directory, maxOpenStores: 1)
+        #expect(registry.storeBytes(tenant: "acme").keys.sorted() == ["m0"])
+        #expect(registry.storeBytes(tenant: "acme")["m0"] ?? 0 > 0)
+        let m1 = try registry.storeForRegistration(tenant: "acme", model: "m1", maxModels: 2)
+        _ = try m1.register(model, allowDestructive: false)
+        _ = try m1.write { (tx) throws(CartographError) in
+            _ = try tx.insert(entity: "Publisher", values: ["id": .integer(1), "name": .string(String(repeating: "y", count: 50_000))])
+        }
+        #expect(registry.storeBytes(tenant: "acme")["m1"] == m1.usedBytes)
+        // The model quota: a third model is refused, an existing one is not.
+        #expect {
+            _ = try registry.storeForRegistration(tenant: "acme", model: "m2", maxModels: 2)
+        } throws: { error in (error as? CartographError)?.code == .quotaExceeded }
+        #expect(!FileManager.default.fileExists(atPath: directory.tenantDirectory("acme").appendingPathComponent("m2.sqlite").path))
+        _ = try registry.storeForRegistration(tenant: "acme", model: "m0", maxModels: 2)  // evicts m1 (one open at most)
+        #expect(registry.openStoreCount == 1)
+        #expect(registry.storeBytes(tenant: "acme")["m1"] == m1.usedBytes, "an evicted store keeps its last measure")
+        try registry.deleteModel(tenant: "acme", model: "m1")
+        #expect(registry.storeBytes(tenant: "acme").keys.sorted() == ["m0"])
+    }
+}

@@ -18,6 +18,8 @@ public struct CartographError: Error, Sendable, CustomStringConvertible {
         public static let unsupportedMediaType = Code(rawValue: "unsupported-media-type")
         public static let unprocessable = Code(rawValue: "unprocessable")
         public static let tooManyRequests = Code(rawValue: "too-many-requests")
+        /// A tenant quota (models, store bytes) would be exceeded (R-S2).
+        public static let quotaExceeded = Code(rawValue: "quota-exceeded")
         public static let unavailable = Code(rawValue: "unavailable")
         public static let internalError = Code(rawValue: "internal")
     }

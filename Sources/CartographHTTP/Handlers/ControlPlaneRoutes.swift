@@ -1,4 +1,4 @@
-// Tenants and tenant API keys (DESIGN §2).
+// Tenants and tenant API keys (DESIGN §2), and each tenant's limits (R-S2).
 import Foundation
 import CartographCore
 import CartographStore
@@ -28,11 +28,22 @@ enum ControlPlaneRoutes {
             guard let tenant = context.application.control.tenant(id) else {
                 throw CartographError(.notFound, "No tenant named '\(id)'.")
             }
-            return .json(tenant.json)
+            return .json(detail(tenant, context.application))
+        },
+        // R-S2: the admin sets a tenant's limits (null = the server's default, 0 = no limit).
+        Route("PATCH", "/v1/tenants/{tenant}", access: .admin, body: .json) { context in
+            let id = try existingTenant(context)
+            let application = context.application
+            let current = application.control.tenant(id)?.limits ?? TenantLimits()
+            let limits = try TenantLimits.patched(current, with: try context.jsonBody())
+            let tenant = try application.control.setLimits(limits, tenantID: id)
+            application.tenantLimitsChanged(id)
+            return .json(detail(tenant, application))
         },
         Route("DELETE", "/v1/tenants/{tenant}", access: .admin) { context in
             context.application.stores.closeStores(tenant: context.parameter("tenant"))
             try context.application.control.deleteTenant(context.parameter("tenant"))
+            context.application.tenantLimitsChanged(context.parameter("tenant"))
             return .noContent
         },
         Route("POST", "/v1/tenants/{tenant}/keys", access: .tenant(.admin), body: .json) { context in
@@ -62,6 +73,14 @@ enum ControlPlaneRoutes {
         },
     ]
 
+    /// One tenant for the admin: its limits as set, the limits in force, and what it uses of them.
+    static func detail(_ tenant: Tenant, _ application: Application) -> JSONValue {
+        let sizes = application.stores.storeBytes(tenant: tenant.id)
+        return ["id": .string(tenant.id), "createdAt": .string(Timestamp.render(tenant.createdAt)), "limits": tenant.limits.json,
+                "effectiveLimits": application.configuration.effectiveLimits(tenant.limits).json,
+                "usage": ["models": .number(JSONNumber(sizes.count)), "storeBytes": .number(JSONNumber(sizes.values.reduce(0, +)))]]
+    }
+
     /// The path's tenant, or 404 (reached only by the admin token: a key of a missing tenant cannot authenticate).
     static func existingTenant(_ context: RequestContext) throws(CartographError) -> String {
         let id = context.parameter("tenant")
@@ -71,7 +90,7 @@ enum ControlPlaneRoutes {
 }
 
 extension Tenant {
-    var json: JSONValue { ["id": .string(id), "createdAt": .string(Timestamp.render(createdAt))] }
+    var json: JSONValue { ["id": .string(id), "createdAt": .string(Timestamp.render(createdAt)), "limits": limits.json] }
 }
 
 extension APIKeyInfo {

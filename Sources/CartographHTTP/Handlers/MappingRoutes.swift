@@ -76,13 +76,32 @@ enum MappingRoutes {
         let payload = try context.jsonBody()
         let metadata = requestMetadata(context.request)
         let requestHash = SecretHash.sha256(bytes: Array(context.request.path.utf8) + [0x0A] + context.request.body)
-        let response = try store.applyPayload(idempotencyKey: idempotencyKey, requestHash: requestHash, dryRun: dryRun) {
+        let response = try store.applyPayload(idempotencyKey: idempotencyKey, requestHash: requestHash, dryRun: dryRun,
+                                              checkBytes: storeQuota(context, store: store)) {
             (transaction) throws(CartographError) -> JSONObject in
             let result = try engine.map(payload, mapping: mapping, metadata: metadata, explain: explain, into: transaction)
             Counter(label: "cartograph_objects_mapped_total").increment(by: result.inserted + result.updated + result.unchanged)
             return result.json(changeSeq: 0).objectValue ?? JSONObject()
         }
         return .json(response)
+    }
+
+    /// R-S2: with a `maxStoreBytes` in force, the check that runs inside the payload's transaction,
+    /// just before COMMIT: a write that grows the store so that the tenant's stores together would hold
+    /// more than the limit is rolled back — nothing is stored. The store's own size is measured there,
+    /// exactly; the tenant's other stores count with their last known sizes (`StoreRegistry.storeBytes`).
+    /// A write that does not grow the store passes even over the limit (deletions; updates and small
+    /// inserts that fit in pages already in use — sizes are counted in SQLite pages).
+    static func storeQuota(_ context: RequestContext, store: ModelStore) -> ((Int64, Int64) throws(CartographError) -> Void)? {
+        let tenant = context.parameter("tenant")
+        guard let maxBytes = context.application.effectiveLimits(tenant: tenant).maxStoreBytes else { return nil }
+        let others = context.application.stores.storeBytes(tenant: tenant).reduce(Int64(0)) { $0 + ($1.key == store.name ? 0 : $1.value) }
+        return { (before, after) throws(CartographError) in
+            guard after > before, others + after > maxBytes else { return }
+            throw CartographError(
+                .quotaExceeded, "This payload would bring tenant '\(tenant)' to \(others + after) bytes of storage, over its limit of "
+                    + "\(maxBytes) bytes; nothing was stored. Delete objects or models, or ask the operator to raise maxStoreBytes.")
+        }
     }
 
     /// The entity named in the path, whose annotations map it (R-P10).

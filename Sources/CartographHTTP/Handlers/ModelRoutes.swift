@@ -27,7 +27,7 @@ enum ModelRoutes {
             // Declared value and dictionary transformers must be well-formed before anything is stored.
             _ = try ValueTransformerRegistry(model: proposed)
             _ = try DictionaryTransformerRegistry(model: proposed)
-            let store = try context.application.stores.storeForRegistration(tenant: tenant, model: name)
+            let store = try storeForRegistration(context, tenant: tenant, model: name)
             let allowDestructive = try booleanQuery(context, "allowDestructive") ?? false
             let (model, outcome) = try store.register(proposed, allowDestructive: allowDestructive)
             return .json(model.normalizedJSON, status: outcome == .created ? 201 : 200)
@@ -133,6 +133,22 @@ enum ModelRoutes {
     ]
 
     // MARK: Helpers
+
+    /// The store to register `model` in. Creating a model is subject to the tenant's quotas (R-S2):
+    /// `maxModels`, and `maxStoreBytes` — a tenant whose stores already hold its limit cannot add a
+    /// model. Migrating an existing model is not refused (it is how a tenant repairs things).
+    static func storeForRegistration(_ context: RequestContext, tenant: String, model: String) throws(CartographError) -> ModelStore {
+        let application = context.application
+        let limits = application.effectiveLimits(tenant: tenant)
+        if let maxBytes = limits.maxStoreBytes, try application.stores.store(tenant: tenant, model: model) == nil {
+            let used = application.stores.storeBytes(tenant: tenant).values.reduce(0, +)
+            guard used < maxBytes else {
+                throw CartographError(.quotaExceeded, "Tenant '\(tenant)' stores \(used) bytes, at or over its limit of \(maxBytes) bytes: "
+                                      + "it cannot add a model. Delete objects or models, or ask the operator to raise maxStoreBytes.")
+            }
+        }
+        return try application.stores.storeForRegistration(tenant: tenant, model: model, maxModels: limits.maxModels)
+    }
 
     static func existingModel(_ context: RequestContext) throws(CartographError) -> ModelStore {
         let tenant = try ControlPlaneRoutes.existingTenant(context)

@@ -11,6 +11,12 @@ extension CartographError.Code {
         case .notFound: 404
         case .methodNotAllowed: 405
         case .conflict: 409
+        // A quota is a conflict with the tenant's current state that the client can resolve (delete
+        // objects or models) or the operator can lift — RFC 9110's 409. Not 403 (that means the token
+        // here), not 413 (it tells a client to shrink the body, yet a one-object payload fails as well
+        // when the store is full), not 507 (a 5xx: a server fault that clients and proxies retry).
+        // The problem type `urn:cartograph:problem:quota-exceeded` tells it from other conflicts.
+        case .quotaExceeded: 409
         case .payloadTooLarge: 413
         case .unsupportedMediaType: 415
         case .unprocessable: 422

@@ -97,9 +97,13 @@ public struct Router: Sendable {
         segments.reserveCapacity(rawSegments.count)
         let raw = rawSegments.map(String.init)
         for raw in rawSegments {
-            let lowered = raw.lowercased()
-            if lowered.contains("%2f") || lowered.contains("%00") {
-                throw CartographError(.badRequest, "A path segment contains an encoded '/' or NUL.")
+            // Only a segment with a '%' can hide an encoded '/' or NUL: the others skip the substring
+            // search (a generic `contains` that cost a tenth of a request's CPU).
+            if raw.utf8.contains(UInt8(ascii: "%")) {
+                let lowered = raw.lowercased()
+                if lowered.contains("%2f") || lowered.contains("%00") {
+                    throw CartographError(.badRequest, "A path segment contains an encoded '/' or NUL.")
+                }
             }
             guard let decoded = PercentDecoding.decode(String(raw)) else {
                 throw CartographError(.badRequest, "A path segment has a malformed percent-encoding.")

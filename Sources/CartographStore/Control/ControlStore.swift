@@ -16,6 +16,32 @@ public enum KeyScope: String, Sendable, Comparable, CaseIterable {
 public struct Tenant: Sendable, Equatable {
     public let id: String
     public let createdAt: Date
+    /// The admin's overrides of the server's limits (R-S2).
+    public var limits = TenantLimits()
+}
+
+/// Per-tenant overrides of the server's default limits (R-S2), set by the admin. Each nil means
+/// "the server's default"; a 0 in `requestsPerSecond`, `maxStoreBytes` or `maxModels` means "no limit
+/// for this tenant" (as 0 does in the server's flags).
+public struct TenantLimits: Sendable, Equatable {
+    /// Requests per second the tenant's keys may make (token bucket refill rate).
+    public var requestsPerSecond: Double?
+    /// Requests the tenant may make at once (token bucket size).
+    public var burst: Int?
+    /// Bytes the tenant's stores may hold together.
+    public var maxStoreBytes: Int64?
+    /// Models the tenant may register.
+    public var maxModels: Int?
+
+    public init(requestsPerSecond: Double? = nil, burst: Int? = nil, maxStoreBytes: Int64? = nil, maxModels: Int? = nil) {
+        self.requestsPerSecond = requestsPerSecond
+        self.burst = burst
+        self.maxStoreBytes = maxStoreBytes
+        self.maxModels = maxModels
+    }
+
+    /// True when every limit is the server's default.
+    public var isDefault: Bool { self == TenantLimits() }
 }
 
 /// An API key's public description (never its secret).
@@ -66,11 +92,19 @@ public final class ControlStore: Sendable {
                     secret_sha256 BLOB NOT NULL,
                     created_at REAL NOT NULL
                 );
+                \(Self.limitsSchema)
                 """)
             var tenants: [String: Tenant] = [:]
             for row in try connection.rows("SELECT id, created_at FROM tenants") {
                 let id = row[0].textValue ?? ""
                 tenants[id] = Tenant(id: id, createdAt: Date(timeIntervalSince1970: row[1].realValue ?? 0))
+            }
+            for row in try connection.rows(
+                "SELECT tenant_id, requests_per_second, burst, max_store_bytes, max_models FROM tenant_limits") {
+                guard let id = row[0].textValue, tenants[id] != nil else { continue }
+                tenants[id]?.limits = TenantLimits(
+                    requestsPerSecond: row[1].realValue, burst: row[2].integerValue.map(Int.init),
+                    maxStoreBytes: row[3].integerValue, maxModels: row[4].integerValue.map(Int.init))
             }
             var keys: [String: KeyRecord] = [:]
             for row in try connection.rows("SELECT id, tenant_id, scope, secret_sha256, created_at FROM api_keys") {
@@ -126,6 +160,32 @@ public final class ControlStore: Sendable {
 
     /// One tenant, or nil.
     public func tenant(_ id: String) -> Tenant? { state.withLock { $0.tenants[id] } }
+
+    /// Replaces a tenant's limits (R-S2) and returns the tenant. 404 if unknown. Limits that are all
+    /// the server's defaults leave no row behind.
+    public func setLimits(_ limits: TenantLimits, tenantID: String) throws(CartographError) -> Tenant {
+        try state.withLock { (state) throws(CartographError) -> Tenant in
+            guard var tenant = state.tenants[tenantID] else { throw CartographError(.notFound, "No tenant named '\(tenantID)'.") }
+            do {
+                if limits.isDefault {
+                    try state.connection.run("DELETE FROM tenant_limits WHERE tenant_id = ?", [.text(tenantID)])
+                } else {
+                    try state.connection.run(
+                        """
+                        INSERT OR REPLACE INTO tenant_limits (tenant_id, requests_per_second, burst, max_store_bytes, max_models)
+                        VALUES (?, ?, ?, ?, ?)
+                        """,
+                        [.text(tenantID), limits.requestsPerSecond.map { .real($0) } ?? .null, limits.burst.map { .integer(Int64($0)) } ?? .null,
+                         limits.maxStoreBytes.map { .integer($0) } ?? .null, limits.maxModels.map { .integer(Int64($0)) } ?? .null])
+                }
+            } catch {
+                throw CartographError(.internalError, "Cannot store the limits of tenant '\(tenantID)': \(error)")
+            }
+            tenant.limits = limits
+            state.tenants[tenantID] = tenant
+            return tenant
+        }
+    }
 
     /// Deletes a tenant, its keys and its directory of stores. 404 if unknown.
     public func deleteTenant(_ id: String) throws(CartographError) {
@@ -194,6 +254,19 @@ public final class ControlStore: Sendable {
             return record.info
         }
     }
+
+    /// Limits live in their own table, so a control database from before limits existed gains it on
+    /// open (CREATE … IF NOT EXISTS: no ALTER, nothing to migrate) and an older server ignores it.
+    /// The row goes with its tenant (foreign keys are on).
+    static let limitsSchema = """
+        CREATE TABLE IF NOT EXISTS tenant_limits (
+            tenant_id TEXT PRIMARY KEY NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            requests_per_second REAL,
+            burst INTEGER,
+            max_store_bytes INTEGER,
+            max_models INTEGER
+        );
+        """
 
     private static func insert(_ info: APIKeyInfo, secretHash: [UInt8], into connection: SQLiteConnection) throws(SQLiteError) {
         try connection.run(

@@ -66,6 +66,8 @@ public final class ModelStore: Sendable {
     /// The committed model and its stored JSON text (readers compare texts to notice a migration).
     private let published: Mutex<(model: Model, text: String)?>
     private let lastUsed = Atomic<Int64>(0)
+    /// Bytes the store's pages hold, as of its last commit (see `measureBytes`).
+    private let storedBytes = Atomic<Int64>(0)
 
     static let metaTable = "_cartograph_meta", changesTable = "_cartograph_changes", mappingsTable = "_cartograph_mappings",
         idempotencyTable = "_cartograph_idempotency"
@@ -75,6 +77,7 @@ public final class ModelStore: Sendable {
         self.name = name
         self.path = path
         self.synchronous = synchronous
+        let bytes: Int64
         do {
             let connection = try SQLiteConnection(path: path, synchronous: synchronous)
             try connection.registerPredicateFunctions()
@@ -92,6 +95,7 @@ public final class ModelStore: Sendable {
                     object_id INTEGER NOT NULL, key TEXT NOT NULL, object TEXT, at INTEGER NOT NULL);
                 """ + StoreTransaction.pendingConnectionsSchema)
             let loaded = try Self.loadModel(connection, name: name)
+            bytes = try Self.measureBytes(connection)
             writer = Writer(connection: connection, model: loaded?.model)
             published = Mutex(loaded)
         } catch let error as CartographError {
@@ -99,11 +103,27 @@ public final class ModelStore: Sendable {
         } catch {
             throw CartographError(.internalError, "Cannot open the store of model '\(name)': \(error)")
         }
+        storedBytes.store(bytes, ordering: .relaxed)
         touchLastUsed()
     }
 
     /// The committed model, or nil for a store that has none yet.
     public var model: Model? { published.withLock { $0?.model } }
+
+    /// Bytes in use in the store as of its last commit: its pages less the free ones, WAL content
+    /// included (R-S2 quotas). Measured at open and inside every write from SQLite's page counts —
+    /// header fields, never a scan. A write that ran on an instance already evicted from the registry
+    /// (see `write`) updates that instance only, until the store is next opened.
+    public var usedBytes: Int64 { storedBytes.load(ordering: .relaxed) }
+
+    /// `(page_count - freelist_count) * page_size`: what the database would occupy after a checkpoint
+    /// and a VACUUM. Deleting objects lowers it (their pages go to the free list), unlike the file size.
+    static func measureBytes(_ connection: SQLiteConnection) throws(SQLiteError) -> Int64 {
+        try connection.rows("""
+            SELECT (p.page_count - f.freelist_count) * s.page_size
+            FROM pragma_page_count() AS p, pragma_freelist_count() AS f, pragma_page_size() AS s
+            """).first?.first?.integerValue ?? 0
+    }
 
     /// Monotonic seconds of the last use, for idle closing.
     public var lastUsedSeconds: Int64 { lastUsed.load(ordering: .relaxed) }
@@ -146,6 +166,7 @@ public final class ModelStore: Sendable {
                 model.version = 1
             }
             try apply(model, replacing: old, writer: writer)
+            if let bytes = try? Self.measureBytes(writer.connection) { storedBytes.store(bytes, ordering: .relaxed) }
             return (model, old == nil ? .created : .migrated)
         }
         if result.outcome != .unchanged {
@@ -202,14 +223,18 @@ public final class ModelStore: Sendable {
     /// body's result and the last change sequence number. Nothing is stored if `body` throws.
     /// With `dryRun` everything runs, feed entries included, and is then rolled back (R-P11).
     /// `beforeCommit` sees the result and the change sequence inside the transaction (to record them atomically).
+    /// `checkBytes`, called last before COMMIT with the store's `usedBytes` before the write and as
+    /// the write leaves them, may throw to roll the write back (a quota, R-S2).
     public func write<T: Sendable>(dryRun: Bool = false, _ body: (StoreTransaction) throws(CartographError) -> T,
-                                   beforeCommit: ((StoreTransaction, T, Int64) throws(CartographError) -> Void)? = nil)
+                                   beforeCommit: ((StoreTransaction, T, Int64) throws(CartographError) -> Void)? = nil,
+                                   checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)? = nil)
         throws(CartographError) -> (value: T, changeSeq: Int64) {
         touchLastUsed()
         let writer = self.writer
         return try writeLock.withLock { (_) throws(CartographError) -> (value: T, changeSeq: Int64) in
             let connection = writer.connection
             let outcome: (T, Int64)
+            var bytesAfter: Int64?
             do throws(TransactionError<CartographError>) {
                 outcome = try connection.transaction(rollingBack: dryRun) { () throws(CartographError) -> (T, Int64) in
                     // Under BEGIN IMMEDIATE the file is ours: re-read what another instance of this store
@@ -227,6 +252,10 @@ public final class ModelStore: Sendable {
                         try connection.run("INSERT OR REPLACE INTO \(quoted(Self.metaTable)) (key, value) VALUES ('next_id', ?)",
                                            [.integer(transaction.nextID)])
                     } catch { throw CartographError(.internalError, "Cannot record the id counter: \(error)") }
+                    do { bytesAfter = try Self.measureBytes(connection) } catch {
+                        throw CartographError(.internalError, "Cannot measure the store: \(error)")
+                    }
+                    try checkBytes?(storedBytes.load(ordering: .relaxed), bytesAfter ?? 0)
                     return (value, seq)
                 }
             } catch {
@@ -235,6 +264,7 @@ public final class ModelStore: Sendable {
                 case .sqlite(let error): throw CartographError(.internalError, "The write could not be committed: \(error)")
                 }
             }
+            if !dryRun, let bytesAfter { storedBytes.store(bytesAfter, ordering: .relaxed) }
             return outcome
         }
     }
@@ -312,7 +342,9 @@ public final class ModelStore: Sendable {
     /// result (with `changeSeq`) is stored with the key and the request's hash in the same transaction.
     /// A retry with the same key and request returns the stored result without applying anything; the
     /// same key with another request is a 422. Keys expire after 24 hours. Dry runs record nothing.
+    /// `checkBytes` is `write`'s.
     public func applyPayload(idempotencyKey: String?, requestHash: [UInt8], dryRun: Bool,
+                             checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)? = nil,
                              _ body: (StoreTransaction) throws(CartographError) -> JSONObject) throws(CartographError) -> JSONValue {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let table = quoted(Self.idempotencyTable)
@@ -331,7 +363,7 @@ public final class ModelStore: Sendable {
                 return (try? JSONReader().parse(row[1].textValue ?? "")) ?? .null
             }
         }
-        let (result, changeSeq) = try write(dryRun: dryRun, body) { (transaction, result, changeSeq) throws(CartographError) in
+        let (result, changeSeq) = try write(dryRun: dryRun, body, beforeCommit: { (transaction, result, changeSeq) throws(CartographError) in
             guard let key = idempotencyKey, !dryRun else { return }
             var response = result
             response["changeSeq"] = .number(JSONNumber(changeSeq))
@@ -340,7 +372,7 @@ public final class ModelStore: Sendable {
                 try transaction.connection.run("INSERT OR REPLACE INTO \(table) (key, request_sha256, response, at) VALUES (?, ?, ?, ?)",
                                                [.text(key), .blob(requestHash), .text(JSONValue.object(response).jsonText), .integer(now)])
             } catch { throw CartographError(.internalError, "Cannot record the Idempotency-Key: \(error)") }
-        }
+        }, checkBytes: checkBytes)
         var response = result
         response["changeSeq"] = .number(JSONNumber(changeSeq))
         return .object(response)
@@ -360,6 +392,7 @@ public final class ModelStore: Sendable {
                 let existed = try !writer.connection.rows("SELECT 1 FROM \(quoted(Self.mappingsTable)) WHERE name = ?", [.text(name)]).isEmpty
                 try writer.connection.run("INSERT OR REPLACE INTO \(quoted(Self.mappingsTable)) (name, document) VALUES (?, ?)",
                                           [.text(name), .text(document.jsonText)])
+                if let bytes = try? Self.measureBytes(writer.connection) { storedBytes.store(bytes, ordering: .relaxed) }
                 return !existed
             } catch { throw CartographError(.internalError, "Cannot store mapping '\(name)': \(error)") }
         }
@@ -371,7 +404,9 @@ public final class ModelStore: Sendable {
         return try writeLock.withLock { (_) throws(CartographError) -> Bool in
             do {
                 try writer.connection.run("DELETE FROM \(quoted(Self.mappingsTable)) WHERE name = ?", [.text(name)])
-                return writer.connection.changes > 0
+                let deleted = writer.connection.changes > 0
+                if let bytes = try? Self.measureBytes(writer.connection) { storedBytes.store(bytes, ordering: .relaxed) }
+                return deleted
             } catch { throw CartographError(.internalError, "Cannot delete mapping '\(name)': \(error)") }
         }
     }

@@ -11,6 +11,10 @@ public final class StoreRegistry: Sendable {
     private let synchronous: SQLiteSynchronous
     private let maxOpenStores: Int
     private let open = Mutex<[String: ModelStore]>([:])
+    /// Bytes in use per model store of each tenant that has had a quota check (R-S2), for the stores
+    /// that are not open: the value a store had when it closed, or for one not opened since start-up
+    /// its file sizes. An open store's own `usedBytes` wins over the entry. Lock order: `open`, then this.
+    private let closedSizes = Mutex<[String: [String: Int64]]>([:])
 
     public init(directory: DataDirectory, synchronous: SQLiteSynchronous = .normal, maxOpenStores: Int = 256) {
         self.directory = directory
@@ -28,28 +32,71 @@ public final class StoreRegistry: Sendable {
         try store(tenant: tenant, model: model, create: false)
     }
 
-    /// The store for registering `model` (created when missing).
-    public func storeForRegistration(tenant: String, model: String) throws(CartographError) -> ModelStore {
-        guard let store = try store(tenant: tenant, model: model, create: true) else {
+    /// The store for registering `model` (created when missing). With `maxModels`, creating the
+    /// tenant's model number `maxModels + 1` is refused with a quota error (R-S2); the count and the
+    /// creation happen under one lock, so concurrent registrations cannot both slip past it.
+    public func storeForRegistration(tenant: String, model: String, maxModels: Int? = nil) throws(CartographError) -> ModelStore {
+        guard let store = try store(tenant: tenant, model: model, create: true, maxModels: maxModels) else {
             throw CartographError(.internalError, "Cannot create the store of model '\(model)'.")
         }
         return store
     }
 
-    private func store(tenant: String, model: String, create: Bool) throws(CartographError) -> ModelStore? {
+    private func store(tenant: String, model: String, create: Bool, maxModels: Int? = nil) throws(CartographError) -> ModelStore? {
         let key = "\(tenant)/\(model)"
         if let store = open.withLock({ $0[key] }) { return store }  // the common case: no path, no file system
         let path = file(tenant: tenant, model: model).path
         return try open.withLock { (open) throws(CartographError) -> ModelStore? in
             if let store = open[key] { return store }
-            guard create || FileManager.default.fileExists(atPath: path) else { return nil }
+            let exists = FileManager.default.fileExists(atPath: path)
+            guard create || exists else { return nil }
+            if !exists, let maxModels {
+                let count = modelNames(tenant: tenant).count
+                guard count < maxModels else {
+                    throw CartographError(.quotaExceeded, "Tenant '\(tenant)' may have at most \(maxModels) models and has \(count): "
+                                          + "delete a model, or ask the operator to raise the tenant's maxModels.")
+                }
+            }
             if open.count >= maxOpenStores, let coldest = open.min(by: { $0.value.lastUsedSeconds < $1.value.lastUsedSeconds }) {
                 open[coldest.key] = nil
+                rememberSize(of: coldest.key, coldest.value.usedBytes)
             }
             let store = try ModelStore(name: model, path: path, synchronous: synchronous)
             open[key] = store
+            if !exists { rememberSize(of: key, store.usedBytes) }
             return store
         }
+    }
+
+    /// Records a store's bytes for its tenant's quota checks, if that tenant's sizes are being kept.
+    private func rememberSize(of key: String, _ bytes: Int64) {
+        let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { return }
+        closedSizes.withLock { sizes in
+            if sizes[parts[0]] != nil { sizes[parts[0]]?[parts[1]] = bytes }
+        }
+    }
+
+    /// The bytes in use in each of a tenant's model stores (R-S2 quotas, `usage` of the tenant): an
+    /// open store's `usedBytes`, else the last known value. The first call for a tenant reads the sizes
+    /// of its store files (database and WAL) once; afterwards this costs two dictionary walks.
+    public func storeBytes(tenant: String) -> [String: Int64] {
+        var sizes = closedSizes.withLock { sizes in
+            if let known = sizes[tenant] { return known }
+            var scanned: [String: Int64] = [:]
+            for model in modelNames(tenant: tenant) {
+                let path = file(tenant: tenant, model: model).path
+                scanned[model] = ["", "-wal"].reduce(Int64(0)) { total, suffix in
+                    total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? NSNumber)?.int64Value ?? 0)
+                }
+            }
+            sizes[tenant] = scanned
+            return scanned
+        }
+        open.withLock { open in
+            for model in sizes.keys { if let store = open["\(tenant)/\(model)"] { sizes[model] = store.usedBytes } }
+        }
+        return sizes
     }
 
     /// The names of a tenant's models (those with a registered schema), sorted.
@@ -67,12 +114,14 @@ public final class StoreRegistry: Sendable {
             }
             open["\(tenant)/\(model)"] = nil
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+            closedSizes.withLock { _ = $0[tenant]?.removeValue(forKey: model) }
         }
     }
 
     /// Closes every open store of a tenant (before its directory is removed).
     public func closeStores(tenant: String) {
         open.withLock { open in open = open.filter { !$0.key.hasPrefix("\(tenant)/") } }
+        closedSizes.withLock { $0[tenant] = nil }
     }
 
     /// Closes stores unused for `seconds`; returns how many were closed.
@@ -81,6 +130,7 @@ public final class StoreRegistry: Sendable {
         let cutoff = ModelStore.monotonicSeconds() - seconds
         return open.withLock { open in
             let before = open.count
+            for (key, store) in open where store.lastUsedSeconds < cutoff { rememberSize(of: key, store.usedBytes) }
             open = open.filter { $0.value.lastUsedSeconds >= cutoff }
             return before - open.count
         }
