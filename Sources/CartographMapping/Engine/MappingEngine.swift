@@ -120,6 +120,8 @@ public struct MappingEngine: Sendable {
         lap("identify")
         try run.validate(topLevel: topLevel.map(\.node), in: store)
         lap("validate")
+        try run.preconnect(in: store)
+        lap("preconnect")
         try run.write(progress: progress, into: store)
         lap("write")
         try run.connect(in: store)
@@ -166,6 +168,9 @@ final class MappedNode {
     var dynamicSource: (representation: JSONValue, parent: JSONValue, base: EntityMapping)?
     /// Looked up in the store already (phase 2).
     var identified = false
+    /// Foreign-key connections resolved before the write, and the to-one destinations the insert writes.
+    var preconnected: [MappingRun.ForeignKeyResolution] = []
+    var insertToOne: [String: Int64] = [:]
     /// Reached from a top-level representation through objects that are not skipped: only these are
     /// mapped (a skipped object's nested representations are skipped with it, as in RestKit).
     var reachable = false

@@ -31,7 +31,13 @@ extension MappingRun {
             guard let predicate = run.connection.sourcePredicate, let id = run.node.id else { return false }
             return passing[predicate.checked.entityName + "|" + predicate.format]?.contains(id) != true
         }
-        try connectByForeignKeys(runs.filter { if case .foreignKey = $0.connection.kind { true } else { false } }, in: store)
+        // Connections resolved before the write (`preconnect`) only record what they wait for.
+        for node in sources { for resolution in node.preconnected { try apply(resolution, preconnected: true, in: store) } }
+        let foreignKeys = runs.filter { run in
+            guard case .foreignKey = run.connection.kind else { return false }
+            return !run.node.preconnected.contains { $0.connection == run.connection }
+        }
+        for resolution in try resolveForeignKeys(foreignKeys, in: store) { try apply(resolution, preconnected: false, in: store) }
         for (node, connection) in runs {
             guard case .keyPath(let steps) = connection.kind, let id = node.id else { continue }
             try connectByKeyPath(node, id: id, connection: connection, steps: steps, in: store)
@@ -56,51 +62,101 @@ extension MappingRun {
         let entity: String, attributes: [String], predicate: String?
     }
 
+    /// A foreign-key connection resolved for one source object (R-C2).
+    struct ForeignKeyResolution {
+        let node: MappedNode
+        let connection: ConnectionDescription
+        let relationship: Relationship
+        let pairs: [ConnectionDescription.AttributePair]
+        let target: PendingConnection.Target
+        let destinations: [Int64]
+        /// Values that found nothing and wait for a later payload (R-C5).
+        let waiting: [[AttributeValue]]
+    }
+
     /// R-C2: one batched lookup per destination (entity, attributes, predicate) for the whole payload.
-    private mutating func connectByForeignKeys(_ runs: [(node: MappedNode, connection: ConnectionDescription)],
-                                               in store: some MappingStore) throws(CartographError) {
-        var candidates: [[[AttributeValue]]] = []
+    private func resolveForeignKeys(_ runs: [(node: MappedNode, connection: ConnectionDescription)],
+                                    in store: some MappingStore) throws(CartographError) -> [ForeignKeyResolution] {
+        var candidates: [(run: (node: MappedNode, connection: ConnectionDescription), relationship: Relationship,
+                          pairs: [ConnectionDescription.AttributePair], lookup: Lookup, tuples: [[AttributeValue]])] = []
         var lookups: [Lookup: (predicate: CheckedPredicate?, identities: Set<[AttributeValue]>)] = [:]
-        for (node, connection) in runs {
-            guard case .foreignKey(let pairs) = connection.kind,
-                  let relationship = model.relationship(connection.relationship, of: entity(of: node)) else {
-                candidates.append([])
-                continue
-            }
-            let tuples = try sourceTuples(of: node, pairs: pairs, destination: relationship.destination)
-            candidates.append(tuples)
-            let lookup = Lookup(entity: relationship.destination, attributes: pairs.map(\.destination), predicate: connection.destinationPredicate?.format)
-            lookups[lookup, default: (connection.destinationPredicate?.checked, [])].identities.formUnion(tuples)
+        for run in runs {
+            guard case .foreignKey(let pairs) = run.connection.kind,
+                  let relationship = model.relationship(run.connection.relationship, of: entity(of: run.node)) else { continue }
+            let tuples = try sourceTuples(of: run.node, pairs: pairs, destination: relationship.destination)
+            let lookup = Lookup(entity: relationship.destination, attributes: pairs.map(\.destination), predicate: run.connection.destinationPredicate?.format)
+            candidates.append((run, relationship, pairs, lookup, tuples))
+            lookups[lookup, default: (run.connection.destinationPredicate?.checked, [])].identities.formUnion(tuples)
         }
         var found: [Lookup: [[AttributeValue]: [ExistingObject]]] = [:]
         for (lookup, query) in lookups where !query.identities.isEmpty {
             found[lookup] = try store.existingObjects(entity: lookup.entity, attributes: lookup.attributes,
                                                       identities: Array(query.identities), predicate: query.predicate)
         }
-        for ((node, connection), tuples) in zip(runs, candidates) {
-            guard case .foreignKey(let pairs) = connection.kind, let id = node.id,
-                  let relationship = model.relationship(connection.relationship, of: entity(of: node)) else { continue }
-            let lookup = Lookup(entity: relationship.destination, attributes: pairs.map(\.destination), predicate: connection.destinationPredicate?.format)
+        return candidates.map { candidate in
+            let (run, relationship, lookup) = (candidate.run, candidate.relationship, candidate.lookup)
             var matched: [Int64] = []
             var waiting: [[AttributeValue]] = []
-            for tuple in tuples {
-                let objects = (found[lookup]?[tuple] ?? []).filter { connection.includesSubentities || $0.entity == relationship.destination }
+            for tuple in candidate.tuples {
+                let objects = (found[lookup]?[tuple] ?? []).filter { run.connection.includesSubentities || $0.entity == relationship.destination }
                 if objects.isEmpty { waiting.append(tuple) }
                 matched += objects.map(\.id)
             }
             let destinations = relationship.toMany ? Array(Set(matched)).sorted() : matched.min().map { [$0] } ?? []
-            // R-C5: what found nothing waits for its destination (a to-one only while it has none).
-            let pending = relationship.toMany || destinations.isEmpty ? waiting : []
-            try store.replacePendingConnections(
-                source: id, sourceEntity: entity(of: node), relationship: relationship.name,
-                with: pending.map {
-                    PendingConnection(sourceID: id, sourceEntity: entity(of: node), relationship: relationship.name,
-                                      target: .init(entity: relationship.destination, attributes: lookup.attributes,
-                                                    includesSubentities: connection.includesSubentities, predicate: lookup.predicate),
-                                      values: $0)
-                })
-            try assign(destinations, to: relationship, of: node, id: id, in: store,
-                       reason: "connected by \(pairs.map { $0.source == $0.destination ? $0.source : "\($0.source) -> \($0.destination)" }.joined(separator: ", ")): \(destinations.count) match(es)\(pending.isEmpty ? "" : ", \(pending.count) value(s) waiting for a later payload")")
+            return ForeignKeyResolution(
+                node: run.node, connection: run.connection, relationship: relationship, pairs: candidate.pairs,
+                target: .init(entity: relationship.destination, attributes: lookup.attributes,
+                              includesSubentities: run.connection.includesSubentities, predicate: lookup.predicate),
+                destinations: destinations,
+                // R-C5: what found nothing waits for its destination (a to-one only while it has none).
+                waiting: relationship.toMany || destinations.isEmpty ? waiting : [])
+        }
+    }
+
+    /// Records what a resolved connection waits for and assigns its destinations (unless the insert
+    /// already wrote them: `preconnected`).
+    private mutating func apply(_ resolution: ForeignKeyResolution, preconnected: Bool, in store: some MappingStore) throws(CartographError) {
+        let node = resolution.node
+        guard let id = node.id else { return }
+        let relationship = resolution.relationship
+        try store.replacePendingConnections(
+            source: id, sourceEntity: entity(of: node), relationship: relationship.name,
+            with: resolution.waiting.map {
+                PendingConnection(sourceID: id, sourceEntity: entity(of: node), relationship: relationship.name, target: resolution.target, values: $0)
+            })
+        func reason() -> String {
+            let pairs = resolution.pairs.map { $0.source == $0.destination ? $0.source : "\($0.source) -> \($0.destination)" }.joined(separator: ", ")
+            let waiting = resolution.waiting.isEmpty ? "" : ", \(resolution.waiting.count) value(s) waiting for a later payload"
+            return "connected by \(pairs): \(resolution.destinations.count) match(es)\(waiting)"
+        }
+        if preconnected {
+            try record(pointer: node.pointer, entity: entity(of: node), key: Self.key(of: node), action: "connect",
+                       reason: "'\(relationship.name)' \(reason()) (written with the insert)")
+        } else {
+            try assign(resolution.destinations, to: relationship, of: node, id: id, in: store, reason: reason())
+        }
+    }
+
+    /// Before the write phase: a new object's to-one foreign-key connection whose destinations can
+    /// only be objects stored before this payload (no object of the destination's hierarchy is in it,
+    /// and no sourcePredicate needs the written object) is resolved now, so the insert writes the
+    /// relationship with the row instead of updating it afterwards. The result is the same as
+    /// connecting after the write.
+    mutating func preconnect(in store: some MappingStore) throws(CartographError) {
+        var payloadRoots = Set<String>()
+        for node in nodes where node.reachable { payloadRoots.insert(model.rootEntity(of: node.entity)) }
+        var runs: [(node: MappedNode, connection: ConnectionDescription)] = []
+        for node in nodes where node.reachable && !node.discarded && node.isNew {
+            for connection in node.mapping.connections where connection.sourcePredicate == nil {
+                guard case .foreignKey = connection.kind, let relationship = model.relationship(connection.relationship, of: node.entity),
+                      !relationship.toMany, !payloadRoots.contains(model.rootEntity(of: relationship.destination)) else { continue }
+                runs.append((node, connection))
+            }
+        }
+        guard !runs.isEmpty else { return }
+        for resolution in try resolveForeignKeys(runs, in: store) {
+            resolution.node.preconnected.append(resolution)
+            if let destination = resolution.destinations.first { resolution.node.insertToOne[resolution.relationship.name] = destination }
         }
     }
 

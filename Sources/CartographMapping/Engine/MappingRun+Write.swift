@@ -144,7 +144,8 @@ extension MappingRun {
             } else {
                 var values = defaults(of: node.entity)
                 for (name, value) in node.values { values[name] = value }
-                node.id = try store.insertObject(entity: node.entity, values: values.compactMapValues { $0 }, stub: node.isReference)
+                node.id = try store.insertObject(entity: node.entity, values: values.compactMapValues { $0 }, stub: node.isReference,
+                                                 toOne: node.insertToOne)
                 result.inserted += 1
             }
         }

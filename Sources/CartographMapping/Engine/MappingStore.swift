@@ -30,7 +30,8 @@ public protocol MappingStore: AnyObject {
                          predicate: CheckedPredicate?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]]
     /// Objects of the predicate's entity (and sub-entities) matching it, oldest first; only among `ids` when given.
     func objects(matching predicate: CheckedPredicate, among ids: [Int64]?) throws(CartographError) -> [(id: Int64, entity: String)]
-    func insertObject(entity: String, values: [String: AttributeValue], stub: Bool) throws(CartographError) -> Int64
+    /// Inserts an object; `toOne` sets to-one relationships with it (relationship -> destination `_id`).
+    func insertObject(entity: String, values: [String: AttributeValue], stub: Bool, toOne: [String: Int64]) throws(CartographError) -> Int64
     /// Writes the values that differ; true when anything changed.
     func updateObject(id: Int64, entity: String, values: [String: AttributeValue?], clearStub: Bool) throws(CartographError) -> Bool
     func destinationIDs(of id: Int64, entity: String, relationship: String) throws(CartographError) -> [Int64]

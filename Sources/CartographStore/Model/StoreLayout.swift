@@ -54,15 +54,27 @@ final class StoreLayout {
         let sql: String
         /// Attribute names in the statement's order, after `_id`, `_entity` and `_stub`.
         let attributes: [String]
+        /// Then the to-one relationships whose foreign-key column is their only storage (the inverse,
+        /// if any, reads the same column), so the insert can write them with the row.
+        let toOne: [String]
     }
 
     func insertPlan(for entity: String) -> InsertPlan {
         if let cached = inserts[entity] { return cached }
         let attributes = model.allAttributes(of: entity).map(\.name)
+        var toOne: [(name: String, column: String)] = []
+        for relationship in model.allRelationships(of: entity) where !relationship.toMany {
+            guard case .foreignKey(_, let column)? = storage(of: relationship.name, entity: entity) else { continue }
+            let inverseShares = relationship.inverse.map { inverse in
+                if case .inverseForeignKey(_, column)? = storage(of: inverse, entity: relationship.destination) { true } else { false }
+            } ?? true
+            if inverseShares { toOne.append((relationship.name, column)) }
+        }
         let columns = [Self.idColumn, Self.entityColumn, Self.stubColumn] + attributes.compactMap { column(ofAttribute: $0, entity: entity) }
+            + toOne.map(\.column)
         let plan = InsertPlan(
             sql: "INSERT INTO \(quoted(table(of: entity))) (\(columns.map(quoted).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))",
-            attributes: attributes)
+            attributes: attributes, toOne: toOne.map(\.name))
         inserts[entity] = plan
         return plan
     }

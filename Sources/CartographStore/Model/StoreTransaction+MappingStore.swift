@@ -9,8 +9,8 @@ extension StoreTransaction: MappingStore {
         try findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate).mapValues { $0.map(\.existing) }
     }
 
-    public func insertObject(entity: String, values: [String: AttributeValue], stub: Bool) throws(CartographError) -> Int64 {
-        try insert(entity: entity, values: values, stub: stub)
+    public func insertObject(entity: String, values: [String: AttributeValue], stub: Bool, toOne: [String: Int64]) throws(CartographError) -> Int64 {
+        try insert(entity: entity, values: values, stub: stub, toOne: toOne)
     }
 
     public func updateObject(id: Int64, entity: String, values: [String: AttributeValue?], clearStub: Bool) throws(CartographError) -> Bool {

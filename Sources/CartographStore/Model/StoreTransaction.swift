@@ -44,7 +44,10 @@ public final class StoreTransaction {
     // MARK: Objects
 
     /// Inserts a new object of the concrete `entity` and returns its `_id`.
-    public func insert(entity: String, values: [String: AttributeValue], stub: Bool = false) throws(CartographError) -> Int64 {
+    /// `toOne` sets to-one relationships (name -> destination `_id`) with the row where their
+    /// foreign key is their only storage, and through `setRelationship` otherwise.
+    public func insert(entity: String, values: [String: AttributeValue], stub: Bool = false,
+                       toOne: [String: Int64] = [:]) throws(CartographError) -> Int64 {
         guard let declared = model.entity(named: entity) else { throw CartographError(.unprocessable, "Unknown entity '\(entity)'.") }
         guard !declared.abstract else { throw CartographError(.unprocessable, "Entity '\(entity)' is abstract and cannot have objects.") }
         let plan = layout.insertPlan(for: entity)
@@ -59,10 +62,14 @@ public final class StoreTransaction {
         if used != values.count, let unknown = values.keys.first(where: { !plan.attributes.contains($0) }) {
             throw CartographError(.unprocessable, "Entity '\(entity)' has no attribute '\(unknown)'.")
         }
+        for name in plan.toOne { bound.append(toOne[name].map { .integer($0) } ?? .null) }
         let id = nextID
         nextID += 1
         try sqlite { () throws(SQLiteError) in try connection.run(plan.sql, bound) }
         touch(id, entity)
+        for (name, destination) in toOne where !plan.toOne.contains(name) {
+            try setRelationship(id: id, entity: entity, relationship: name, to: [destination], current: [])
+        }
         return id
     }
 
