@@ -55,6 +55,13 @@ enum MappingRoutes {
             let requestHash = SecretHash.sha256(bytes: Array(context.request.path.utf8) + [0x0A] + context.request.body)
             let response = try store.applyPayload(idempotencyKey: idempotencyKey, requestHash: requestHash, dryRun: dryRun) {
                 (transaction) throws(CartographError) -> JSONObject in
+                // A migration may have committed since `model` was read: map with the model this transaction
+                // writes under, or new objects would miss the defaults of attributes it added (R-P4, R-M6).
+                var (mapping, engine) = (mapping, engine)
+                if transaction.model.version != model.version {
+                    mapping = try EntityMapping.parse(document, model: transaction.model)
+                    engine = try MappingEngine(model: transaction.model)
+                }
                 let result = try engine.map(payload, mapping: mapping, metadata: metadata, explain: explain, into: transaction)
                 Counter(label: "cartograph_objects_mapped_total").increment(by: result.inserted + result.updated + result.unchanged)
                 return result.json(changeSeq: 0).objectValue ?? JSONObject()
