@@ -349,7 +349,7 @@ class Harness:
         except Transport as error:
             if not self.killing.is_set():
                 self.fail(f"migration PUT failed while the server was up: {error}")
-            result.append("unacked")
+            result.append("refused" if error.refused else "unacked")
             sent_event.set()
             return
         if status != 200 or body.get("version") != version:
@@ -415,7 +415,7 @@ class Harness:
             elif result == ["unacked"]:
                 self.figures["migrations_interrupted"] += 1
             else:
-                self.pending_migration = None   # killed before it was sent
+                self.pending_migration = None   # killed before it was sent, or it never reached the server
         self.check_files()
 
     def delayed_migration(self, delay, rng, sent_event, result):
