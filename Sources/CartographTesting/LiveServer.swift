@@ -100,9 +100,12 @@ public final class LiveServer: @unchecked Sendable {
         }
     }
 
+    /// The port of the "listening" line, in the text (`port=8080 … listening`) or JSON
+    /// (`"msg":"listening",…,"port":"8080"`) log format.
     static func listeningPort(in log: String) -> Int? {
-        for line in log.split(separator: "\n") where line.hasSuffix("listening") || line.contains("] listening") {
-            if let range = line.range(of: " port=") {
+        for line in log.split(separator: "\n")
+        where line.hasSuffix("listening") || line.contains("] listening") || line.contains(#""msg":"listening""#) {
+            if let range = line.range(of: " port=") ?? line.range(of: #""port":""#) {
                 let digits = line[range.upperBound...].prefix { $0.isNumber }
                 return Int(digits)
             }

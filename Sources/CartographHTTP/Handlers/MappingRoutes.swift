@@ -42,7 +42,7 @@ enum MappingRoutes {
                 throw CartographError(.notFound, "Model '\(store.name)' has no mapping '\(name)'.")
             }
             // Re-validated against the current model: a migration may have changed it since registration.
-            return try ingest(context, mapping: try EntityMapping.parse(document, model: model), into: store, model: model)
+            return try ingest(context, into: store, model: model) { (model) throws(CartographError) in try EntityMapping.parse(document, model: model) }
         },
         // R-P10: the mapping a model's annotations define for an entity, and ingestion through it.
         Route("GET", entity + "/mapping", access: .tenant(.read)) { context in
@@ -50,7 +50,11 @@ enum MappingRoutes {
         },
         Route("POST", entity + "/payloads", access: .tenant(.write), body: .json) { context in
             let (store, model, mapping) = try annotatedEntity(context)
-            return try ingest(context, mapping: mapping, into: store, model: model)
+            let entity = mapping.entity
+            return try ingest(context, into: store, model: model) { (model) throws(CartographError) in
+                guard model.entity(named: entity) != nil else { throw CartographError(.notFound, "Model '\(store.name)' has no entity '\(entity)'.") }
+                return EntityMapping.annotationMapping(of: entity, model: model)
+            }
         },
         Route("DELETE", mapping, access: .tenant(.admin)) { context in
             let store = try ModelRoutes.existingModel(context)
@@ -64,7 +68,11 @@ enum MappingRoutes {
 
     /// Maps the request's payload into the store in one transaction (R-P11), with `dryRun`,
     /// `explain` (R-P13) and `Idempotency-Key`.
-    static func ingest(_ context: RequestContext, mapping: EntityMapping, into store: ModelStore, model: Model) throws(CartographError) -> HTTPResponse {
+    /// `mapping` builds the mapping for a model: the one read before the transaction, or the one the
+    /// transaction writes under when a migration committed in between.
+    static func ingest(_ context: RequestContext, into store: ModelStore, model: Model,
+                       mapping makeMapping: (Model) throws(CartographError) -> EntityMapping) throws(CartographError) -> HTTPResponse {
+        let mapping = try makeMapping(model)
         let engine = try MappingEngine(model: model)
         // R-P13: explain traces every object and implies a dry run.
         let explain = try ModelRoutes.booleanQuery(context, "explain") ?? false
@@ -79,6 +87,13 @@ enum MappingRoutes {
         let response = try store.applyPayload(idempotencyKey: idempotencyKey, requestHash: requestHash, dryRun: dryRun,
                                               checkBytes: storeQuota(context, store: store)) {
             (transaction) throws(CartographError) -> JSONObject in
+            // A migration may have committed since `model` was read: map with the model this transaction
+            // writes under, or new objects would miss the defaults of attributes it added (R-P4, R-M6).
+            var (mapping, engine) = (mapping, engine)
+            if transaction.model.version != model.version {
+                mapping = try makeMapping(transaction.model)
+                engine = try MappingEngine(model: transaction.model)
+            }
             let result = try engine.map(payload, mapping: mapping, metadata: metadata, explain: explain, into: transaction)
             Counter(label: "cartograph_objects_mapped_total").increment(by: result.inserted + result.updated + result.unchanged)
             return result.json(changeSeq: 0).objectValue ?? JSONObject()

@@ -129,6 +129,14 @@ public final class ControlStore: Sendable {
             guard state.tenants[id] == nil else {
                 throw CartographError(.conflict, "A tenant named '\(id)' already exists.")
             }
+            // A directory of a tenant that does not exist is left over from a deletion interrupted after
+            // its row was deleted (R-S4): a new tenant of the same name must not inherit its stores (R-S1).
+            let leftover = directory.tenantDirectory(id)
+            if FileManager.default.fileExists(atPath: leftover.path) {
+                do { try FileManager.default.removeItem(at: leftover) } catch {
+                    throw CartographError(.internalError, "Cannot remove the leftover directory of a deleted tenant '\(id)'.")
+                }
+            }
             let key = PresentedAPIKey.generate()
             let info = APIKeyInfo(id: key.keyID, tenantID: id, scope: .admin, createdAt: now)
             do {

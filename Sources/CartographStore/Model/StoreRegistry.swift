@@ -57,6 +57,16 @@ public final class StoreRegistry: Sendable {
                                           + "delete a model, or ask the operator to raise the tenant's maxModels.")
                 }
             }
+            if create {
+                // The tenant's directory is made after its row commits (ControlStore.createTenant); a crash
+                // in between leaves a tenant without one, which its first model registration repairs (R-S4).
+                do {
+                    try FileManager.default.createDirectory(at: directory.tenantDirectory(tenant), withIntermediateDirectories: true,
+                                                            attributes: [.posixPermissions: 0o700])
+                } catch {
+                    throw CartographError(.internalError, "Cannot create the directory of tenant '\(tenant)'.")
+                }
+            }
             if open.count >= maxOpenStores, let coldest = open.min(by: { $0.value.lastUsedSeconds < $1.value.lastUsedSeconds }) {
                 open[coldest.key] = nil
                 rememberSize(of: coldest.key, coldest.value.usedBytes)

@@ -1,0 +1,163 @@
+// Reliability over the real server: regressions found by the crash harness (scripts/crash-harness.py)
+// and schemathesis (make test-schemathesis), and secrets that must never reach the logs.
+import Foundation
+import Synchronization
+import Testing
+import CartographCore
+import CartographStore
+import CartographTesting
+
+@Suite(.serialized) struct ReliabilityLiveTests {
+    /// Found by the crash harness: a payload whose request read the model before a migration committed
+    /// was mapped with the old model, so objects it inserted lacked the new attribute's default.
+    @Test func R_S4_R_M6_payloadsRacingAMigrationGetTheNewAttributesDefaults() throws {
+        try withLiveServer { server in
+            let client = server.client
+            let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+            @Sendable func model(extraVersions: [Int]) -> JSONValue {
+                var attributes: [JSONValue] = [["name": "iid", "type": "string"]]
+                for version in extraVersions {
+                    attributes.append(["name": .string("x\(version)"), "type": "integer64", "default": .number(JSONNumber(version))])
+                }
+                return ["entities": [["name": "Item", "attributes": .array(attributes), "userInfo": ["identityAttributes": "iid"]]]]
+            }
+            #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/race", model(extraVersions: []), token: key).status == 201)
+            #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/race/mappings/items", ["entity": "Item", "attributes": ["iid"]],
+                                        token: key).status == 201)
+            let lastVersion = 9
+            let stop = Atomic<Bool>(false)
+            let failures = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 4) { worker in
+                if worker == 0 {
+                    // Each migration adds a defaulted attribute while the other workers post.
+                    for version in 2...lastVersion {
+                        Thread.sleep(forTimeInterval: 0.02)
+                        let response = try? client.sendJSON("PUT", "/v1/tenants/acme/models/race", model(extraVersions: Array(2...version)), token: key)
+                        if response?.status != 200 { failures.withLock { $0.append("migration to \(version): \(response?.text ?? "no answer")") } }
+                    }
+                    stop.store(true, ordering: .releasing)
+                    return
+                }
+                var count = 0
+                while !stop.load(ordering: .acquiring) {
+                    count += 1
+                    let response = try? client.sendJSON("POST", "/v1/tenants/acme/models/race/mappings/items/payloads",
+                                                        ["iid": .string("w\(worker)-\(count)")], token: key)
+                    if response?.status != 200 { failures.withLock { $0.append("POST: \(response?.text ?? "no answer")") } }
+                }
+            }
+            #expect(failures.withLock { $0 } == [])
+            for version in 2...lastVersion {
+                let missing = try client.send("GET", "/v1/tenants/acme/models/race/entities/Item/objects?count=true&limit=1&where=x\(version)%20==%20nil",
+                                              token: key).json()
+                #expect(missing["total"] == 0, "objects without the default of x\(version)")
+            }
+        }
+    }
+
+    /// A crash after a tenant's row commits and before its directory exists (ControlStore.createTenant)
+    /// left a tenant whose first model registration failed with 500. Simulated: the directory removed
+    /// while the server is stopped.
+    @Test func R_S4_aTenantWithoutItsDirectoryCanStillRegisterModels() throws {
+        let server = try LiveServer()
+        defer { try? FileManager.default.removeItem(at: server.dataDirectory) }
+        let key = try #require(try server.client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+        #expect(server.stop() == 0)
+        try FileManager.default.removeItem(at: server.dataDirectory.appendingPathComponent("data/tenants/acme"))
+        let restarted = try LiveServer(dataDirectory: server.dataDirectory)
+        defer { restarted.stop() }
+        let registered = try restarted.client.sendJSON("PUT", "/v1/tenants/acme/models/comics", comicsModel, token: key)
+        #expect(registered.status == 201, "\(registered.text)")
+        let mode = try FileManager.default.attributesOfItem(atPath: server.dataDirectory.appendingPathComponent("data/tenants/acme").path)[.posixPermissions]
+        #expect((mode as? NSNumber)?.intValue == 0o700)
+    }
+
+    /// A crash after a tenant's row is deleted and before its directory is (ControlStore.deleteTenant)
+    /// left the directory behind, and a new tenant of the same name inherited the old one's stores
+    /// (R-S1). Simulated: the row deleted from control.sqlite while the server is stopped.
+    @Test func R_S1_R_S4_aNewTenantDoesNotInheritALeftoverDirectory() throws {
+        let server = try LiveServer()
+        defer { try? FileManager.default.removeItem(at: server.dataDirectory) }
+        let client = server.client
+        let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+        #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/comics", comicsModel, token: key).status == 201)
+        #expect(server.stop() == 0)
+        let control = try SQLiteConnection(path: server.dataDirectory.appendingPathComponent("data/control.sqlite").path)
+        try control.run("DELETE FROM tenants WHERE id = 'acme'")
+        let restarted = try LiveServer(dataDirectory: server.dataDirectory)
+        defer { restarted.stop() }
+        let created = try restarted.client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: restarted.adminToken)
+        #expect(created.status == 201)
+        let newKey = try #require(try created.json()["apiKey"]?.stringValue)
+        #expect(try restarted.client.send("GET", "/v1/tenants/acme/models", token: newKey).json()["items"] == [])
+        #expect(try restarted.client.send("GET", "/v1/tenants/acme/models/comics", token: newKey).status == 404)
+    }
+
+    /// Tenant keys and the admin token never appear in the server's logs, whatever the log level and
+    /// format, through a full flow: tenant, keys of every scope, model, mapping, payloads, queries,
+    /// refused and revoked keys, and a restart.
+    @Test(arguments: ["text", "json"])
+    func secretsNeverReachTheLogs(format: String) throws {
+        let arguments = ["--log-level", "trace", "--log-format", format]
+        let server = try LiveServer(arguments: arguments, adminToken: nil)
+        defer { try? FileManager.default.removeItem(at: server.dataDirectory) }
+        let client = server.client
+        let admin = server.adminToken
+        #expect(admin.hasPrefix("cga_"))
+        var secrets = [admin]
+        let created = try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: admin).json()
+        let tenantKey = try #require(created["apiKey"]?.stringValue)
+        secrets.append(tenantKey)
+        var keys: [String: String] = [:]
+        var keyIDs: [String: String] = [:]
+        for scope in ["read", "write", "admin"] {
+            let key = try client.sendJSON("POST", "/v1/tenants/acme/keys", ["scope": .string(scope)], token: tenantKey).json()
+            keys[scope] = try #require(key["apiKey"]?.stringValue)
+            keyIDs[scope] = try #require(key["id"]?.stringValue)
+            secrets.append(keys[scope]!)
+        }
+        let (read, write, adminKey) = (keys["read"]!, keys["write"]!, keys["admin"]!)
+        #expect(try client.send("GET", "/v1/tenants/acme/keys", token: adminKey).status == 200)
+        #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/work", projectsModel, token: adminKey).status == 201)
+        #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/work/mappings/projects", projectMapping(), token: adminKey).status == 201)
+        let payload: JSONValue = ["projects": [["id": 1, "name": "Apollo", "owner": ["id": 7, "email": "a@x.io"]]]]
+        let posted = try client.send("POST", "/v1/tenants/acme/models/work/mappings/projects/payloads",
+                                     headers: [("Content-Type", "application/json"), ("Idempotency-Key", "k1")], body: payload.jsonBytes, token: write)
+        #expect(posted.status == 200)
+        #expect(try client.send("GET", "/v1/tenants/acme/models/work/entities/Project/objects?where=name%20==%20'Apollo'", token: read).status == 200)
+        #expect(try client.send("GET", "/v1/tenants/acme/models/work/changes?since=0", token: read).status == 200)
+        // A mapping cannot read the Authorization header through @metadata (R-P1): the token is not stored.
+        let leak: JSONValue = ["entity": "Project", "keyPath": "projects",
+                               "attributes": ["id": "projectID", "@metadata.header.authorization": "name"]]
+        #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/work/mappings/leak", leak, token: adminKey).status == 201)
+        #expect(try client.sendJSON("POST", "/v1/tenants/acme/models/work/mappings/leak/payloads", ["projects": [["id": 2]]],
+                                    token: write).status == 200)
+        let stored = try client.send("GET", "/v1/tenants/acme/models/work/entities/Project/objects/2", token: read)
+        #expect(try stored.json()["name"] == "untitled")
+        #expect(!(try client.send("GET", "/v1/tenants/acme/models/work/changes?since=0", token: read).text.contains("cg_")))
+        // Refusals: too small a scope, a tenant key on an admin route, a garbled and a lower-case scheme, an invalid query.
+        #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/other", projectsModel, token: read).status == 403)
+        #expect(try client.send("GET", "/v1/tenants", token: write).status == 403)
+        #expect(try client.send("GET", "/v1/tenants", headers: [("Authorization", "Bearer " + admin + "x")]).status == 401)
+        #expect(try client.send("GET", "/v1/tenants", headers: [("Authorization", "bearer " + admin)]).status == 200)
+        #expect(try client.send("GET", "/v1/tenants/acme/models/work/entities/Project/objects?where=((", token: read).status == 400)
+        // Revoked: the key stops working.
+        #expect(try client.send("DELETE", "/v1/tenants/acme/keys/\(keyIDs["read"]!)", token: adminKey).status == 204)
+        #expect(try client.send("GET", "/v1/tenants/acme/models", token: read).status == 401)
+        #expect(server.stop() == 0)
+        // A restart reads the admin token from disk and logs where it is, not what it is.
+        let restarted = try LiveServer(arguments: arguments, dataDirectory: server.dataDirectory, adminToken: nil)
+        #expect(restarted.adminToken == admin)
+        #expect(try restarted.client.send("GET", "/v1/tenants/acme/keys", token: adminKey).status == 200)
+        #expect(restarted.stop() == 0)
+
+        let logs = server.log + restarted.log
+        #expect(logs.components(separatedBy: "\n").filter { $0.contains("request") }.count >= 15, "the flow was logged")
+        for (index, secret) in secrets.enumerated() {
+            // Booleans, so that a failure does not print the logs (and the secret) into the test output.
+            let whole = logs.contains(secret), part = logs.contains(String(secret.suffix(32)))
+            #expect(!whole, "secret \(index) (0 = admin token, then keys) reached the logs")
+            #expect(!part, "the last 32 characters of secret \(index) reached the logs")
+        }
+    }
+}
