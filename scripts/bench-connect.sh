@@ -26,14 +26,8 @@ sizes=()
 for n in 10000 100000; do [ "$n" -le "$CONNECT_MAX" ] && sizes+=("$n"); done
 [ ${#sizes[@]} -gt 0 ] || { echo "CONNECT_MAX=$CONNECT_MAX is below the smallest size (10000)" >&2; exit 1; }
 
-swift build -c release --scratch-path "$SCRATCH" --product cartograph >/dev/null
-bin=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)
-
-work=$(mktemp -d)
-server_pid=""
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+source scripts/server-lib.sh
+release_binary "$SCRATCH"
 
 # Payloads: projects in batches of 1,000 (owner drawn at random from the users), users in one payload.
 python3 - "$work" "${sizes[@]}" <<'PY'
@@ -80,13 +74,9 @@ token=bench-connect-admin-token
 
 # One load: $1 size, $2 order (plain | users-first | late); appends "<order> <objects/s>" to $work/res-$1.
 run_load() {
-  local n=$1 order=$2 data="$work/data" port="" key args=() f secs
+  local n=$1 order=$2 data="$work/data" key args=() f secs h=(-H 'Content-Type: application/json')
   rm -rf "$data"
-  "$bin/cartograph" serve --host 127.0.0.1 --port 0 --data-dir "$data" --admin-token "$token" --log-level notice >"$work/server.log" 2>&1 &
-  server_pid=$!
-  for _ in $(seq 1 400); do port=$(grep -o ' port=[0-9]*' "$work/server.log" | head -1 | cut -d= -f2 || true); [ -n "$port" ] && break; sleep 0.05; done
-  [ -n "$port" ] || { cat "$work/server.log" >&2; exit 1; }
-  local url="http://127.0.0.1:$port" h=(-H 'Content-Type: application/json')
+  start_server "$bin/cartograph" "$data" --admin-token "$token" --log-level notice
   key=$(curl -sf -X POST "$url/v1/tenants" -H "Authorization: Bearer $token" "${h[@]}" -d '{"id":"bench"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["apiKey"])')
   curl -sf -o /dev/null -X PUT "$url/v1/tenants/bench/models/work" -H "Authorization: Bearer $key" "${h[@]}" -d "$model"
   for m in plain connected users; do
@@ -105,7 +95,7 @@ run_load() {
             | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
     [ "$wrong" = 0 ] || { echo "$order $n: $wrong projects are not connected to their user" >&2; exit 1; }
   fi
-  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
+  stop_server
 }
 
 {

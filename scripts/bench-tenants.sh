@@ -29,14 +29,8 @@ out=bench/out; mkdir -p "$out"
 SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
 command -v wrk >/dev/null || { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq wrk; }
 
-swift build -c release --scratch-path "$SCRATCH" --product cartograph >/dev/null
-bin=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)
-
-work=$(mktemp -d)
-server_pid=""
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+source scripts/server-lib.sh
+release_binary "$SCRATCH"
 
 # Tenant A's client: argv port key seconds rate; prints "p50_ms p99_ms requests non200".
 cat >"$work/client.py" <<'PY'
@@ -85,13 +79,7 @@ mapping='{"entity": "Item", "keyPath": "items", "attributes": {"id": "itemID", "
 items=$(python3 -c 'import json; print(json.dumps({"items": [{"id": i, "name": "Item %d" % i} for i in range(1000)]}))')
 token=bench-tenants-admin-token
 data="$work/data"
-"$bin/cartograph" serve --host 127.0.0.1 --port 0 --data-dir "$data" --admin-token "$token" --threads "$(nproc)" \
-  --log-level notice >"$work/server.log" 2>&1 &
-server_pid=$!
-port=""
-for _ in $(seq 1 400); do port=$(grep -o ' port=[0-9]*' "$work/server.log" | head -1 | cut -d= -f2 || true); [ -n "$port" ] && break; sleep 0.05; done
-[ -n "$port" ] || { cat "$work/server.log" >&2; exit 1; }
-url="http://127.0.0.1:$port"
+start_server "$bin/cartograph" "$data" --admin-token "$token" --threads "$(nproc)" --log-level notice
 json=(-H 'Content-Type: application/json')
 admin=(-H "Authorization: Bearer $token")
 declare -A keys

@@ -4,24 +4,15 @@
 set -euo pipefail
 binary=$(realpath "${1:-.build/debug/cartograph}")
 repo=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'kill $server 2>/dev/null || true; wait $server 2>/dev/null || true; rm -rf "$work"' EXIT
-
-"$binary" serve --host 127.0.0.1 --port 0 --data-dir "$work/data" >"$work/server.log" 2>&1 &
-server=$!
-for _ in $(seq 1 300); do
-  port=$(grep -o ' port=[0-9]*' "$work/server.log" | head -1 | cut -d= -f2 || true)
-  [ -n "$port" ] && break
-  sleep 0.05
-done
-[ -n "${port:-}" ] || { cat "$work/server.log"; echo "server did not start"; exit 1; }
+source "$repo/scripts/server-lib.sh"
+start_server "$binary" "$work/data"
 
 # Extract the shell blocks between the walk-through markers.
 awk '/<!-- walkthrough:start -->/{on=1; next} /<!-- walkthrough:end -->/{on=0}
      on && /^```sh$/{code=1; next} on && /^```$/{code=0; next} on && code' "$repo/README.md" >"$work/walkthrough.sh"
 
 cd "$work"   # the walk-through reads data/admin.token relative to where it runs
-output=$(CARTOGRAPH_URL="http://127.0.0.1:$port" bash -euo pipefail "$work/walkthrough.sh" 2>&1) || {
+output=$(CARTOGRAPH_URL="$url" bash -euo pipefail "$work/walkthrough.sh" 2>&1) || {
   echo "$output"; echo "walk-through failed"; exit 1; }
 echo "$output"
 

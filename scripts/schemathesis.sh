@@ -11,20 +11,10 @@ set -euo pipefail
 binary=$(realpath "${1:-.build/debug/cartograph}")
 max_examples=${2:-20}
 repo=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-server=""
-trap '[ -n "$server" ] && kill $server 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+source "$(dirname "$0")/server-lib.sh"
 
 admin=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
-CARTOGRAPH_ADMIN_TOKEN=$admin "$binary" serve --host 127.0.0.1 --port 0 --data-dir "$work/data" >"$work/server.log" 2>&1 &
-server=$!
-for _ in $(seq 1 300); do
-  port=$(grep -o ' port=[0-9]*' "$work/server.log" | head -1 | cut -d= -f2 || true)
-  [ -n "$port" ] && break
-  sleep 0.05
-done
-[ -n "${port:-}" ] || { cat "$work/server.log"; echo "server did not start"; exit 1; }
-url="http://127.0.0.1:$port"
+CARTOGRAPH_ADMIN_TOKEN=$admin start_server "$binary" "$work/data"
 
 call() {  # method path [body]: the set-up fails on anything but 2xx
   local status
@@ -84,5 +74,5 @@ set -e
 if grep -q "request failed\|unhandled error" "$work/server.log"; then
   echo "the server logged errors:"; grep "request failed\|unhandled error" "$work/server.log" | head -20; status=1
 fi
-kill -0 $server 2>/dev/null || { echo "the server died:"; tail -20 "$work/server.log"; exit 1; }
+kill -0 "$server_pid" 2>/dev/null || { echo "the server died:"; tail -20 "$work/server.log"; exit 1; }
 exit "$status"
