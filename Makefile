@@ -37,10 +37,18 @@ test-swift:
 	swift build --build-tests
 	swift test --skip-build
 
-# The OpenAPI document must validate (openapi-spec-validator from PyPI).
+# The OpenAPI document must validate (openapi-spec-validator from PyPI), and openapi-python-client
+# (PyPI) must generate a client from it without a warning, a client whose modules all import (R-S7).
 test-spec:
 	@python3 -c "import openapi_spec_validator" 2>/dev/null || python3 -m pip install -q openapi-spec-validator pyyaml
 	python3 scripts/validate-openapi.py openapi.yaml
+	@python3 -c "import openapi_python_client" 2>/dev/null || python3 -m pip install -q 'openapi-python-client>=0.29,<0.30'
+	@out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
+	python3 -m openapi_python_client generate --path openapi.yaml --config scripts/openapi-python-client.yaml \
+		--output-path "$$out/client" --overwrite --fail-on-warning && \
+	cd "$$out/client" && python3 -c 'import importlib, pkgutil, cartograph_client as c; \
+		mods = [importlib.import_module(m.name) for m in pkgutil.walk_packages(c.__path__, "cartograph_client.")]; \
+		print(f"openapi-python-client: {len(mods)} modules import")'
 	python3 scripts/lint-deploy.py
 
 # The README's curl walk-through, run verbatim against a fresh server.

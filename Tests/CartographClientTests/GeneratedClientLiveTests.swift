@@ -1,0 +1,329 @@
+// R-S7: the client swift-openapi-generator generated from openapi.yaml (Generated/, committed; see
+// scripts/generate-client.sh) walks the README's flow, then every other operation, against the real
+// `cartograph serve`. Requests and responses go through the generated types only, so a spec that
+// disagrees with the server fails here: an undocumented status, a body that does not decode.
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import OpenAPIURLSession
+import Testing
+import CartographTesting
+
+@Suite(.serialized) struct GeneratedClientLiveTests {
+    @Test func R_S7_generatedClientWalksTheReadmeFlow() async throws {
+        let server = try LiveServer()
+        defer { server.stop(); try? FileManager.default.removeItem(at: server.dataDirectory) }
+        let started = Date()
+        let admin = try Self.client(server, token: server.adminToken)
+
+        // Is it up?
+        #expect(try await admin.getHealth().ok.body.json.status == "ok")
+
+        // Create a tenant with the admin token: 201 with its first admin-scope key, shown once.
+        let tenant = try await admin.createTenant(body: .json(.init(id: "acme"))).created.body.json
+        #expect(tenant.id == "acme")
+        #expect(tenant.apiKey.hasPrefix("cg_"))
+        #expect(!tenant.keyId.isEmpty)
+        #expect(abs(tenant.createdAt.timeIntervalSince(started)) < 300, "createdAt decodes as a date-time (with milliseconds)")
+        let acme = try Self.client(server, token: tenant.apiKey)
+
+        // A read-only key; the list shows ids and scopes, never secrets.
+        let reader = try await acme.createKey(path: .init(tenant: "acme"), body: .json(.init(scope: .read))).created.body.json
+        #expect(reader.scope == .read)
+        #expect(reader.apiKey.hasPrefix("cg_"))
+        let keys = try await acme.listKeys(path: .init(tenant: "acme")).ok.body.json.items
+        #expect(keys.map(\.scope) == [.admin, .read])
+        #expect(keys.map(\.id) == [tenant.keyId, reader.id])
+
+        // Scopes nest: the read key may not create keys (403, a problem document).
+        let readClient = try Self.client(server, token: reader.apiKey)
+        let forbidden = try await readClient.createKey(path: .init(tenant: "acme"), body: .json(.init(scope: .admin)))
+            .forbidden.body.applicationProblemJson
+        #expect(forbidden.status == 403)
+        #expect(forbidden._type.hasPrefix("urn:cartograph:problem:"))
+        #expect(forbidden.detail?.contains("scope 'read'") == true)
+
+        // Revoked, the read key stops working at once (401 with WWW-Authenticate).
+        _ = try await acme.revokeKey(path: .init(tenant: "acme", keyId: reader.id)).noContent
+        let revoked = try await readClient.listKeys(path: .init(tenant: "acme")).unauthorized
+        #expect(revoked.headers.wwwAuthenticate == "Bearer")
+        #expect(try revoked.body.applicationProblemJson.status == 401)
+
+        // Register the README's model: 201, version 1, identification resolved.
+        let model = try await acme.putModel(path: .init(tenant: "acme", model: "comics"), body: .json(.init(entities: [
+            Self.object("""
+                {"name": "Publisher", "attributes": [{"name": "identifier", "type": "integer64"}, {"name": "name", "type": "string"}],
+                 "relationships": [{"name": "characters", "destination": "Character", "toMany": true, "inverse": "publisher"}]}
+                """),
+            Self.object("""
+                {"name": "Character", "attributes": [{"name": "identifier", "type": "integer64"}, {"name": "name", "type": "string"}],
+                 "relationships": [{"name": "publisher", "destination": "Publisher", "inverse": "characters"}],
+                 "userInfo": {"identityAttributes": "identifier"}}
+                """),
+        ]))).created.body.json
+        #expect(model.name == "comics")
+        #expect(model.version == 1)
+        let character = try #require(model.entities?.first { $0.value["name"] as? String == "Character" })
+        #expect(character.value["identificationAttributes"] as? [String] == ["identifier"])
+
+        // The README's mapping: 201, read back normalized.
+        let mapping = try await acme.putMapping(
+            path: .init(tenant: "acme", model: "comics", mapping: "characters"),
+            body: .json(.init(
+                entity: "Character", keyPath: "results",
+                attributes: .case1(Self.object(#"{"id": "identifier", "name": "name"}"#)),
+                relationships: [Self.object("""
+                    {"from": "publisher", "to": "publisher",
+                     "mapping": {"entity": "Publisher", "attributes": {"id": "identifier", "name": "name"}}}
+                    """)]))
+        ).created.body.json
+        #expect(mapping.entity == "Character")
+        #expect(mapping.keyPath == "results")
+        guard case .case1(let attributes) = mapping.attributes else {
+            Issue.record("attributes come back as an object: \(String(describing: mapping.attributes))")
+            return
+        }
+        #expect(attributes.value["id"] as? String == "identifier")
+        #expect(mapping.relationships?.count == 1)
+
+        // Post what the API returned: the shared publisher is stored once (3 objects); again, nothing changes.
+        let payload = try Self.value("""
+            {"results": [{"id": 1699, "name": "Spider-Man", "publisher": {"id": 10, "name": "Marvel"}},
+                         {"id": 1455, "name": "Iron Man",   "publisher": {"id": 10, "name": "Marvel"}}]}
+            """)
+        let mappingPath = Operations.PostMappingPayload.Input.Path(tenant: "acme", model: "comics", mapping: "characters")
+        let first = try await acme.postMappingPayload(path: mappingPath, body: .json(payload)).ok.body.json
+        #expect([first.inserted, first.updated, first.unchanged, first.deleted] as [Int] == [3, 0, 0, 0])
+        #expect(first.discarded.isEmpty)
+        #expect(first.objects.count == 2)
+        let again = try await acme.postMappingPayload(path: mappingPath, body: .json(payload)).ok.body.json
+        #expect([again.inserted, again.updated, again.unchanged, again.deleted] as [Int] == [0, 0, 3, 0])
+
+        // Query with the README's predicate, order and count.
+        let characters = Operations.ListObjects.Input.Path(tenant: "acme", model: "comics", entity: "Character")
+        let page = try await acme.listObjects(path: characters, query: .init(
+            _where: "name BEGINSWITH[c] 'spider' AND publisher.name == 'Marvel'", orderBy: "-name", count: true
+        )).ok.body.json
+        #expect(page.items.map { $0.value["name"] as? String } == ["Spider-Man"])
+        #expect(page.items.first?.value["publisher"] as? Int == 10)
+        #expect(page.items.first?.value["_entity"] as? String == "Character")
+        #expect(page.total == 1)
+        #expect(page.next == nil)
+
+        // The same through the JSON query body: both characters, publisher embedded, one per page.
+        let queryPath = Operations.QueryObjects.Input.Path(tenant: "acme", model: "comics", entity: "Character")
+        let queried = try await acme.queryObjects(path: queryPath, body: .json(.init(
+            _where: "publisher.identifier == $p", arguments: Self.object(#"{"p": 10}"#),
+            orderBy: .case2(["-name"]), limit: 1, include: .case1("publisher"), count: true
+        ))).ok.body.json
+        #expect(queried.items.map { $0.value["name"] as? String } == ["Spider-Man"])
+        #expect((queried.items.first?.value["publisher"] as? [String: (any Sendable)?])?["name"] as? String == "Marvel")
+        #expect(queried.total == 2)
+        let cursor = try #require(queried.next)
+        let secondPage = try await acme.queryObjects(path: queryPath, body: .json(.init(
+            _where: "publisher.identifier == 10", orderBy: .case1("-name"), limit: 1, cursor: cursor
+        ))).ok.body.json
+        #expect(secondPage.items.map { $0.value["name"] as? String } == ["Iron Man"])
+
+        // One object by key, in both shapes.
+        let objectPath = Operations.GetObject.Input.Path(tenant: "acme", model: "comics", entity: "Character", key: "1699")
+        let spiderMan = try await acme.getObject(path: objectPath).ok.body.json
+        #expect(spiderMan.value["name"] as? String == "Spider-Man")
+        #expect(spiderMan.value["identifier"] as? Int == 1699)
+        #expect(spiderMan.value["_id"] is Int)
+        let embedded = try await acme.getObject(path: objectPath, query: .init(include: "publisher")).ok.body.json
+        #expect((embedded.value["publisher"] as? [String: (any Sendable)?])?["identifier"] as? Int == 10)
+
+        // Every write is in the change feed: three upserts, once each.
+        let feed = try await acme.getChanges(path: .init(tenant: "acme", model: "comics"), query: .init(since: 0)).ok.body.json
+        #expect(feed.changes.map(\.op) == [.upsert, .upsert, .upsert])
+        #expect(Set(feed.changes.map { "\($0.entity) \($0.key.value ?? "nil")" }) == ["Publisher 10", "Character 1699", "Character 1455"])
+        #expect(feed.changes.allSatisfy { $0.object != nil && $0.deletedAt == nil })
+        #expect(feed.next == feed.changes.map(\.seq).max())
+
+        // Delete an object: 204, gone (404 as a problem), and a tombstone in the feed.
+        let ironMan = Operations.DeleteObject.Input.Path(tenant: "acme", model: "comics", entity: "Character", key: "1455")
+        _ = try await acme.deleteObject(path: ironMan).noContent
+        let missing = try await acme.getObject(path: .init(tenant: "acme", model: "comics", entity: "Character", key: "1455"))
+        guard case .default(let status, let problemResponse) = missing else {
+            Issue.record("expected a problem, got \(missing)")
+            return
+        }
+        let notFound = try problemResponse.body.applicationProblemJson
+        #expect(status == 404)
+        #expect(notFound.status == 404)
+        #expect(notFound.title == "Not Found")
+        #expect(notFound._type.hasPrefix("urn:cartograph:problem:"))
+        let tail = try await acme.getChanges(path: .init(tenant: "acme", model: "comics"), query: .init(since: feed.next)).ok.body.json
+        let tombstone = try #require(tail.changes.last)
+        #expect(tombstone.op == .delete)
+        #expect(tombstone.entity == "Character")
+        #expect(tombstone.key.value as? Int == 1455)
+        #expect(tombstone.object == nil)
+        #expect(try abs(#require(tombstone.deletedAt).timeIntervalSince(started)) < 300)
+        #expect(tail.next == tombstone.seq)
+
+        // A mapping the model cannot take: 422 with a JSON Pointer per problem.
+        let invalid = try await acme.putMapping(
+            path: .init(tenant: "acme", model: "comics", mapping: "broken"),
+            body: .json(.init(entity: "Character", attributes: .case2(["id", "nickname"]))))
+        guard case .default(let invalidStatus, let invalidResponse) = invalid else {
+            Issue.record("expected a problem, got \(invalid)")
+            return
+        }
+        let unprocessable = try invalidResponse.body.applicationProblemJson
+        #expect(invalidStatus == 422)
+        #expect(unprocessable.status == 422)
+        #expect(unprocessable.errors?.isEmpty == false)
+        #expect(unprocessable.errors?.allSatisfy { $0.pointer.hasPrefix("/attributes") } == true)
+
+        // The admin token sees every tenant.
+        #expect(try await admin.listTenants().ok.body.json.items.map(\.id) == ["acme"])
+    }
+
+    /// The operations the README does not walk, each once through the generated client: service
+    /// routes (text and YAML bodies), tenants, Core Data XML and migration, annotation mappings and
+    /// entity payloads, payload options and headers, bulk deletes and every DELETE.
+    @Test func R_S7_generatedClientCoversEveryOtherOperation() async throws {
+        let server = try LiveServer()
+        defer { server.stop(); try? FileManager.default.removeItem(at: server.dataDirectory) }
+        let admin = try Self.client(server, token: server.adminToken)
+
+        #expect(try await admin.getReadiness().ok.body.json.status == "ready")
+        let served = try await admin.getOpenAPI().ok.body.yaml
+        let spec = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../openapi.yaml")
+        #expect(try await Data(collecting: served, upTo: 1 << 20) == Data(contentsOf: spec))
+
+        let tenant = try await admin.createTenant(body: .json(.init(id: "globex"))).created.body.json
+        let duplicate = try await admin.createTenant(body: .json(.init(id: "globex"))).conflict.body.applicationProblemJson
+        #expect(duplicate.status == 409)
+        let shown = try await admin.getTenant(path: .init(tenant: "globex")).ok.body.json
+        #expect(shown.id == "globex")
+        #expect(shown.createdAt == tenant.createdAt)
+        let key = try Self.client(server, token: tenant.apiKey)
+
+        // A Core Data `contents` file (application/xml), then a migration to version 2.
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <entity name="Note" syncable="YES">
+                    <attribute name="identifier" attributeType="Integer 64" usesScalarValueType="YES"/>
+                </entity>
+            </model>
+            """
+        let notes = Operations.PutModel.Input.Path(tenant: "globex", model: "notes")
+        let created = try await key.putModel(path: notes, body: .xml(HTTPBody(xml))).created.body.json
+        #expect(created.version == 1)
+        #expect(created.entities?.compactMap { $0.value["name"] as? String } == ["Note"])
+        var document = Components.Schemas.ModelDocument(entities: created.entities)
+        var entity = try #require(document.entities?.first?.value)
+        entity["attributes"] = (entity["attributes"] as? [(any Sendable)?] ?? []) + [["name": "text", "type": "string"] as [String: (any Sendable)?]]
+        document.entities = [try OpenAPIObjectContainer(unvalidatedValue: entity)]
+        let migrated = try await key.putModel(path: notes, body: .json(document)).ok.body.json
+        #expect(migrated.version == 2)
+
+        // A model with Groot annotations: its compiled mapping, and a payload through it.
+        let cards = Operations.GetModel.Input.Path(tenant: "globex", model: "cards")
+        _ = try await key.putModel(path: .init(tenant: "globex", model: "cards"), body: .json(.init(entities: [Self.object("""
+            {"name": "Card", "userInfo": {"identityAttributes": "identifier"},
+             "attributes": [{"name": "identifier", "type": "integer64", "userInfo": {"JSONKeyPath": "id"}},
+                            {"name": "title", "type": "string", "userInfo": {"JSONKeyPath": "title"}},
+                            {"name": "deckID", "type": "integer64"}],
+             "relationships": [{"name": "deck", "destination": "Deck", "inverse": "cards"}]}
+            """), Self.object("""
+            {"name": "Deck", "userInfo": {"identityAttributes": "deckID"}, "attributes": [{"name": "deckID", "type": "integer64"}],
+             "relationships": [{"name": "cards", "destination": "Card", "toMany": true, "inverse": "deck"}]}
+            """)]))).created
+        #expect(try await key.getModel(path: cards).ok.body.json.entities?.count == 2)
+        #expect(try await key.listModels(path: .init(tenant: "globex")).ok.body.json.items.compactMap { $0.value["name"] as? String }
+            == ["cards", "notes"])
+        let compiled = try await key.getAnnotationMapping(path: .init(tenant: "globex", model: "cards", entity: "Card")).ok.body.json
+        #expect(compiled.entity == "Card")
+        guard case .case1(let compiledAttributes) = compiled.attributes else {
+            Issue.record("a compiled mapping's attributes are an object: \(String(describing: compiled.attributes))")
+            return
+        }
+        #expect(compiledAttributes.value["id"] as? String == "identifier")
+        #expect(compiledAttributes.value["title"] as? String == "title")
+        let cardPayload = Operations.PostEntityPayload.Input.Path(tenant: "globex", model: "cards", entity: "Card")
+        let dryRun = try await key.postEntityPayload(path: cardPayload, query: .init(dryRun: true, explain: true),
+                                                     body: .json(Self.value(#"[{"id": 1, "title": "Ace"}, {"id": 2, "title": "King"}]"#)))
+            .ok.body.json
+        #expect(dryRun.inserted == 2)
+        #expect(dryRun.explain?.compactMap { $0.value["action"] as? String } == ["insert", "insert"])
+        let stored = try await key.postEntityPayload(path: cardPayload, headers: .init(idempotencyKey: "cards-1"),
+                                                     body: .json(Self.value(#"[{"id": 1, "title": "Ace"}, {"id": 2, "title": "King"}]"#)))
+            .ok.body.json
+        #expect(stored.inserted == 2)
+        #expect(stored.changeSeq != nil)
+        let exported = try await key.listObjects(path: .init(tenant: "globex", model: "cards", entity: "Card"),
+                                                 query: .init(orderBy: "identifier", shape: .json)).ok.body.json
+        #expect(exported.items.map { $0.value["title"] as? String } == ["Ace", "King"])
+        #expect(exported.items.allSatisfy { $0.value["_id"] == nil })
+
+        // Mappings: listed, read, deleted.
+        let mappingPath = Operations.PutMapping.Input.Path(tenant: "globex", model: "cards", mapping: "cards")
+        _ = try await key.putMapping(path: mappingPath, body: .json(.init(entity: "Card", attributes: .case2(["title"])))).created
+        let replaced = try await key.putMapping(path: mappingPath, body: .json(.init(entity: "Card", keyPath: "cards",
+                                                                                    attributes: .case2(["title"])))).ok.body.json
+        #expect(replaced.keyPath == "cards")
+        // A connection: `connectedBy` is sent as a string and read back normalized, as an object.
+        _ = try await key.putMapping(path: .init(tenant: "globex", model: "cards", mapping: "dealt"), body: .json(.init(
+            entity: "Card", attributes: .case2(["deckID"]),
+            connections: [.init(relationship: "deck", connectedBy: .case1("deckID"))]))).created
+        let dealt = try await key.getMapping(path: .init(tenant: "globex", model: "cards", mapping: "dealt")).ok.body.json
+        #expect(dealt.entity == "Card")
+        #expect(dealt.connections?.first?.connectedBy == .case3(.init(additionalProperties: ["deckID": "deckID"])))
+        #expect(try await key.listMappings(path: .init(tenant: "globex", model: "cards")).ok.body.json.items.count == 2)
+        _ = try await key.deleteMapping(path: .init(tenant: "globex", model: "cards", mapping: "dealt")).noContent
+        _ = try await key.deleteMapping(path: .init(tenant: "globex", model: "cards", mapping: "cards")).noContent
+
+        // A bulk delete by predicate, then the model and the tenant.
+        let bulk = try await key.deleteObjects(path: .init(tenant: "globex", model: "cards", entity: "Card"),
+                                               query: .init(_where: "identifier > 1")).ok.body.json
+        #expect(bulk.deleted == 1)
+        _ = try await key.deleteModel(path: .init(tenant: "globex", model: "notes")).noContent
+        _ = try await admin.deleteTenant(path: .init(tenant: "globex")).noContent
+        #expect(try await admin.getTenant(path: .init(tenant: "globex")).notFound.body.applicationProblemJson.status == 404)
+
+        // Metrics (text/plain), after the traffic above.
+        let metrics = try await admin.getMetrics().ok.body.plainText
+        #expect(try await String(collecting: metrics, upTo: 1 << 22).contains("cartograph_http_requests_total"))
+    }
+
+    /// A generated client for `server` that sends `token` as a bearer token; dates as the server
+    /// writes them (ISO 8601 with milliseconds, DESIGN §10).
+    static func client(_ server: LiveServer, token: String) throws -> Client {
+        Client(
+            serverURL: try #require(URL(string: "http://127.0.0.1:\(server.port)")),
+            configuration: Configuration(dateTranscoder: .iso8601WithFractionalSeconds),
+            transport: URLSessionTransport(),
+            middlewares: [BearerToken(token: token)]
+        )
+    }
+
+    /// A free-form JSON object of the spec (`type: object`) from JSON text.
+    static func object(_ json: String) throws -> OpenAPIObjectContainer {
+        try JSONDecoder().decode(OpenAPIObjectContainer.self, from: Data(json.utf8))
+    }
+
+    /// Any JSON value of the spec (`schema: {}`) from JSON text.
+    static func value(_ json: String) throws -> OpenAPIValueContainer {
+        try JSONDecoder().decode(OpenAPIValueContainer.self, from: Data(json.utf8))
+    }
+}
+
+/// Adds `Authorization: Bearer <token>` to every request: the spec's `bearer` security scheme, which
+/// the generated client leaves to a middleware.
+struct BearerToken: ClientMiddleware {
+    let token: String
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        request.headerFields[.authorization] = "Bearer \(token)"
+        return try await next(request, body, baseURL)
+    }
+}
