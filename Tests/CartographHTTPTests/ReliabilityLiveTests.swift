@@ -58,6 +58,26 @@ import CartographTesting
     /// A crash after a tenant's row commits and before its directory exists (ControlStore.createTenant)
     /// left a tenant whose first model registration failed with 500. Simulated: the directory removed
     /// while the server is stopped.
+    @Test func R_S2_connectionsPerIPAreLimited() throws {
+        try withLiveServer(arguments: ["--per-ip-connection-limit", "2"]) { (server) throws in
+            let client = server.client
+            // Two connections hold their slots with half-sent requests.
+            var held = try (0..<2).map { _ in try client.connect() }
+            defer { held.forEach { close($0) } }
+            for socket in held { #expect(client.writeAll(socket, Array("GET /healthz HTTP/1.1\r\nHost: x\r\n".utf8))) }
+            Thread.sleep(forTimeInterval: 0.2)
+            // A third from the same address is closed without an answer.
+            let third = try client.connect()
+            defer { close(third) }
+            _ = client.writeAll(third, Array("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            #expect(throws: (any Error).self) { try client.readResponse(third, timeoutSeconds: 5) }
+            // Once one is released, a new connection is served.
+            close(held.removeFirst())
+            Thread.sleep(forTimeInterval: 0.2)
+            #expect(try client.send("GET", "/healthz").json()["status"] == "ok")
+        }
+    }
+
     @Test func R_S4_aTenantWithoutItsDirectoryCanStillRegisterModels() throws {
         let server = try LiveServer()
         defer { try? FileManager.default.removeItem(at: server.dataDirectory) }
