@@ -33,6 +33,9 @@ let package = Package(
         // Pure Swift, no I/O: the NSPredicate format language (parse, type-check, evaluate, compile to SQL).
         .target(name: "CartographPredicate", dependencies: ["CartographCore"]),
         .target(name: "CartographMapping", dependencies: ["CartographCore", "CartographPredicate"]),
+        // The hostile-input properties: scripts/fuzz.sh compiles them with libFuzzer (Fuzz/), the
+        // replay test runs them uninstrumented on the checked-in corpora (docs/fuzzing.md).
+        .target(name: "CartographFuzzing", dependencies: ["CartographCore", "CartographPredicate", "CartographMapping"]),
         // Everything that speaks SQL.
         .target(
             name: "CartographStore",
@@ -85,6 +88,7 @@ let package = Package(
             exclude: ["Fixtures"]
         ),
         .testTarget(name: "CartographMappingTests", dependencies: ["CartographMapping", "CartographCore", "CartographPredicate"]),
+        .testTarget(name: "CartographFuzzingTests", dependencies: ["CartographFuzzing"]),
     ]
 )
 
