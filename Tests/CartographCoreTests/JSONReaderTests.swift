@@ -97,6 +97,26 @@ struct JSONReaderTests {
         }
     }
 
+    /// The deepest document the server can be configured to accept (`--max-json-depth 2048`) is
+    /// read, written and compared on a thread with the 8 MiB stack of a request thread; 100,000
+    /// levels, the old maximum, overflowed it in a release build, 4,096 in a debug build.
+    @Test func R_S2_theDeepestConfigurableDocumentFitsARequestThreadsStack() throws {
+        let depth = 2_048
+        let text = String(repeating: "[", count: depth) + "{\"a\": 1}" + String(repeating: "]", count: depth)
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var roundTrips = false
+        let thread = Thread {
+            if let value = try? JSONReader(maxDepth: depth + 1).parse(text) {
+                roundTrips = (try? JSONReader(maxDepth: depth + 1).parse(value.jsonBytes)) == value
+            }
+            done.signal()
+        }
+        thread.stackSize = 8 << 20
+        thread.start()
+        done.wait()
+        #expect(roundTrips)
+    }
+
     @Test func writerRoundTripsAndEscapesControlCharacters() throws {
         let original: JSONValue = ["s": "line\nbreak \"quoted\" \u{1} é", "n": .number(JSONNumber(validatedText: "1.50")), "a": [nil, true]]
         let text = original.jsonText
