@@ -8,7 +8,8 @@ enum JSONPointerChecks {
     /// The unescaped reference tokens of `pointer`; nil when it is not an RFC 6901 pointer.
     static func tokens(of pointer: String) -> [String]? {
         if pointer.isEmpty { return [] }
-        guard pointer.hasPrefix("/") else { return nil }
+        // By scalars, not Characters: a key starting with a combining mark makes one Character of "/" and the mark.
+        guard pointer.unicodeScalars.first == "/" else { return nil }
         var tokens: [String] = []
         for raw in pointer.unicodeScalars.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
             var token = String.UnicodeScalarView()

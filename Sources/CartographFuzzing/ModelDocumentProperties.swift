@@ -41,7 +41,7 @@ enum ModelDocumentProperties {
             try require(error.code == .unprocessable, "coredata.locatedErrors", "unexpected error code \(error.code.rawValue): \(error.detail)")
             try JSONPointerChecks.checkDetails(of: error, document: nil, property: "coredata.locatedErrors", input: input)
             for detail in error.errors {
-                try require(detail.pointer.isEmpty || detail.pointer.hasPrefix("/entities"), "coredata.locatedErrors",
+                try require(detail.pointer.isEmpty || detail.pointer.utf8.starts(with: "/entities".utf8), "coredata.locatedErrors",
                             "«\(detail.pointer)» is not in the normalized form's entities")
             }
             return
@@ -75,9 +75,12 @@ enum ModelDocumentProperties {
         guard !input.contains(0), let text = String(validating: input, as: UTF8.self) else {
             throw FuzzFailure("coredata.noDTD", "accepted a document that is not UTF-8: \(excerpt(input))")
         }
-        let body = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
-        if body.hasPrefix("<?xml"), body.dropFirst(5).first?.isWhitespace == true {
-            let declaration = String(body[..<(body.range(of: "?>")?.lowerBound ?? body.endIndex)])
+        // By scalars, not Characters, so that a combining mark cannot hide the declaration.
+        var body = text.unicodeScalars[...]
+        if body.first == "\u{FEFF}" { body = body.dropFirst() }
+        if body.starts(with: "<?xml".unicodeScalars), let blank = body.dropFirst(5).first, [" ", "\t", "\n", "\r"].contains(blank) {
+            let end = body.firstRange(of: "?>".unicodeScalars)?.lowerBound ?? body.endIndex
+            let declaration = String(String.UnicodeScalarView(body[..<end]))
             let range = NSRange(declaration.startIndex..., in: declaration)
             for match in declaredEncoding.matches(in: declaration, range: range) {
                 let name = Range(match.range(at: 2), in: declaration).map { declaration[$0] } ?? ""
