@@ -49,6 +49,8 @@ build_modules() {
     if [[ -f "$stamp" ]] && [[ -z "$(find $(printf 'Sources/%s ' $MODULES) -name '*.swift' -newer "$stamp" | head -1)" ]]; then
         return
     fi
+    # Stamped before compiling, so that a file saved during the build is seen next time.
+    touch "$stamp.new"
     for module in $MODULES; do
         echo "fuzz: compiling $module (-O, $SANITIZE)" >&2
         # shellcheck disable=SC2046
@@ -56,7 +58,7 @@ build_modules() {
             -I "$OUT/modules" -emit-module -emit-module-path "$OUT/modules/$module.swiftmodule" \
             -c -o "$OUT/objects/$module.o" $(find "Sources/$module" -name '*.swift' | sort)
     done
-    touch "$stamp"
+    mv "$stamp.new" "$stamp"
 }
 
 build_target() {
