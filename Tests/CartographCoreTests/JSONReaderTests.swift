@@ -129,6 +129,21 @@ struct JSONReaderTests {
         #expect(JSONPointer.root.description == "")
     }
 
+    /// Found by the mapping fuzz target (Fuzz/Regressions/mapping/pointer-tilde-before-combining-mark*):
+    /// keys were escaped Character by Character, and `~` or `/` followed by a combining mark is one
+    /// Character equal to neither, so the pointer of a problem in `{"a~\u{301}": 1}` was not a valid
+    /// JSON Pointer, and `/` there split it in the wrong place.
+    @Test func R_M5_pointersEscapeTildeAndSlashFollowedByCombiningMarks() throws {
+        let pointer = JSONPointer.root.appending("a~\u{301}/\u{34E}b").appending(1)
+        #expect(Array(pointer.description.unicodeScalars) == Array("/a~0\u{301}~1\u{34E}b/1".unicodeScalars))
+        do {
+            _ = try ModelDocument.parse(jsonBytes: Array(#"{"entities": [], "x~\#u{301}": 1}"#.utf8), name: "m")
+            Issue.record("parsed")
+        } catch {
+            #expect(error.errors.map { Array($0.pointer.unicodeScalars) } == [Array("/x~0\u{301}".unicodeScalars)])
+        }
+    }
+
     /// Random documents and random mutations of them: the reader must never crash, and must accept
     /// exactly what Foundation's JSONSerialization accepts (on inputs without its extensions).
     @Test func randomizedInputsAgreeWithJSONSerializationAndNeverCrash() throws {
