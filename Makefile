@@ -3,17 +3,20 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 PORT ?= 8080
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := json model coredata mapping predicate
 DATA_DIR ?= ./data
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev pkg-config curl python3-pip
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 
-.PHONY: help deps build run test test-swift test-spec test-walkthrough test-crash test-schemathesis schemathesis-deps soak bench clean
+.PHONY: help deps build run test test-swift test-spec test-walkthrough test-crash test-schemathesis schemathesis-deps soak bench fuzz clean
 
 help:
 	@echo "make run    install what is missing, build (release) and serve on :$(PORT) with data in $(DATA_DIR)"
 	@echo "make test   install what is missing, run every test suite"
 	@echo "make soak   long reliability runs: 1000 kill -9 cycles and a long schemathesis run (release build)"
 	@echo "make bench  run the benchmarks (installs wrk)"
+	@echo "make fuzz   run each libFuzzer target for FUZZ_SECONDS (default $(FUZZ_SECONDS)), one after another"
 
 # Installs the system packages that are missing (apt-get update first, once).
 deps:
@@ -80,6 +83,11 @@ soak: deps schemathesis-deps
 
 bench: deps
 	scripts/bench.sh
+
+# The libFuzzer targets (docs/fuzzing.md), one at a time. `make test` replays their checked-in
+# corpora and crashers without libFuzzer (FuzzCorpusReplayTests).
+fuzz:
+	@for target in $(FUZZ_TARGETS); do scripts/fuzz.sh $$target $(FUZZ_SECONDS) || exit 1; done
 
 clean:
 	rm -rf .build .build-* bench/out

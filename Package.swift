@@ -42,6 +42,9 @@ let package = Package(
         // Pure Swift, no I/O: the NSPredicate format language (parse, type-check, evaluate, compile to SQL).
         .target(name: "CartographPredicate", dependencies: ["CartographCore"]),
         .target(name: "CartographMapping", dependencies: ["CartographCore", "CartographPredicate"]),
+        // The hostile-input properties: scripts/fuzz.sh compiles them with libFuzzer (Fuzz/), the
+        // replay test runs them uninstrumented on the checked-in corpora (docs/fuzzing.md).
+        .target(name: "CartographFuzzing", dependencies: ["CartographCore", "CartographPredicate", "CartographMapping"]),
         // Everything that speaks SQL.
         .target(
             name: "CartographStore",
@@ -105,6 +108,7 @@ let package = Package(
             ],
             exclude: ["Generated/openapi-generator-config.yaml"]
         ),
+        .testTarget(name: "CartographFuzzingTests", dependencies: ["CartographFuzzing"]),
     ]
 )
 

@@ -97,6 +97,26 @@ struct JSONReaderTests {
         }
     }
 
+    /// The deepest document the server can be configured to accept (`--max-json-depth 2048`) is
+    /// read, written and compared on a thread with the 8 MiB stack of a request thread; 100,000
+    /// levels, the old maximum, overflowed it in a release build, 4,096 in a debug build.
+    @Test func R_S2_theDeepestConfigurableDocumentFitsARequestThreadsStack() throws {
+        let depth = 2_048
+        let text = String(repeating: "[", count: depth) + "{\"a\": 1}" + String(repeating: "]", count: depth)
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var roundTrips = false
+        let thread = Thread {
+            if let value = try? JSONReader(maxDepth: depth + 1).parse(text) {
+                roundTrips = (try? JSONReader(maxDepth: depth + 1).parse(value.jsonBytes)) == value
+            }
+            done.signal()
+        }
+        thread.stackSize = 8 << 20
+        thread.start()
+        done.wait()
+        #expect(roundTrips)
+    }
+
     @Test func writerRoundTripsAndEscapesControlCharacters() throws {
         let original: JSONValue = ["s": "line\nbreak \"quoted\" \u{1} é", "n": .number(JSONNumber(validatedText: "1.50")), "a": [nil, true]]
         let text = original.jsonText
@@ -107,6 +127,21 @@ struct JSONReaderTests {
     @Test func pointerEscapesTildeAndSlash() {
         #expect(JSONPointer.root.appending("entities").appending(0).appending("a/b~c").description == "/entities/0/a~1b~0c")
         #expect(JSONPointer.root.description == "")
+    }
+
+    /// Found by the mapping fuzz target (Fuzz/Regressions/mapping/pointer-tilde-before-combining-mark*):
+    /// keys were escaped Character by Character, and `~` or `/` followed by a combining mark is one
+    /// Character equal to neither, so the pointer of a problem in `{"a~\u{301}": 1}` was not a valid
+    /// JSON Pointer, and `/` there split it in the wrong place.
+    @Test func R_M5_pointersEscapeTildeAndSlashFollowedByCombiningMarks() throws {
+        let pointer = JSONPointer.root.appending("a~\u{301}/\u{34E}b").appending(1)
+        #expect(Array(pointer.description.unicodeScalars) == Array("/a~0\u{301}~1\u{34E}b/1".unicodeScalars))
+        do {
+            _ = try ModelDocument.parse(jsonBytes: Array(#"{"entities": [], "x~\#u{301}": 1}"#.utf8), name: "m")
+            Issue.record("parsed")
+        } catch {
+            #expect(error.errors.map { Array($0.pointer.unicodeScalars) } == [Array("/x~0\u{301}".unicodeScalars)])
+        }
     }
 
     /// Random documents and random mutations of them: the reader must never crash, and must accept

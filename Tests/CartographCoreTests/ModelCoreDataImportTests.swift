@@ -179,6 +179,61 @@ struct ModelCoreDataImportTests {
         }
     }
 
+    /// Found while fuzzing (Fuzz/Regressions/coredata): the DTD check searched the bytes for
+    /// `<!DOCTYPE`, but a document declared as UTF-16, UTF-7 or ISO-2022-JP spells it differently in
+    /// bytes, so the parser read a DTD the check never saw and expanded its entities (`&e;` became an
+    /// entity name). Only UTF-8 is read now, so the byte search sees every DTD.
+    @Test(arguments: [
+        ("UTF-16", Array(#"<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE model [<!ENTITY e "Expanded">]><model><entity name="&e;"/></model>"#.utf16)
+            .flatMap { [UInt8(truncatingIfNeeded: $0), UInt8(truncatingIfNeeded: $0 >> 8)] }, "is not a Core Data model: it is not UTF-8 text"),
+        ("UTF-7", Array(#"<?xml version="1.0" encoding="UTF-7"?>+ADw-!DOCTYPE model +AFs-+ADw-!ENTITY e "Expanded"+AD4-+AF0-+AD4-<model><entity name="&e;"/></model>"#.utf8),
+         "is not a Core Data model: it declares the encoding 'UTF-7'"),
+        ("ISO-2022-JP", Array("<?xml version=\"1.0\" encoding=\"ISO-2022-JP\"?><!DOC\u{1B}(BTYPE model [<!ENT\u{1B}(BITY e \"Expanded\">]><model><entity name=\"&e;\"/></model>".utf8),
+         "is not a Core Data model: it declares the encoding 'ISO-2022-JP'"),
+        ("two declared encodings", Array(#"<?xml version="1.0 encoding='UTF-8'" encoding="UTF-7"?><model/>"#.utf8), "is not a Core Data model: it declares the encoding 'UTF-7'"),
+        ("NUL", Array("<model>\u{0}</model>".utf8), "is not a Core Data model: it is not UTF-8 text"),
+    ])
+    func R_M4_aDTDInAnotherEncodingIsRefused(encoding: String, xml: [UInt8], message: String) throws {
+        do {
+            let model = try ModelDocument.parse(coreDataXML: xml, name: "x")
+            Issue.record("\(encoding): parsed into \(model.entities.map(\.name))")
+        } catch {
+            #expect(error.code == .unprocessable)
+            #expect(error.errors.map(\.pointer) == [""])
+            #expect(error.errors.first?.message.hasPrefix(message) == true, "\(encoding): \(error.errors)")
+        }
+    }
+
+    /// Found by the coredata fuzz target (Fuzz/Regressions/coredata/pi-without-data-*): FoundationXML
+    /// on Linux dereferences a NULL pointer for a processing instruction without data, so a 5-byte
+    /// body (`<?i?>`) crashed the server. Such documents are refused before they reach the parser.
+    @Test(arguments: ["<?i?>", "<?pi?><model/>", "<model><entity name=\"A\"><?é?></entity></model>", "<model/><?x-y.z?>",
+                      "<model><!-- <?c?> --></model>"])
+    func R_M4_aProcessingInstructionWithoutDataIs422NotACrash(xml: String) throws {
+        do {
+            _ = try ModelDocument.parse(coreDataXML: Array(xml.utf8), name: "x")
+            Issue.record("parsed")
+        } catch {
+            #expect(error.code == .unprocessable)
+            #expect(error.errors.map(\.pointer) == [""])
+            #expect(error.errors.first?.message.hasPrefix("is not a Core Data model: it has a processing instruction without data") == true, "\(error.errors)")
+        }
+    }
+
+    @Test func R_M4_processingInstructionsWithDataAreIgnored() throws {
+        let model = try ModelDocument.parse(coreDataXML: Array(#"<?xml version="1.0"?><?a b?><model><?c ?><entity name="A"/></model>"#.utf8), name: "x")
+        #expect(model.entities.map(\.name) == ["A"])
+    }
+
+    @Test func R_M4_aUTF8DeclarationAndByteOrderMarkAreAccepted() throws {
+        for prefix in ["", "\u{FEFF}"] {
+            for declaration in [#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>"#, "<?xml version='1.0' encoding = 'utf-8'?>", #"<?xml version="1.0"?>"#, ""] {
+                let model = try ModelDocument.parse(coreDataXML: Array((prefix + declaration + #"<model><entity name="A"/></model>"#).utf8), name: "x")
+                #expect(model.entities.map(\.name) == ["A"])
+            }
+        }
+    }
+
     @Test func R_M5_aHugeXMLModelIsAClearErrorQuickly() throws {
         let entities = (0..<5_000).map { #"<entity name="E\#($0)"><attribute name="id" attributeType="Integer 64"/></entity>"# }
         let xml = "<model>\(entities.joined())</model>"

@@ -40,6 +40,15 @@ struct CommandTests {
         #expect(stderr.contains("warning:"), "undeclared Groot transformers are warnings")
     }
 
+    /// Found while probing the JSON depth limit for the fuzz targets: the setting accepted up to 100,000 levels, and a
+    /// document that deep overflows an 8 MiB stack in the reader (it recurses once per level), so
+    /// one request could crash a server configured that way.
+    @Test func R_S2_maxJSONDepthIsRefusedAboveWhatTheStackHolds() throws {
+        let (status, _, stderr) = try run(["serve", "--max-json-depth", "100000", "--port", "0", "--data-dir", "/nonexistent-\(UUID().uuidString)"])
+        #expect(status != 0)
+        #expect(stderr.contains("max-json-depth must be a whole number in 1...2048"), "\(stderr)")
+    }
+
     @Test func versionPrintsTheVersion() throws {
         let (status, stdout, _) = try run(["version"])
         #expect(status == 0)

@@ -11,20 +11,26 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
 
     /// The pointer one level down, at an object member.
     public func appending(_ key: String) -> JSONPointer {
-        JSONPointer(tokens: tokens + [key.replacingAll("~", with: "~0").replacingAll("/", with: "~1")])
+        JSONPointer(tokens: tokens + [Self.escape(key)])
+    }
+
+    /// `~` as `~0` and `/` as `~1` (RFC 6901), scalar by scalar: as Characters, a `~` or `/` followed by
+    /// a combining mark is one Character that equals neither, and stayed unescaped.
+    static func escape(_ key: String) -> String {
+        guard key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return key }
+        var escaped = String.UnicodeScalarView()
+        for scalar in key.unicodeScalars {
+            switch scalar {
+            case "~": escaped.append(contentsOf: "~0".unicodeScalars)
+            case "/": escaped.append(contentsOf: "~1".unicodeScalars)
+            default: escaped.append(scalar)
+            }
+        }
+        return String(escaped)
     }
 
     /// The pointer one level down, at an array index.
     public func appending(_ index: Int) -> JSONPointer { JSONPointer(tokens: tokens + [String(index)]) }
 
     public var description: String { tokens.isEmpty ? "" : "/" + tokens.joined(separator: "/") }
-}
-
-extension String {
-    fileprivate func replacingAll(_ target: Character, with replacement: String) -> String {
-        guard contains(target) else { return self }
-        var result = ""
-        for character in self { if character == target { result += replacement } else { result.append(character) } }
-        return result
-    }
 }

@@ -21,9 +21,19 @@ enum CoreDataModelImporter {
         if xml.starts(with: Array("bplist".utf8)) {
             throw notAModel("it is a binary property list (the Xcode 3 'elements' format); open the model in Xcode 4.3 or later and submit Name.xcdatamodel/contents")
         }
-        // Core Data files never declare a DTD; refusing one rules out entity-expansion attacks.
+        // Core Data files never declare a DTD; refusing one rules out entity-expansion attacks. The
+        // search reads bytes, so it sees every DTD only in a document the parser reads as UTF-8: told
+        // that a document is UTF-16, UTF-7 or ISO-2022-JP, the parser would find a DTD the search
+        // cannot. Core Data writes UTF-8, so anything else is refused first.
+        if let problem = encodingProblem(xml) { throw notAModel(problem) }
         if xml.firstRange(of: Array("<!DOCTYPE".utf8)) != nil || xml.firstRange(of: Array("<!ENTITY".utf8)) != nil {
             throw notAModel("document type declarations are not accepted")
+        }
+        // FoundationXML on Linux reads a processing instruction's data through a pointer that libxml2
+        // leaves NULL when there is none (`<?pi?>`), and the process crashes before the delegate is
+        // called. Core Data writes no processing instructions besides the XML declaration.
+        if let target = processingInstructionWithoutData(in: xml) {
+            throw notAModel("it has a processing instruction without data (\(DocumentProblems.quote(target))), which is not accepted")
         }
         let reader = ContentsReader()
         let parser = XMLParser(data: Data(xml))
@@ -40,6 +50,49 @@ enum CoreDataModelImporter {
         }
         return reader.entities
     }
+
+    /// Why the parser might not read `xml` as UTF-8; nil when it will. UTF-16 and UTF-32 are detected
+    /// without a byte order mark from their NUL bytes, and the XML declaration may name any encoding:
+    /// each `encoding` in it must name UTF-8.
+    static func encodingProblem(_ xml: [UInt8]) -> String? {
+        guard !xml.contains(0), String(validating: xml, as: UTF8.self) != nil else {
+            return "it is not UTF-8 text (Core Data writes models in UTF-8)"
+        }
+        var text = xml[...]
+        if text.starts(with: [0xEF, 0xBB, 0xBF]) { text = text.dropFirst(3) }
+        guard text.starts(with: Array("<?xml".utf8)), let next = text.dropFirst(5).first, isBlank(next) else { return nil }
+        var declaration = text[..<(text.firstRange(of: Array("?>".utf8))?.lowerBound ?? text.endIndex)]
+        while let found = declaration.firstRange(of: Array("encoding".utf8)) {
+            declaration = declaration[found.upperBound...].drop(while: isBlank)
+            guard declaration.first == UInt8(ascii: "=") else { return "its XML declaration is malformed" }
+            declaration = declaration.dropFirst().drop(while: isBlank)
+            guard let quote = declaration.first, quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'"),
+                let end = declaration.dropFirst().firstIndex(of: quote)
+            else { return "its XML declaration is malformed" }
+            let name = String(decoding: declaration[declaration.index(after: declaration.startIndex)..<end], as: UTF8.self)
+            guard name.lowercased() == "utf-8" else {
+                return "it declares the encoding \(DocumentProblems.quote(name)) (Core Data writes models in UTF-8)"
+            }
+            declaration = declaration[end...]
+        }
+        return nil
+    }
+
+    /// The target of the first `<?target?>` in `xml`, found the way libxml2 reads one (a target
+    /// directly followed by `?>`); inside comments and CDATA too, which only refuses more.
+    static func processingInstructionWithoutData(in xml: [UInt8]) -> String? {
+        var rest = xml[...]
+        while let start = rest.firstRange(of: Array("<?".utf8)) {
+            rest = rest[start.upperBound...]
+            let target = rest.prefix { !isBlank($0) && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: ">") && $0 != UInt8(ascii: "<") }
+            if !target.isEmpty, rest[target.endIndex...].starts(with: Array("?>".utf8)) {
+                return String(decoding: target, as: UTF8.self)
+            }
+        }
+        return nil
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
 
     // MARK: Translation of elements
 

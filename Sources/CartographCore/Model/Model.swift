@@ -110,9 +110,11 @@ public struct Model: Sendable, Equatable {
     /// Incremented on every change that alters the store or the document (R-M6).
     public var version: Int
     /// Entities in document order.
-    public var entities: [Entity] { didSet { entityIndex = Self.index(entities) } }
+    public var entities: [Entity] { didSet { (entityIndex, childIndex) = (Self.index(entities), Self.children(entities)) } }
     /// Positions of entities by name: lookups run per mapped value, so they must not scan.
     private var entityIndex: [String: Int] = [:]
+    /// Positions of the entities that name each entity as their parent.
+    private var childIndex: [String: [Int]] = [:]
     public var options: ModelOptions
     /// Declarative sections kept verbatim for the mapping engine (DESIGN §5).
     public var valueTransformers: JSONObject
@@ -128,6 +130,7 @@ public struct Model: Sendable, Equatable {
         self.version = version
         self.entities = entities
         self.entityIndex = Self.index(entities)
+        self.childIndex = Self.children(entities)
         self.options = options
         self.valueTransformers = valueTransformers
         self.entityMappers = entityMappers
@@ -141,6 +144,12 @@ public struct Model: Sendable, Equatable {
         return index
     }
 
+    private static func children(_ entities: [Entity]) -> [String: [Int]] {
+        var children: [String: [Int]] = [:]
+        for (position, entity) in entities.enumerated() { if let parent = entity.parent { children[parent, default: []].append(position) } }
+        return children
+    }
+
     public static func == (a: Model, b: Model) -> Bool {
         a.name == b.name && a.version == b.version && a.entities == b.entities && a.options == b.options
             && a.valueTransformers == b.valueTransformers && a.entityMappers == b.entityMappers
@@ -151,10 +160,12 @@ public struct Model: Sendable, Equatable {
     public func entity(named name: String) -> Entity? { entityIndex[name].map { entities[$0] } }
 
     /// Positions of `name` and its ancestors, nearest first (stops at a cycle, which validation reports).
+    /// Linear in the depth: a 1,000-entity chain is walked once per entity by the normalized form.
     private func lineagePositions(of name: String) -> [Int] {
         var positions: [Int] = []
+        var visited = Set<Int>()
         var next: String? = name
-        while let current = next, let position = entityIndex[current], !positions.contains(position) {
+        while let current = next, let position = entityIndex[current], visited.insert(position).inserted {
             positions.append(position)
             next = entities[position].parent
         }
@@ -167,9 +178,16 @@ public struct Model: Sendable, Equatable {
     /// The root of `name`'s inheritance hierarchy (the entity whose table holds its objects).
     public func rootEntity(of name: String) -> String { lineagePositions(of: name).last.map { entities[$0].name } ?? name }
 
-    /// `name` and every entity that inherits from it, in document order.
+    /// `name` and every entity that inherits from it, in document order. Walks down from `name`
+    /// (the store asks this for every entity, so it must not walk up from every entity).
     public func entityAndSubentities(of name: String) -> [String] {
-        entities.filter { entity in lineage(of: entity.name).contains { $0.name == name } }.map(\.name)
+        guard let start = entityIndex[name] else { return [] }
+        var found: Set = [start]
+        var pending = [start]
+        while let position = pending.popLast() {
+            for child in childIndex[entities[position].name] ?? [] where found.insert(child).inserted { pending.append(child) }
+        }
+        return found.sorted().map { entities[$0].name }
     }
 
     /// Every attribute of `name`, inherited ones first (R-M3).

@@ -1,0 +1,10 @@
+// The libFuzzer entry point of the `mapping` target (EntityMapping.parse(_:model:)): scripts/fuzz.sh mapping builds it with
+// -sanitize=fuzzer,address. A broken property traps, so libFuzzer keeps the input (docs/fuzzing.md).
+import CartographFuzzing
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let input = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
+    do { try FuzzTarget.mapping.check(input) } catch { fatalError(error.description) }
+    return 0
+}
