@@ -16,6 +16,8 @@ public struct ServerConfiguration: Sendable {
     public var threads: Int = 2
     /// Largest accepted request body (413 beyond).
     public var maxBodyBytes: Int = 64 * 1024 * 1024
+    /// Most objects (representations, nested ones included) in one payload (413 beyond).
+    public var maxObjectsPerPayload: Int = 1_000_000
     /// Deepest accepted JSON nesting (400 beyond).
     public var maxJSONDepth: Int = 512
     /// Most simultaneous connections.

@@ -27,6 +27,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "HTTP worker threads. [env: CARTOGRAPH_THREADS] (default: number of cores)") var threads: Int?
     @Option(name: .customLong("max-body-bytes"), help: "Largest request body. [env: CARTOGRAPH_MAX_BODY_BYTES] (default: 67108864)")
     var maxBodyBytes: Int?
+    @Option(name: .customLong("max-objects-per-payload"), help: "Most objects in one payload, nested ones included. [env: CARTOGRAPH_MAX_OBJECTS_PER_PAYLOAD] (default: 1000000)")
+    var maxObjectsPerPayload: Int?
     @Option(name: .customLong("max-json-depth"), help: "Deepest JSON nesting, at most 2048. [env: CARTOGRAPH_MAX_JSON_DEPTH] (default: 512)")
     var maxJSONDepth: Int?
     @Option(name: .customLong("connection-limit"), help: "Most open connections. [env: CARTOGRAPH_CONNECTION_LIMIT] (default: 1024)")
@@ -130,6 +132,7 @@ struct Settings {
         // 8 MiB stack (found while probing the depth limit for the fuzz targets), and a debug build overflows it at 4,096;
         // 2,048 leaves room on a request thread.
         if let v = try integer(serve.maxJSONDepth, "MAX_JSON_DEPTH", range: 1...2_048) { configuration.maxJSONDepth = v }
+        if let v = try integer(serve.maxObjectsPerPayload, "MAX_OBJECTS_PER_PAYLOAD", range: 1...100_000_000) { configuration.maxObjectsPerPayload = v }
         if let v = try integer(serve.connectionLimit, "CONNECTION_LIMIT", range: 1...1_000_000) { configuration.connectionLimit = v }
         if let v = try integer(serve.perIPConnectionLimit, "PER_IP_CONNECTION_LIMIT", range: 0...1_000_000) {
             configuration.perIPConnectionLimit = v

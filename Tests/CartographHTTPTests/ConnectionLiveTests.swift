@@ -242,6 +242,23 @@ func projectsMapping(_ extra: [(String, JSONValue)] = [], connections: [JSONValu
 }
 
 @Suite(.serialized) struct MappingLifecycleLiveTests {
+    @Test func R_S2_objectsPerPayloadAreLimitedWith413AndNothingStored() throws {
+        try withLiveServer(arguments: ["--max-objects-per-payload", "10"]) { (server) throws in
+            let client = server.client
+            let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+            let api = ModelAPI(client: client, key: key, base: "/v1/tenants/acme/models/m")
+            #expect(try client.sendJSON("PUT", api.base, connectionsModel, token: key).status == 201)
+            #expect(try client.sendJSON("PUT", api.base + "/mappings/users", usersMapping, token: key).status == 201)
+            func users(_ count: Int) -> JSONValue { ["users": .array((0..<count).map { ["id": .number(JSONNumber(Int64($0)))] })] }
+            let over = try api.post("users", users(11))
+            #expect(over.status == 413, "\(over.text)")
+            #expect(try over.json()["errors"]?.arrayValue?.first?["pointer"] == "/users/10")
+            #expect(try api.get("entities/User/objects?count=true")["total"] == 0)
+            #expect(try api.map("users", users(10))["inserted"] == 10)
+        }
+    }
+
+
     @Test func R_P11_aMappingDeletedWhileItsPayloadIsInFlightStoresNothing() throws {
         try ModelAPI.with(model: connectionsModel, mappings: ["users": usersMapping]) { api in
             // Half the payload is sent; the mapping is deleted; then the rest arrives.

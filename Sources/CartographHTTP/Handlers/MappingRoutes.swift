@@ -73,7 +73,7 @@ enum MappingRoutes {
     static func ingest(_ context: RequestContext, into store: ModelStore, model: Model,
                        mapping makeMapping: (Model) throws(CartographError) -> EntityMapping) throws(CartographError) -> HTTPResponse {
         let mapping = try makeMapping(model)
-        let engine = try MappingEngine(model: model)
+        let engine = try MappingEngine(model: model, maximumObjects: context.application.configuration.maxObjectsPerPayload)
         // R-P13: explain traces every object and implies a dry run.
         let explain = try ModelRoutes.booleanQuery(context, "explain") ?? false
         let dryRun = try ModelRoutes.booleanQuery(context, "dryRun") ?? false || explain
@@ -92,7 +92,7 @@ enum MappingRoutes {
             var (mapping, engine) = (mapping, engine)
             if transaction.model.version != model.version {
                 mapping = try makeMapping(transaction.model)
-                engine = try MappingEngine(model: transaction.model)
+                engine = try MappingEngine(model: transaction.model, maximumObjects: context.application.configuration.maxObjectsPerPayload)
             }
             let result = try engine.map(payload, mapping: mapping, metadata: metadata, explain: explain, into: transaction)
             Counter(label: "cartograph_objects_mapped_total").increment(by: result.inserted + result.updated + result.unchanged)

@@ -60,8 +60,12 @@ public struct MappingEngine: Sendable {
     private let entityRelationships: [String: [Relationship]]
     private let entityKeys: [String: [String]]
 
-    public init(model: Model) throws(CartographError) {
+    /// Most representations one payload may hold (R-S2; DESIGN default 1,000,000): beyond, a 413.
+    public let maximumObjects: Int
+
+    public init(model: Model, maximumObjects: Int = 1_000_000) throws(CartographError) {
         self.model = model
+        self.maximumObjects = maximumObjects
         self.transformers = try ValueTransformerRegistry(model: model)
         self.dictionaryTransformers = try DictionaryTransformerRegistry(model: model)
         var entityDefaults: [String: [String: AttributeValue]] = [:]

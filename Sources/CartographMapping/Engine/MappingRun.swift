@@ -11,6 +11,8 @@ struct MappingRun {
     private(set) var nodes: [MappedNode] = []
     /// Nodes by root entity and identity (R-I5: the same object across nesting levels and mappings).
     private var byIdentity: [String: [[AttributeValue]: MappedNode]] = [:]
+    /// Representations read so far (objects and identity values), against the engine's maximumObjects.
+    private var representationsRead = 0
     /// Annotation mappings compiled so far, by entity (R-P10).
     private var annotationMappings: [String: EntityMapping] = [:]
     /// Counts and lists as they happen (R-P12).
@@ -137,6 +139,11 @@ struct MappingRun {
 
     /// Reads one representation (an object, or an identity value standing for one) into its node.
     mutating func read(_ original: JSONValue, mapping base: EntityMapping, parent: JSONValue, pointer: String) throws(CartographError) -> MappedNode {
+        representationsRead += 1
+        guard representationsRead <= engine.maximumObjects else {
+            throw CartographError(.payloadTooLarge, "The payload has more than \(engine.maximumObjects) objects; split it into smaller payloads.",
+                                  errors: [.init(pointer: pointer, message: "object \(representationsRead) is over the limit of \(engine.maximumObjects)")])
+        }
         var representation = original
         var errors: [CartographError.Detail] = []
         let (mapping, identificationEntity, insertionProblem) = choose(base, for: &representation, parent: parent, pointer: pointer, errors: &errors)
