@@ -7,7 +7,7 @@
 //         --filter CartographPredicateTests.PredicateFuzzTests
 //
 // `CARTOGRAPH_FUZZ_SEED` picks the seed (default: time-based for long runs; printed). See
-// docs/predicate-fuzzing.md.
+// docs/fuzzing.md.
 import CartographCore
 import CartographPredicate
 import Foundation
