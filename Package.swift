@@ -96,7 +96,7 @@ let package = Package(
             ],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "CartographMappingTests", dependencies: ["CartographMapping", "CartographCore", "CartographPredicate"]),
+        .testTarget(name: "CartographMappingTests", dependencies: ["CartographMapping", "CartographCore", "CartographPredicate", "CartographFuzzing"]),
         // R-S7: the client generated from openapi.yaml (Generated/, committed) against the live server.
         .testTarget(
             name: "CartographClientTests",

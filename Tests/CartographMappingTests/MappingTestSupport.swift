@@ -2,46 +2,15 @@
 // example itself, and one-line parsing of documents that should fail, as `pointer: message` pairs.
 import CartographCore
 import CartographMapping
+import CartographFuzzing
 import Testing
 
 enum MappingFixtures {
     /// Projects with tasks, an address, a user (who belongs to an organization) and team members;
-    /// TextMessage is a sub-entity of Project (for `dynamic`); Task's identity is annotated.
-    static let modelDocument = #"""
-        {"entities": [
-          {"name": "Project",
-           "attributes": [
-             {"name": "projectID", "type": "integer64"}, {"name": "name", "type": "string"},
-             {"name": "userID", "type": "integer64"}, {"name": "publishedAt", "type": "date"},
-             {"name": "updatedAt", "type": "date"}, {"name": "archived", "type": "boolean"},
-             {"name": "shouldBeDeleted", "type": "boolean"}, {"name": "teamMemberIDs", "type": "transformable"},
-             {"name": "payload", "type": "binary"}],
-           "relationships": [
-             {"name": "tasks", "destination": "Task", "toMany": true, "inverse": "project"},
-             {"name": "address", "destination": "Address"},
-             {"name": "user", "destination": "User"},
-             {"name": "teamMembers", "destination": "User", "toMany": true},
-             {"name": "organization", "destination": "Organization"},
-             {"name": "organizations", "destination": "Organization", "toMany": true}]},
-          {"name": "TextMessage", "parent": "Project",
-           "attributes": [{"name": "id", "type": "integer64"}, {"name": "text", "type": "string"}]},
-          {"name": "Task", "attributes": [{"name": "id", "type": "integer64"}, {"name": "title", "type": "string"}],
-           "relationships": [{"name": "project", "destination": "Project", "inverse": "tasks"}]},
-          {"name": "UrgentTask", "parent": "Task", "attributes": [{"name": "deadline", "type": "date"}]},
-          {"name": "Address", "attributes": [{"name": "street", "type": "string"}, {"name": "identifier", "type": "string"}]},
-          {"name": "User", "attributes": [{"name": "userID", "type": "integer64"}, {"name": "active", "type": "boolean"}],
-           "relationships": [{"name": "organization", "destination": "Organization"}, {"name": "memberships", "destination": "Organization", "toMany": true}],
-           "userInfo": {"identityAttributes": "userID"}},
-          {"name": "Organization", "attributes": [{"name": "id", "type": "integer64"}, {"name": "name", "type": "string"}],
-           "relationships": [{"name": "urgentTasks", "destination": "UrgentTask", "toMany": true}]}
-        ],
-        "valueTransformers": {"GenderCode": {"type": "map", "map": {"M": "male", "F": "female"}}},
-        "dictionaryTransformers": {"LegacyIds": [{"op": "copy", "from": "legacy_id", "to": "id"}]}}
-        """#
-
-    static let model: Model = {
-        do { return try ModelDocument.parse(jsonBytes: Array(modelDocument.utf8), name: "projects") } catch { fatalError("fixture model: \(error)") }
-    }()
+    /// TextMessage is a sub-entity of Project (for `dynamic`); Task's identity is annotated. The same
+    /// model the mapping fuzzer checks documents against, so its corpus and these tests agree.
+    static let modelDocument = FuzzFixtures.modelDocument
+    static let model: Model = FuzzFixtures.model
 
     /// DESIGN §5's example mapping document, verbatim.
     static let designExample = #"""
