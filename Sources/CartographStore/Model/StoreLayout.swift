@@ -40,6 +40,25 @@ final class StoreLayout {
 
     init(model: Model) { self.model = model }
 
+    /// True when a relationship and its inverse read and write the same column or join table.
+    func sharesStorageWithInverse(_ relationship: Relationship, of entity: String) -> Bool {
+        guard let inverse = relationship.inverse else { return false }
+        switch (storage(of: relationship.name, entity: entity), storage(of: inverse, entity: relationship.destination)) {
+        case (.foreignKey(let t1, let c1)?, .inverseForeignKey(let t2, let c2)?), (.inverseForeignKey(let t1, let c1)?, .foreignKey(let t2, let c2)?):
+            return t1 == t2 && c1 == c2
+        case (.joinTable(let n1, _)?, .joinTable(let n2, _)?):
+            return n1 == n2
+        default:
+            return false
+        }
+    }
+
+    /// True when writing a relationship's own storage is the whole write: it has no inverse, or the
+    /// inverse reads the same storage.
+    func isOnlyStorage(_ relationship: Relationship, of entity: String) -> Bool {
+        relationship.inverse == nil || sharesStorageWithInverse(relationship, of: entity)
+    }
+
     /// Whether `entity` is `ancestor` or one of its sub-entities.
     func isKind(_ entity: String, of ancestor: String) -> Bool {
         if let cached = kinds[ancestor] { return cached.contains(entity) }
@@ -63,12 +82,8 @@ final class StoreLayout {
         if let cached = inserts[entity] { return cached }
         let attributes = model.allAttributes(of: entity).map(\.name)
         var toOne: [(name: String, column: String)] = []
-        for relationship in model.allRelationships(of: entity) where !relationship.toMany {
-            guard case .foreignKey(_, let column)? = storage(of: relationship.name, entity: entity) else { continue }
-            let inverseShares = relationship.inverse.map { inverse in
-                if case .inverseForeignKey(_, column)? = storage(of: inverse, entity: relationship.destination) { true } else { false }
-            } ?? true
-            if inverseShares { toOne.append((relationship.name, column)) }
+        for relationship in model.allRelationships(of: entity) where !relationship.toMany && isOnlyStorage(relationship, of: entity) {
+            if case .foreignKey(_, let column)? = storage(of: relationship.name, entity: entity) { toOne.append((relationship.name, column)) }
         }
         let columns = [Self.idColumn, Self.entityColumn, Self.stubColumn] + attributes.compactMap { column(ofAttribute: $0, entity: entity) }
             + toOne.map(\.column)

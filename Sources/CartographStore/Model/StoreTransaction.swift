@@ -142,7 +142,7 @@ public final class StoreTransaction {
         try writeStorage(id: id, entity: entity, relationship: relationship, old: old, new: unique)
         // The inverse's own storage, where it is not the same storage as this side's.
         guard let inverseName = relationship.inverse, let inverse = model.relationship(inverseName, of: relationship.destination),
-              !sharesStorage(relationship, of: entity, with: inverseName) else { return }
+              !layout.sharesStorageWithInverse(relationship, of: entity) else { return }
         for removed in old where !unique.contains(removed) {
             let current = try self.destinations(of: removed, entity: relationship.destination, relationship: inverseName)
             try writeStorage(id: removed, entity: relationship.destination, relationship: inverse, old: current,
@@ -167,7 +167,7 @@ public final class StoreTransaction {
     func setToOne(_ ids: [Int64], entity: String, relationship name: String, to destination: Int64) throws(CartographError) {
         guard let relationship = model.relationship(name, of: entity), !relationship.toMany,
               case .foreignKey(let table, let column)? = layout.storage(of: name, entity: entity),
-              relationship.inverse.map({ sharesStorage(relationship, of: entity, with: $0) }) ?? true else {
+              layout.isOnlyStorage(relationship, of: entity) else {
             for id in ids { try setRelationship(id: id, entity: entity, relationship: name, to: [destination]) }
             return
         }
@@ -179,18 +179,6 @@ public final class StoreTransaction {
             }
         }
         for id in ids { touch(id, entity) }
-    }
-
-    /// True when both sides of a relationship read and write the same column or join table.
-    private func sharesStorage(_ relationship: Relationship, of entity: String, with inverse: String) -> Bool {
-        switch (layout.storage(of: relationship.name, entity: entity), layout.storage(of: inverse, entity: relationship.destination)) {
-        case (.foreignKey(let t1, let c1)?, .inverseForeignKey(let t2, let c2)?), (.inverseForeignKey(let t1, let c1)?, .foreignKey(let t2, let c2)?):
-            return t1 == t2 && c1 == c2
-        case (.joinTable(let n1, _)?, .joinTable(let n2, _)?):
-            return n1 == n2
-        default:
-            return false
-        }
     }
 
     /// Writes one side's storage from `old` to `new` destinations, touching the objects whose stored
