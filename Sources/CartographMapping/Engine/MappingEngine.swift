@@ -52,14 +52,6 @@ public struct MappingEngine: Sendable {
     public let model: Model
     let transformers: ValueTransformerRegistry
     let dictionaryTransformers: DictionaryTransformerRegistry
-    /// Per entity, computed once per model rather than once per object: the defaults of its
-    /// attributes (R-P4), coerced; its attributes and relationships, inherited ones included; and
-    /// the identification attributes that make its API key.
-    private let entityDefaults: [String: [String: AttributeValue]]
-    private let entityAttributes: [String: [Attribute]]
-    private let entityRelationships: [String: [Relationship]]
-    private let entityKeys: [String: [String]]
-
     /// Most representations one payload may hold (R-S2; DESIGN default 1,000,000): beyond, a 413.
     public let maximumObjects: Int
 
@@ -68,34 +60,7 @@ public struct MappingEngine: Sendable {
         self.maximumObjects = maximumObjects
         self.transformers = try ValueTransformerRegistry(model: model)
         self.dictionaryTransformers = try DictionaryTransformerRegistry(model: model)
-        var entityDefaults: [String: [String: AttributeValue]] = [:]
-        var entityAttributes: [String: [Attribute]] = [:], entityRelationships: [String: [Relationship]] = [:]
-        var entityKeys: [String: [String]] = [:]
-        for entity in model.entities {
-            let attributes = model.allAttributes(of: entity.name)
-            var values: [String: AttributeValue] = [:]
-            for attribute in attributes {
-                if let json = attribute.defaultValue, let value = try? AttributeValue.coerce(json, to: attribute.type) { values[attribute.name] = value }
-            }
-            entityDefaults[entity.name] = values
-            entityAttributes[entity.name] = attributes
-            entityRelationships[entity.name] = model.allRelationships(of: entity.name)
-            entityKeys[entity.name] = model.identificationAttributes(of: entity.name)
-        }
-        self.entityDefaults = entityDefaults
-        self.entityAttributes = entityAttributes
-        self.entityRelationships = entityRelationships
-        self.entityKeys = entityKeys
     }
-
-    /// The model defaults of an entity's attributes (R-P4).
-    func defaults(of entity: String) -> [String: AttributeValue] { entityDefaults[entity] ?? [:] }
-    /// Every attribute of an entity, inherited ones first.
-    func attributes(of entity: String) -> [Attribute] { entityAttributes[entity] ?? [] }
-    /// Every relationship of an entity, inherited ones first.
-    func relationships(of entity: String) -> [Relationship] { entityRelationships[entity] ?? [] }
-    /// The attributes whose values are an entity's API key (DESIGN §10).
-    func keyAttributes(of entity: String) -> [String] { entityKeys[entity] ?? [] }
 
     /// Maps `payload` with `mapping` into `store` (already inside a transaction).
     /// - Parameter metadata: `{"receivedAt", "query": {…}, "header": {…}}` for `@metadata.` key paths.
@@ -138,6 +103,41 @@ public struct MappingEngine: Sendable {
     }
 }
 
+/// What a payload needs per entity, computed the first time an object of the entity needs it rather
+/// than once per object (or, at start-up, for every entity of a large model): the defaults of its
+/// attributes (R-P4), coerced; its attributes and relationships, inherited ones included; and the
+/// attributes that make its API key. A class: one payload's phases share it, on one thread.
+final class EntityTables {
+    private let model: Model
+    private var defaults: [String: [String: AttributeValue]] = [:]
+    private var attributes: [String: [Attribute]] = [:]
+    private var relationships: [String: [Relationship]] = [:]
+    private var keys: [String: [String]] = [:]
+
+    init(model: Model) { self.model = model }
+
+    func defaults(of entity: String) -> [String: AttributeValue] {
+        cached(\.defaults, entity) {
+            var values: [String: AttributeValue] = [:]
+            for attribute in attributes(of: entity) {
+                if let json = attribute.defaultValue, let value = try? AttributeValue.coerce(json, to: attribute.type) { values[attribute.name] = value }
+            }
+            return values
+        }
+    }
+
+    func attributes(of entity: String) -> [Attribute] { cached(\.attributes, entity) { model.allAttributes(of: entity) } }
+    func relationships(of entity: String) -> [Relationship] { cached(\.relationships, entity) { model.allRelationships(of: entity) } }
+    func keyAttributes(of entity: String) -> [String] { cached(\.keys, entity) { model.identificationAttributes(of: entity) } }
+
+    private func cached<T>(_ table: ReferenceWritableKeyPath<EntityTables, [String: T]>, _ entity: String, _ compute: () -> T) -> T {
+        if let value = self[keyPath: table][entity] { return value }
+        let value = compute()
+        self[keyPath: table][entity] = value
+        return value
+    }
+}
+
 /// One representation's mapped state. A class: nodes are shared by identity and referenced by
 /// relationships of other nodes.
 final class MappedNode {
@@ -172,9 +172,8 @@ final class MappedNode {
     var dynamicSource: (representation: JSONValue, parent: JSONValue, base: EntityMapping)?
     /// Looked up in the store already (phase 2).
     var identified = false
-    /// Foreign-key connections resolved before the write, and the to-one destinations the insert writes.
+    /// Foreign-key connections resolved before the write (to-one: the insert writes their destination).
     var preconnected: [MappingRun.ForeignKeyResolution] = []
-    var insertToOne: [String: Int64] = [:]
     /// Reached from a top-level representation through objects that are not skipped: only these are
     /// mapped (a skipped object's nested representations are skipped with it, as in RestKit).
     var reachable = false

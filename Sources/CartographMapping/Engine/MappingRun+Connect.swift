@@ -57,11 +57,6 @@ extension MappingRun {
 
     private func entity(of node: MappedNode) -> String { node.existing?.entity ?? node.entity }
 
-    /// The destinations one foreign-key lookup searches: entity, attributes and destinationPredicate.
-    private struct Lookup: Hashable {
-        let entity: String, attributes: [String], predicate: String?
-    }
-
     /// A foreign-key connection resolved for one source object (R-C2).
     struct ForeignKeyResolution {
         let node: MappedNode
@@ -74,40 +69,41 @@ extension MappingRun {
         let waiting: [[AttributeValue]]
     }
 
-    /// R-C2: one batched lookup per destination (entity, attributes, predicate) for the whole payload.
+    /// R-C2: one batched lookup per destination (the target a waiting connection would also name) for
+    /// the whole payload.
     private func resolveForeignKeys(_ runs: [(node: MappedNode, connection: ConnectionDescription)],
                                     in store: some MappingStore) throws(CartographError) -> [ForeignKeyResolution] {
         var candidates: [(run: (node: MappedNode, connection: ConnectionDescription), relationship: Relationship,
-                          pairs: [ConnectionDescription.AttributePair], lookup: Lookup, tuples: [[AttributeValue]])] = []
-        var lookups: [Lookup: (predicate: CheckedPredicate?, identities: Set<[AttributeValue]>)] = [:]
+                          pairs: [ConnectionDescription.AttributePair], target: PendingConnection.Target, tuples: [[AttributeValue]])] = []
+        var lookups: [PendingConnection.Target: (predicate: CheckedPredicate?, identities: Set<[AttributeValue]>)] = [:]
         for run in runs {
             guard case .foreignKey(let pairs) = run.connection.kind,
                   let relationship = model.relationship(run.connection.relationship, of: entity(of: run.node)) else { continue }
             let tuples = try sourceTuples(of: run.node, pairs: pairs, destination: relationship.destination)
-            let lookup = Lookup(entity: relationship.destination, attributes: pairs.map(\.destination), predicate: run.connection.destinationPredicate?.format)
-            candidates.append((run, relationship, pairs, lookup, tuples))
-            lookups[lookup, default: (run.connection.destinationPredicate?.checked, [])].identities.formUnion(tuples)
+            let target = PendingConnection.Target(entity: relationship.destination, attributes: pairs.map(\.destination),
+                                                  includesSubentities: run.connection.includesSubentities,
+                                                  predicate: run.connection.destinationPredicate?.format)
+            candidates.append((run, relationship, pairs, target, tuples))
+            lookups[target, default: (run.connection.destinationPredicate?.checked, [])].identities.formUnion(tuples)
         }
-        var found: [Lookup: [[AttributeValue]: [ExistingObject]]] = [:]
-        for (lookup, query) in lookups where !query.identities.isEmpty {
-            found[lookup] = try store.existingObjects(entity: lookup.entity, attributes: lookup.attributes,
+        var found: [PendingConnection.Target: [[AttributeValue]: [ExistingObject]]] = [:]
+        for (target, query) in lookups where !query.identities.isEmpty {
+            found[target] = try store.existingObjects(entity: target.entity, attributes: target.attributes,
                                                       identities: Array(query.identities), predicate: query.predicate)
         }
         return candidates.map { candidate in
-            let (run, relationship, lookup) = (candidate.run, candidate.relationship, candidate.lookup)
+            let (run, relationship, target) = (candidate.run, candidate.relationship, candidate.target)
             var matched: [Int64] = []
             var waiting: [[AttributeValue]] = []
             for tuple in candidate.tuples {
-                let objects = (found[lookup]?[tuple] ?? []).filter { run.connection.includesSubentities || $0.entity == relationship.destination }
+                let objects = (found[target]?[tuple] ?? []).filter { target.includesSubentities || $0.entity == target.entity }
                 if objects.isEmpty { waiting.append(tuple) }
                 matched += objects.map(\.id)
             }
             let destinations = relationship.toMany ? Array(Set(matched)).sorted() : matched.min().map { [$0] } ?? []
             return ForeignKeyResolution(
                 node: run.node, connection: run.connection, relationship: relationship, pairs: candidate.pairs,
-                target: .init(entity: relationship.destination, attributes: lookup.attributes,
-                              includesSubentities: run.connection.includesSubentities, predicate: lookup.predicate),
-                destinations: destinations,
+                target: target, destinations: destinations,
                 // R-C5: what found nothing waits for its destination (a to-one only while it has none).
                 waiting: relationship.toMany || destinations.isEmpty ? waiting : [])
         }
@@ -119,11 +115,14 @@ extension MappingRun {
         let node = resolution.node
         guard let id = node.id else { return }
         let relationship = resolution.relationship
-        try store.replacePendingConnections(
-            source: id, sourceEntity: entity(of: node), relationship: relationship.name,
-            with: resolution.waiting.map {
-                PendingConnection(sourceID: id, sourceEntity: entity(of: node), relationship: relationship.name, target: resolution.target, values: $0)
-            })
+        // A new object waits for nothing yet: only what it waits for now needs writing.
+        if !(node.isNew && resolution.waiting.isEmpty) {
+            try store.replacePendingConnections(
+                source: id, sourceEntity: entity(of: node), relationship: relationship.name,
+                with: resolution.waiting.map {
+                    PendingConnection(sourceID: id, sourceEntity: entity(of: node), relationship: relationship.name, target: resolution.target, values: $0)
+                })
+        }
         func reason() -> String {
             let pairs = resolution.pairs.map { $0.source == $0.destination ? $0.source : "\($0.source) -> \($0.destination)" }.joined(separator: ", ")
             let waiting = resolution.waiting.isEmpty ? "" : ", \(resolution.waiting.count) value(s) waiting for a later payload"
@@ -154,10 +153,7 @@ extension MappingRun {
             }
         }
         guard !runs.isEmpty else { return }
-        for resolution in try resolveForeignKeys(runs, in: store) {
-            resolution.node.preconnected.append(resolution)
-            if let destination = resolution.destinations.first { resolution.node.insertToOne[resolution.relationship.name] = destination }
-        }
+        for resolution in try resolveForeignKeys(runs, in: store) { resolution.node.preconnected.append(resolution) }
     }
 
     /// The destination-typed value tuples a source object connects by: every pair must match (AND),

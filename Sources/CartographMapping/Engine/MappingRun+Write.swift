@@ -64,13 +64,13 @@ extension MappingRun {
     }
 
     /// The model defaults of an entity's attributes (R-P4).
-    func defaults(of entity: String) -> [String: AttributeValue] { engine.defaults(of: entity) }
+    func defaults(of entity: String) -> [String: AttributeValue] { tables.defaults(of: entity) }
 
     private func finalStateProblems(of node: MappedNode, in store: some MappingStore) throws(CartographError) -> [CartographError.Detail] {
         let entity = node.existing?.entity ?? node.entity
         let values = finalValues(of: node)
         var problems: [CartographError.Detail] = []
-        for attribute in engine.attributes(of: entity) {
+        for attribute in tables.attributes(of: entity) {
             let at = node.values[attribute.name] != nil
                 ? Self.pointer(node.pointer, node.mapping.attributes.first { $0.attribute == attribute.name }?.source ?? SourceKeyPath(components: [attribute.name]))
                 : node.pointer
@@ -84,7 +84,7 @@ extension MappingRun {
         // for every object would make each payload cost more as the store grows. Connected ones are
         // checked once connections have run.
         let connected = Set(node.mapping.connections.map(\.relationship))
-        for relationship in engine.relationships(of: entity) where Self.isCounted(relationship) && !connected.contains(relationship.name) {
+        for relationship in tables.relationships(of: entity) where Self.isCounted(relationship) && !connected.contains(relationship.name) {
             let assignment = node.relationships.first { $0.mapping.relationship == relationship.name }
             var count: Int
             switch assignment {
@@ -134,7 +134,7 @@ extension MappingRun {
                 // A dynamic case of a sub-entity may name attributes the stored object's entity lacks (R-P9: it is updated in place).
                 var values = existing.entity == node.entity ? node.values : node.values.filter { model.attribute($0.key, of: existing.entity) != nil }
                 if node.mapping.assignsDefaultValueForMissingAttributes {
-                    for attribute in engine.attributes(of: existing.entity) where values[attribute.name] == nil {
+                    for attribute in tables.attributes(of: existing.entity) where values[attribute.name] == nil {
                         values[attribute.name] = .some(defaults(of: existing.entity)[attribute.name])
                     }
                 }
@@ -145,7 +145,7 @@ extension MappingRun {
                 var values = defaults(of: node.entity)
                 for (name, value) in node.values { values[name] = value }
                 node.id = try store.insertObject(entity: node.entity, values: values.compactMapValues { $0 }, stub: node.isReference,
-                                                 toOne: node.insertToOne)
+                                                 toOne: node.preconnected.reduce(into: [:]) { $0[$1.relationship.name] = $1.destinations.first })
                 result.inserted += 1
             }
         }
@@ -222,7 +222,7 @@ extension MappingRun {
             if let id = node.id {
                 // The identity is the key when the mapping identifies by the entity's key attributes (no read);
                 // an object the payload then deleted (R-D1) is named by its identity.
-                let identifiesByKey = node.identity != nil && node.mapping.resolvedIdentificationAttributes == engine.keyAttributes(of: entity)
+                let identifiesByKey = node.identity != nil && node.mapping.resolvedIdentificationAttributes == tables.keyAttributes(of: entity)
                 entry.append("key", identifiesByKey ? Self.key(of: node) : try store.key(ofObject: id, entity: entity) ?? Self.key(of: node))
             } else {
                 entry.append("key", Self.key(of: node))

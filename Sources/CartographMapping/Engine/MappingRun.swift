@@ -15,6 +15,8 @@ struct MappingRun {
     private var representationsRead = 0
     /// Annotation mappings compiled so far, by entity (R-P10).
     private var annotationMappings: [String: EntityMapping] = [:]
+    /// Per-entity facts, computed as entities are met.
+    let tables: EntityTables
     /// Counts and lists as they happen (R-P12).
     var result = MappingResult()
     /// The explain trace (R-P13); nil when not asked for.
@@ -23,6 +25,7 @@ struct MappingRun {
 
     init(engine: MappingEngine, root: JSONValue, metadata: JSONValue, explain: Bool = false) {
         self.engine = engine
+        self.tables = EntityTables(model: engine.model)
         self.root = root
         self.metadata = metadata
         self.trace = explain ? [] : nil
@@ -93,19 +96,12 @@ struct MappingRun {
     /// dictionary transformer pre-processes the representation, then `dynamic` (R-P9) picks a case
     /// by the discriminator; an unknown one falls back to `mapping` (invalid to insert when abstract).
     private mutating func choose(_ base: EntityMapping, for representation: inout JSONValue, parent: JSONValue,
-                                 pointer: String, errors: inout [CartographError.Detail])
-        -> (mapping: EntityMapping, identificationEntity: String, insertionProblem: CartographError.Detail?) {
+                                 pointer: String, errors: inout [CartographError.Detail]) -> MappingChoice {
         var mapping = resolved(base)
-        let baseEntity = mapping.entity
+        let dynamicBase = mapping.dynamic == nil ? nil : mapping
         transform(&representation, with: mapping.dictionaryTransformer, pointer: pointer, errors: &errors)
-        guard let dynamic = mapping.dynamic else {
-            // The common case: one mapping, nothing to choose.
-            let problem = model.entity(named: mapping.entity)?.abstract == true
-                ? CartographError.Detail(pointer: pointer, message: "\(mapping.entity) is abstract, so a new object needs a concrete sub-entity") : nil
-            return (mapping, baseEntity, problem)
-        }
         var fallback: String?
-        do {
+        if let dynamic = mapping.dynamic {
             let discriminator = value(at: dynamic.keyPath, in: representation, parent: parent)
             if let discriminator, let chosen = dynamic.mapping(forDiscriminator: discriminator) {
                 let chosenMapping = resolved(chosen)
@@ -117,12 +113,27 @@ struct MappingRun {
                 fallback = "no case of the dynamic mapping at '\(dynamic.keyPath)' matches \(discriminator.map { $0.jsonText } ?? "a missing value")"
             }
         }
-        // Identification searches the base's hierarchy when the case's identification attributes exist there.
-        let searchesBase = mapping.identificationPredicate == nil && mapping.resolvedIdentificationAttributes.allSatisfy { model.attribute($0, of: baseEntity) != nil }
-        let identificationEntity = searchesBase ? baseEntity : mapping.entity
-        guard model.entity(named: mapping.entity)?.abstract == true else { return (mapping, identificationEntity, nil) }
-        let problem = CartographError.Detail(pointer: pointer, message: "\(fallback.map { $0 + ", and " } ?? "")\(mapping.entity) is abstract, so a new object needs a concrete sub-entity")
-        return (mapping, identificationEntity, problem)
+        // A case's objects are identified across the base's hierarchy when its identification attributes exist there.
+        var identificationEntity = mapping.entity
+        if let dynamicBase, mapping.entity != dynamicBase.entity, mapping.identificationPredicate == nil,
+           mapping.resolvedIdentificationAttributes.allSatisfy({ model.attribute($0, of: dynamicBase.entity) != nil }) {
+            identificationEntity = dynamicBase.entity
+        }
+        let problem = model.entity(named: mapping.entity)?.abstract == true
+            ? CartographError.Detail(pointer: pointer, message: "\(fallback.map { $0 + ", and " } ?? "")\(mapping.entity) is abstract, so a new object needs a concrete sub-entity")
+            : nil
+        return MappingChoice(mapping: mapping, identificationEntity: identificationEntity, insertionProblem: problem, dynamicBase: dynamicBase)
+    }
+
+    /// What `choose` decided for one representation.
+    struct MappingChoice {
+        let mapping: EntityMapping
+        /// The entity whose hierarchy identification searches.
+        let identificationEntity: String
+        /// Why the representation cannot insert, if it cannot (it may still update).
+        let insertionProblem: CartographError.Detail?
+        /// The resolved mapping whose `dynamic` chose, kept to read the representation again (R-P9).
+        let dynamicBase: EntityMapping?
     }
 
     /// Applies the dictionary transformer `name` to an object representation.
@@ -146,7 +157,8 @@ struct MappingRun {
         }
         var representation = original
         var errors: [CartographError.Detail] = []
-        let (mapping, identificationEntity, insertionProblem) = choose(base, for: &representation, parent: parent, pointer: pointer, errors: &errors)
+        let choice = choose(base, for: &representation, parent: parent, pointer: pointer, errors: &errors)
+        let mapping = choice.mapping
         let identityNames = mapping.resolvedIdentificationAttributes
         guard case .object = representation else {
             // R-P5: a primitive where an object is expected is an identity value.
@@ -164,8 +176,8 @@ struct MappingRun {
             }
             let node = intern(MappedNode(mapping: mapping, pointer: pointer, identity: identity, isReference: true))
             node.errors += errors
-            node.insertionProblem = node.insertionProblem ?? insertionProblem
-            node.identificationEntity = identificationEntity
+            node.insertionProblem = node.insertionProblem ?? choice.insertionProblem
+            node.identificationEntity = choice.identificationEntity
             // A stub is inserted with its identity (and model defaults) only.
             if let value = identity?.first, node.values[identityNames[0]] == nil { node.values[identityNames[0]] = .some(value) }
             if identity == nil, errors.isEmpty { node.errors.append(.init(pointer: pointer, message: "an identity value cannot be null")) }
@@ -204,11 +216,9 @@ struct MappingRun {
         let node = intern(MappedNode(mapping: mapping, pointer: pointer, identity: identity, isReference: false))
         node.isReference = false
         node.errors += errors
-        node.insertionProblem = insertionProblem
-        node.identificationEntity = identificationEntity
-        if base.dynamic != nil || base.isAnnotationReference, case let resolvedBase = resolved(base), resolvedBase.dynamic != nil {
-            node.dynamicSource = (original, parent, resolvedBase)
-        }
+        node.insertionProblem = choice.insertionProblem
+        node.identificationEntity = choice.identificationEntity
+        if let dynamicBase = choice.dynamicBase { node.dynamicSource = (original, parent, dynamicBase) }
         for (name, value) in values { node.values[name] = value }  // later representations win (R-I5)
         for relationshipMapping in mapping.relationships {
             let source = relationshipMapping.source.map { value(at: $0, in: representation, parent: parent) } ?? representation
