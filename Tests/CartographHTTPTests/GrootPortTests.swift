@@ -135,16 +135,17 @@ private func grootModel(_ edit: (String) -> String = { $0 }) throws -> JSONValue
         }
     }
 
-    @Test func R_P10_identifiersWithoutAnIdentityAttributeAre422() throws {
+    @Test func R_P10_identifiersWithoutAnIdentityAnnotationAreFoundByInference() throws {
         // Groot: testSerializationFromIdentifiersFailsWithoutIdentityAttribute (the Character identity annotation removed).
         let model = try grootModel { $0.replacingOccurrences(of: Self.characterIdentity, with: "</relationship>\n        <userInfo>") }
         try ModelAPI.with(model: model) { api in
-            let mapping = try api.get("entities/Character/mapping")
-            #expect(mapping["identificationAttributes"] == nil)
             let response = try api.post("/entities/Character/payloads", ["1699", "1455"])
             // Inference still finds `identifier` (R-I1), as RestKit would: identifiers keep working.
             #expect(response.status == 200, "\(response.text)")
             #expect(try api.object("Character", "1455")["identifier"] == 1455)
+            let again = try api.map("/entities/Character/payloads", ["1699"])
+            #expect(again["inserted"] == 0 && again["unchanged"] == 1, "found by the inferred identity, not duplicated")
+            #expect(try api.get("entities/Character/objects?count=true")["total"] == 2)
         }
     }
 

@@ -128,6 +128,12 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
             #expect(try get("entities/Project/objects/2")["tasks"] == [10, 99])
             _ = try post(["projects": [["id": 3, "tasks": [["id": 99, "title": "Now full"]]]]], [], "")
             #expect(try get("entities/Task/objects/99")["_stub"] == nil, "a full representation ends the stub")
+            // A stub of an entity with required attributes (User.email) stays valid when named again later.
+            _ = try post(["projects": [["id": 4, "owner": 55]]], [], "")
+            let again = try post(["projects": [["id": 5, "owner": 55]]], [], "")
+            #expect(again.status == 200, "\(again.text)")
+            #expect(try get("entities/User/objects/55")["_stub"] == true)
+            #expect(try get("entities/Project/objects/5")["owner"] == 55)
         }
     }
 

@@ -26,8 +26,9 @@ extension MappingRun {
             if node.skipped { continue }
             var problems = node.errors
             if node.isNew, let problem = node.insertionProblem { problems.append(problem) }
-            // Stubs are exempt until a full representation maps onto them.
-            if !(node.isReference && node.isNew) { problems += try finalStateProblems(of: node, in: store) }
+            // A bare identity only finds (or stubs) its object and writes nothing to it, so stubs stay exempt
+            // until a full representation maps onto them — also when a later payload names them again.
+            if !node.isReference { problems += try finalStateProblems(of: node, in: store) }
             guard !problems.isEmpty else { continue }
             if node.isNew && node.mapping.discardsInvalidObjectsOnInsert {
                 node.discarded = true
