@@ -34,18 +34,8 @@ func projectMapping(policy: String = "set", extra: [(String, JSONValue)] = []) -
 /// A server with tenant acme, model `work` and mapping `projects`; `body` gets a poster and a reader.
 func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
                   _ body: (_ post: (JSONValue, [(String, String)], String) throws -> RawResponse, _ get: (String) throws -> JSONValue) throws -> Void) throws {
-    try withLiveServer { (server) throws in
-        let client = server.client
-        let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
-        #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/work", projectsModel, token: key).status == 201)
-        let registered = try client.sendJSON("PUT", "/v1/tenants/acme/models/work/mappings/projects", projectMapping(policy: policy, extra: extra), token: key)
-        #expect(registered.status == 201, "\(registered.text)")
-        let post = { (payload: JSONValue, headers: [(String, String)], query: String) throws -> RawResponse in
-            try client.send("POST", "/v1/tenants/acme/models/work/mappings/projects/payloads" + query,
-                            headers: [("Content-Type", "application/json")] + headers, body: payload.jsonBytes, token: key)
-        }
-        let get = { (path: String) throws -> JSONValue in try client.send("GET", "/v1/tenants/acme/models/work/" + path, token: key).json() }
-        try body(post, get)
+    try ModelAPI.with(model: projectsModel, name: "work", mappings: ["projects": projectMapping(policy: policy, extra: extra)]) { api in
+        try body({ payload, headers, query in try api.post("projects", payload, query: query, headers: headers) }, api.get)
     }
 }
 
