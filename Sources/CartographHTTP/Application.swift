@@ -121,10 +121,21 @@ public final class Application: Sendable {
         let requestID = Self.requestID(from: request.headers)
         var labels = Labels()
         var response: HTTPResponse
-        do {
-            response = try body(requestID, &labels)
-        } catch {
-            if error.code.httpStatus >= 500, error.code != .unavailable {
+        let deadline = RequestDeadline(limit: .seconds(configuration.requestTimeLimitSeconds), from: request.arrival)
+        let outcome = RequestDeadline.$current.withValue(deadline) { () -> Result<HTTPResponse, CartographError> in
+            do throws(CartographError) { return .success(try body(requestID, &labels)) } catch {
+                // Work the deadline stopped inside SQLite surfaces as a store error (an interrupted
+                // statement): past the deadline, the deadline is its cause.
+                return .failure(error.code == .internalError && RequestDeadline.hasPassed ? deadline.error : error)
+            }
+        }
+        switch outcome {
+        case .success(let answer):
+            response = answer
+        case .failure(let error):
+            if error.code == .timeLimitExceeded {
+                logger.warning("request stopped at the time limit", metadata: ["request.id": "\(requestID)", "route": "\(labels.route)"])
+            } else if error.code.httpStatus >= 500, error.code != .unavailable {
                 logger.error("request failed", metadata: ["request.id": "\(requestID)", "error": "\(error)"])
             }
             response = .problem(error, instance: request.path)

@@ -24,6 +24,9 @@ public struct ServerConfiguration: Sendable {
     public var connectionLimit: Int = 1024
     /// Most simultaneous connections from one IP address (0 = no limit).
     public var perIPConnectionLimit: Int = 0
+    /// Seconds a request may take, from its first byte to its answer (R-S2): past it the work
+    /// stops, nothing is stored and the answer is 503 `time-limit-exceeded`.
+    public var requestTimeLimitSeconds: Int = 120
     /// Seconds an idle connection is kept.
     public var connectionTimeoutSeconds: Int = 120
     /// Seconds SIGTERM waits for in-flight requests before closing anyway.

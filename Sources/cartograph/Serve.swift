@@ -35,6 +35,8 @@ struct Serve: AsyncParsableCommand {
     var connectionLimit: Int?
     @Option(name: .customLong("per-ip-connection-limit"), help: "Most connections per client IP, 0 = no limit. [env: CARTOGRAPH_PER_IP_CONNECTION_LIMIT] (default: 0)")
     var perIPConnectionLimit: Int?
+    @Option(name: .customLong("request-time-limit"), help: "Seconds a request may take before it is stopped (503, nothing stored). [env: CARTOGRAPH_REQUEST_TIME_LIMIT] (default: 120)")
+    var requestTimeLimit: Int?
     @Option(name: .customLong("connection-timeout"), help: "Seconds an idle connection is kept. [env: CARTOGRAPH_CONNECTION_TIMEOUT] (default: 120)")
     var connectionTimeout: Int?
     @Option(name: .customLong("drain-timeout"), help: "Seconds SIGTERM waits for in-flight requests. [env: CARTOGRAPH_DRAIN_TIMEOUT] (default: 30)")
@@ -137,6 +139,7 @@ struct Settings {
         if let v = try integer(serve.perIPConnectionLimit, "PER_IP_CONNECTION_LIMIT", range: 0...1_000_000) {
             configuration.perIPConnectionLimit = v
         }
+        if let v = try integer(serve.requestTimeLimit, "REQUEST_TIME_LIMIT", range: 1...86_400) { configuration.requestTimeLimitSeconds = v }
         if let v = try integer(serve.connectionTimeout, "CONNECTION_TIMEOUT", range: 1...86_400) {
             configuration.connectionTimeoutSeconds = v
         }

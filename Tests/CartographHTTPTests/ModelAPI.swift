@@ -10,9 +10,10 @@ struct ModelAPI {
     let key: String
     let base: String
 
-    /// Starts a server, registers `model` as `name` and each mapping, then runs `body`.
-    static func with(model: JSONValue, name: String = "m", mappings: [String: JSONValue] = [:], _ body: (ModelAPI) throws -> Void) throws {
-        try withLiveServer { (server) throws in
+    /// Starts a server (with extra `serve` flags), registers `model` as `name` and each mapping, then runs `body`.
+    static func with(model: JSONValue, name: String = "m", mappings: [String: JSONValue] = [:], serverArguments: [String] = [],
+                     _ body: (ModelAPI) throws -> Void) throws {
+        try withLiveServer(arguments: serverArguments) { (server) throws in
             let client = server.client
             let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
             let api = ModelAPI(client: client, key: key, base: "/v1/tenants/acme/models/\(name)")

@@ -21,6 +21,8 @@ public struct CartographError: Error, Sendable, CustomStringConvertible {
         /// A tenant quota (models, store bytes) would be exceeded (R-S2).
         public static let quotaExceeded = Code(rawValue: "quota-exceeded")
         public static let unavailable = Code(rawValue: "unavailable")
+        /// The request ran past the server's time limit and was stopped (R-S2).
+        public static let timeLimitExceeded = Code(rawValue: "time-limit-exceeded")
         public static let internalError = Code(rawValue: "internal")
     }
 

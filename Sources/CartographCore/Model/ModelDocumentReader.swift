@@ -166,7 +166,7 @@ struct ModelDocumentReader {
         if let regex = attribute.regex {
             if type != .string {
                 problems.report(pointer.appending("regex"), "applies to string attributes, not \(type)")
-            } else if (try? NSRegularExpression(pattern: regex)) == nil {
+            } else if (try? WholeStringRegex(regex)) == nil {
                 problems.report(pointer.appending("regex"), "is not a valid regular expression")
             }
         }

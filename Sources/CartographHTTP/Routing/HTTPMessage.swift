@@ -29,14 +29,17 @@ public struct HTTPRequest: Sendable {
     public var query: [(name: String, value: String)]
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// When the request's first byte arrived: its time limit counts from here (R-S2).
+    public var arrival: ContinuousClock.Instant
 
     public init(method: String, path: String, query: [(name: String, value: String)] = [],
-                headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+                headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], arrival: ContinuousClock.Instant = .now) {
         self.method = method
         self.path = path
         self.query = query
         self.headers = headers
         self.body = body
+        self.arrival = arrival
     }
 
     /// Builds a request from a request target such as `/v1/tenants?x=1` (query decoded here).

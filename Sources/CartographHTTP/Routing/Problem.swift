@@ -22,6 +22,9 @@ extension CartographError.Code {
         case .unprocessable: 422
         case .tooManyRequests: 429
         case .unavailable: 503
+        // Like a platform's request timeout (Heroku answers 503 too): the server gave up on work it
+        // accepted. No Retry-After: the same request would run as long again.
+        case .timeLimitExceeded: 503
         default: 500
         }
     }

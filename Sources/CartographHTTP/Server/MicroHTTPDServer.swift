@@ -104,6 +104,7 @@ public final class MicroHTTPDServer: Sendable {
 private final class RequestState {
     let method: String
     let target: String
+    let arrival = ContinuousClock.now
     var headers = HTTPHeaders()
     var query: [(name: String, value: String)] = []
     var body: [UInt8] = []
@@ -153,6 +154,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         if state.answered { return .YES }
         // MHD accepts a response only before the body or after it, so a streamed body over the
         // limit is discarded and answered at its end; past twice the limit the connection is dropped.
+        // A body still arriving past the request time limit (a slow sender) cannot be answered
+        // mid-upload either: the connection is closed (R-S2).
+        if ContinuousClock.now - state.arrival > .seconds(server.application.configuration.requestTimeLimitSeconds) { return .NO }
         let limit = server.application.configuration.maxBodyBytes
         state.receivedBytes += count
         if state.receivedBytes > limit {
@@ -171,7 +175,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     if state.receivedBytes > server.application.configuration.maxBodyBytes {
         return queue(tooLarge(state, limit: server.application.configuration.maxBodyBytes, server: server), on: connection)
     }
-    let request = HTTPRequest(method: state.method, path: state.target, query: state.query, headers: state.headers, body: state.body)
+    let request = HTTPRequest(method: state.method, path: state.target, query: state.query, headers: state.headers, body: state.body,
+                              arrival: state.arrival)
     state.body = []
     if let refusal = state.refusal {
         var response = server.application.reject(request, with: refusal)
@@ -208,7 +213,7 @@ private let collectQueryArgument: MHD_KeyValueIterator = { cls, _, key, value in
 /// The 413 answer for a body over the limit, sent before the rest of the body is read; MHD then
 /// closes the connection.
 private func tooLarge(_ state: RequestState, limit: Int, server: MicroHTTPDServer) -> HTTPResponse {
-    let request = HTTPRequest(method: state.method, path: state.target, query: state.query, headers: state.headers)
+    let request = HTTPRequest(method: state.method, path: state.target, query: state.query, headers: state.headers, arrival: state.arrival)
     var response = server.application.reject(
         request, with: CartographError(.payloadTooLarge, "The request body is larger than the limit of \(limit) bytes."))
     response.headers.append(("Connection", "close"))

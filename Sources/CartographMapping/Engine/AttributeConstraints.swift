@@ -4,7 +4,7 @@ import CartographCore
 
 enum AttributeConstraints {
     /// Messages for each constraint `value` breaks.
-    static func violations(of value: AttributeValue, attribute: Attribute) -> [String] {
+    static func violations(of value: AttributeValue, attribute: Attribute, regexes: EntityTables) -> [String] {
         var messages: [String] = []
         if let bound = attribute.minValue.flatMap({ try? AttributeValue.coerce($0, to: attribute.type) }), compare(value, bound) == .orderedAscending {
             messages.append("'\(attribute.name)' must be at least \(bound.jsonValue.jsonText)")
@@ -23,10 +23,8 @@ enum AttributeConstraints {
         if let length, let maximum = attribute.maxLength, length > maximum {
             messages.append("'\(attribute.name)' must be at most \(maximum) long, is \(length)")
         }
-        if let pattern = attribute.regex, case .string(let text) = value {
-            if let regex = try? Regex(pattern), (try? regex.wholeMatch(in: text)) == nil {
-                messages.append("'\(attribute.name)' does not match \(pattern)")
-            }
+        if let pattern = attribute.regex, case .string(let text) = value, let regex = regexes.regex(pattern), !regex.matches(text) {
+            messages.append("'\(attribute.name)' does not match \(pattern)")
         }
         return messages
     }

@@ -106,9 +106,11 @@ public struct MappingEngine: Sendable {
 /// What a payload needs per entity, computed the first time an object of the entity needs it rather
 /// than once per object (or, at start-up, for every entity of a large model): the defaults of its
 /// attributes (R-P4), coerced; its attributes and relationships, inherited ones included; and the
-/// attributes that make its API key. A class: one payload's phases share it, on one thread.
+/// attributes that make its API key; and the attributes' compiled `regex` constraints.
+/// A class: one payload's phases share it, on one thread.
 final class EntityTables {
     private let model: Model
+    private var regexes: [String: WholeStringRegex?] = [:]
     private var defaults: [String: [String: AttributeValue]] = [:]
     private var attributes: [String: [Attribute]] = [:]
     private var relationships: [String: [Relationship]] = [:]
@@ -129,6 +131,8 @@ final class EntityTables {
     func attributes(of entity: String) -> [Attribute] { cached(\.attributes, entity) { model.allAttributes(of: entity) } }
     func relationships(of entity: String) -> [Relationship] { cached(\.relationships, entity) { model.allRelationships(of: entity) } }
     func keyAttributes(of entity: String) -> [String] { cached(\.keys, entity) { model.identificationAttributes(of: entity) } }
+    /// An attribute's compiled `regex` (nil for one ICU rejects: model validation refuses those).
+    func regex(_ pattern: String) -> WholeStringRegex? { cached(\.regexes, pattern) { try? WholeStringRegex(pattern) } }
 
     private func cached<T>(_ table: ReferenceWritableKeyPath<EntityTables, [String: T]>, _ entity: String, _ compute: () -> T) -> T {
         if let value = self[keyPath: table][entity] { return value }

@@ -28,7 +28,10 @@ extension MappingRun {
             if node.isNew, let problem = node.insertionProblem { problems.append(problem) }
             // A bare identity only finds (or stubs) its object and writes nothing to it, so stubs stay exempt
             // until a full representation maps onto them — also when a later payload names them again.
-            if !node.isReference { problems += try finalStateProblems(of: node, in: store) }
+            if !node.isReference {
+                problems += try finalStateProblems(of: node, in: store)
+                try RequestDeadline.check()  // a regex constraint gives up at the deadline as no match
+            }
             guard !problems.isEmpty else { continue }
             if node.isNew && node.mapping.discardsInvalidObjectsOnInsert {
                 node.discarded = true
@@ -79,7 +82,7 @@ extension MappingRun {
                 if !attribute.optional { problems.append(.init(pointer: at, message: "'\(attribute.name)' is required")) }
                 continue
             }
-            problems += AttributeConstraints.violations(of: value, attribute: attribute).map { .init(pointer: at, message: $0) }
+            problems += AttributeConstraints.violations(of: value, attribute: attribute, regexes: tables).map { .init(pointer: at, message: $0) }
         }
         // Only constrained relationships are counted: counting a large to-many (an author's articles)
         // for every object would make each payload cost more as the store grows. Connected ones are
@@ -128,7 +131,10 @@ extension MappingRun {
     /// Inserts and updates every object, then assigns mapped relationships with their policies.
     mutating func write(progress: ((String, Int, Int) -> Void)? = nil, into store: some MappingStore) throws(CartographError) {
         for (index, node) in nodes.enumerated() where node.reachable && !node.discarded {
-            if index % 1000 == 0 { progress?("objects", index, nodes.count) }
+            if index % 1000 == 0 {
+                progress?("objects", index, nodes.count)
+                try RequestDeadline.check()
+            }
             if let existing = node.existing {
                 node.id = existing.id
                 guard !node.skipped else { continue }

@@ -155,6 +155,7 @@ struct MappingRun {
             throw CartographError(.payloadTooLarge, "The payload has more than \(engine.maximumObjects) objects; split it into smaller payloads.",
                                   errors: [.init(pointer: pointer, message: "object \(representationsRead) is over the limit of \(engine.maximumObjects)")])
         }
+        if representationsRead % 256 == 0 { try RequestDeadline.check() }
         var representation = original
         var errors: [CartographError.Detail] = []
         let choice = choose(base, for: &representation, parent: parent, pointer: pointer, errors: &errors)

@@ -2,6 +2,7 @@
 // The evaluator and the SQL function `cartograph_string_match` both build a `StringPattern`, so a
 // string test has one meaning wherever it runs.
 import Foundation
+import CartographCore
 
 /// A compiled right-hand side of a string operator.
 public struct StringPattern: Sendable {
@@ -10,8 +11,8 @@ public struct StringPattern: Sendable {
         case substring(StringOperator, [UInt8])
         /// LIKE: the folded pattern's scalars; `*` and `?` are wildcards, `\` escapes.
         case like([LikeElement])
-        /// MATCHES: a whole-string match.
-        case regex(SharedRegex)
+        /// MATCHES: a whole-string ICU match.
+        case regex(WholeStringRegex)
     }
 
     private enum LikeElement: Sendable, Equatable {
@@ -55,12 +56,9 @@ public struct StringPattern: Sendable {
             matcher = .like(elements)
         case .matches:
             do {
-                // ICU works on code points, not grapheme clusters: `.` is one scalar.
-                var regex = try Regex(pattern).matchingSemantics(.unicodeScalar)
-                if options.contains(.caseInsensitive) { regex = regex.ignoresCase() }
-                matcher = .regex(SharedRegex(regex))
+                matcher = .regex(try WholeStringRegex(pattern, caseInsensitive: options.contains(.caseInsensitive)))
             } catch {
-                throw InvalidPattern(message: "\(error)")
+                throw InvalidPattern(message: error.message)
             }
         }
     }
@@ -85,7 +83,7 @@ public struct StringPattern: Sendable {
         case .regex(let regex):
             // [c] is the regex's own case-insensitivity; [d] folds the subject's diacritics.
             let text = StringFolding.fold(subject, options.subtracting(.caseInsensitive))
-            return (try? regex.regex.wholeMatch(in: text)) != nil
+            return regex.matches(text)
         }
     }
 
@@ -131,19 +129,5 @@ public struct StringPattern: Sendable {
         }
         while p < pattern.count, pattern[p] == .anyRun { p += 1 }
         return p == pattern.count
-    }
-}
-
-/// A compiled regular expression that checked predicates can share between threads.
-///
-/// `@unchecked Sendable` because `Regex<AnyRegexOutput>` is not `Sendable` only for its `Any`
-/// captures: the value is immutable, its lazily built program is published atomically by the
-/// standard library, and it is matched once here so the program exists before it is shared.
-private struct SharedRegex: @unchecked Sendable {
-    let regex: Regex<AnyRegexOutput>
-
-    init(_ regex: Regex<AnyRegexOutput>) {
-        _ = try? regex.wholeMatch(in: "")
-        self.regex = regex
     }
 }

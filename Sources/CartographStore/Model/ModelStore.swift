@@ -316,8 +316,8 @@ public final class ModelStore: Sendable {
         }
         let connection = pooled.connection
         defer { readers.withLock { if $0.idle.count < 8 { $0.idle.append(pooled) } } }
-        do { try connection.execute("BEGIN") } catch { throw CartographError(.internalError, "Cannot start a read: \(error)") }
-        defer { try? connection.execute("COMMIT") }
+        do { try connection.control("BEGIN") } catch { throw CartographError(.internalError, "Cannot start a read: \(error)") }
+        defer { try? connection.control("COMMIT") }
         // The model this snapshot was written with (a migration may have committed since `published`).
         let current = published.withLock { $0 }
         var model = current?.model

@@ -91,7 +91,11 @@ private func predicateStringMatch(_ context: OpaquePointer?, _ count: Int32, _ a
         cached = CachedPattern(code: code, options: options, source: source)
         sqlite3_set_auxdata(context, 3, Unmanaged.passRetained(cached).toOpaque(), releaseCachedPattern)
     }
-    sqlite3_result_int64(context, cached.pattern?.matches(subject) == true ? 1 : 0)
+    let matched = cached.pattern?.matches(subject) == true
+    // A regular expression the request's deadline cut short has no answer: the statement fails
+    // (SQLITE_INTERRUPT, as the progress handler would) instead of counting it as no match (R-S2).
+    if !matched, RequestDeadline.hasPassed { return sqlite3_result_error_code(context, SQLITE_INTERRUPT) }
+    sqlite3_result_int64(context, matched ? 1 : 0)
 }
 
 /// cartograph_compare(a, b)

@@ -1,6 +1,7 @@
 // One SQLite database handle. Not Sendable: reach it only through a lock-holding owner
 // (a `Mutex<SQLiteConnection>` or a store that serializes access).
 internal import CSQLite
+import CartographCore
 
 /// How durable a commit is (`--sync`, R-S4): NORMAL survives a process crash in WAL mode,
 /// FULL also survives power loss.
@@ -14,6 +15,8 @@ public final class SQLiteConnection {
     /// The path the connection was opened with (":memory:" for an in-memory database).
     public let path: String
     private var statementCache: [String: SQLiteStatement] = [:]
+    /// True while BEGIN, COMMIT or ROLLBACK runs: those finish whatever the deadline interrupted.
+    private var endingTransaction = false
 
     /// Opens (and creates, unless `readOnly`) the database at `path` with WAL journaling.
     public init(path: String, readOnly: Bool = false, synchronous: SQLiteSynchronous = .normal) throws(SQLiteError) {
@@ -31,6 +34,14 @@ public final class SQLiteConnection {
         // A writer waiting for another process's lock (e.g. a backup) waits instead of failing.
         sqlite3_busy_timeout(db, 5_000)
         sqlite3_extended_result_codes(db, 1)
+        // R-S2: a statement running past the request's deadline is interrupted (SQLITE_INTERRUPT;
+        // an interrupted write rolls its transaction back). The handler runs every few thousand
+        // virtual-machine steps, on the thread running the statement, so it sees that request's deadline.
+        sqlite3_progress_handler(db, 4_096, { context in
+            guard let context else { return 0 }
+            let connection = Unmanaged<SQLiteConnection>.fromOpaque(context).takeUnretainedValue()
+            return !connection.endingTransaction && RequestDeadline.hasPassed ? 1 : 0
+        }, Unmanaged.passUnretained(self).toOpaque())
         if !readOnly, path != ":memory:" {
             try execute("PRAGMA journal_mode=WAL")
         }
@@ -62,6 +73,14 @@ public final class SQLiteConnection {
             sqlite3_free(errorMessage)
             throw SQLiteError(code: SQLiteResultCode(rawValue: sqlite3_extended_errcode(handle)), message: message, sql: sql)
         }
+    }
+
+    /// Runs a transaction-control statement (BEGIN, COMMIT, ROLLBACK), which the request deadline
+    /// never interrupts: a transaction is always ended, and a pooled connection never left inside one.
+    public func control(_ sql: String) throws(SQLiteError) {
+        endingTransaction = true
+        defer { endingTransaction = false }
+        try execute(sql)
     }
 
     /// Prepares a statement that the caller owns.
@@ -100,20 +119,20 @@ public final class SQLiteConnection {
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; rolls back if it throws, or always when `rollingBack`.
     public func transaction<T, E: Error>(rollingBack: Bool = false, _ body: () throws(E) -> T) throws(TransactionError<E>) -> T {
-        do { try execute("BEGIN IMMEDIATE") } catch { throw .sqlite(error) }
+        do { try control("BEGIN IMMEDIATE") } catch { throw .sqlite(error) }
         let result: T
         do {
             result = try body()
         } catch {
-            try? execute("ROLLBACK")
+            try? control("ROLLBACK")
             throw .body(error)
         }
         if rollingBack {
-            do { try execute("ROLLBACK") } catch { throw .sqlite(error) }
+            do { try control("ROLLBACK") } catch { throw .sqlite(error) }
             return result
         }
-        do { try execute("COMMIT") } catch {
-            try? execute("ROLLBACK")
+        do { try control("COMMIT") } catch {
+            try? control("ROLLBACK")
             throw .sqlite(error)
         }
         return result
