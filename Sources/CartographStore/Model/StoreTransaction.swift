@@ -20,6 +20,10 @@ public final class StoreTransaction {
     /// one leaves no tombstone (no reader ever saw it).
     let firstNewID: Int64
     private var deletedIDs: Set<Int64> = []
+    /// Objects inserted here whose relationship storage, on either side, nothing has written since:
+    /// every relationship of theirs is empty, so reading one needs no query (most of a payload's
+    /// new objects are asked for their old destinations right after they are inserted).
+    private var bareInserts: Set<Int64> = []
     /// Late-binding targets by id (R-C5), loaded on first use.
     var pendingTargetCache: [PendingConnection.Target: Int64]?
 
@@ -67,6 +71,7 @@ public final class StoreTransaction {
         nextID += 1
         try sqlite { () throws(SQLiteError) in try connection.run(plan.sql, bound) }
         touch(id, entity)
+        if toOne.isEmpty { bareInserts.insert(id) } else { relationshipsWritten(of: toOne.values) }
         for (name, destination) in toOne where !plan.toOne.contains(name) {
             try setRelationship(id: id, entity: entity, relationship: name, to: [destination], current: [])
         }
@@ -120,7 +125,8 @@ public final class StoreTransaction {
 
     /// The destinations of a relationship, in order.
     public func destinations(of id: Int64, entity: String, relationship: String) throws(CartographError) -> [Int64] {
-        try sqlite { () throws(SQLiteError) in try reader.destinationIDs(of: id, entity: entity, relationship: relationship) }
+        if bareInserts.contains(id) { return [] }
+        return try sqlite { () throws(SQLiteError) in try reader.destinationIDs(of: id, entity: entity, relationship: relationship) }
     }
 
     /// Makes `relationship` of object `id` exactly `destinations` (to-one: at most one), keeping the
@@ -179,12 +185,20 @@ public final class StoreTransaction {
             }
         }
         for id in ids { touch(id, entity) }
+        relationshipsWritten(of: ids + [destination])
+    }
+
+    /// Records that the relationship storage of `ids` has been written (see `bareInserts`).
+    private func relationshipsWritten(of ids: some Sequence<Int64>) {
+        guard !bareInserts.isEmpty else { return }
+        for id in ids { bareInserts.remove(id) }
     }
 
     /// Writes one side's storage from `old` to `new` destinations, touching the objects whose stored
     /// relationships change: the owner of a foreign-key column or of a join table's rows.
     private func writeStorage(id: Int64, entity: String, relationship: Relationship, old: [Int64], new: [Int64]) throws(CartographError) {
         let changed = Set(old).symmetricDifference(new)
+        relationshipsWritten(of: [id] + old + new)
         switch layout.storage(of: relationship.name, entity: entity) {
         case .foreignKey?, .joinTable(_, false)?: touch(id, entity)
         case .inverseForeignKey?, .joinTable(_, true)?: for destination in changed { touch(destination, relationship.destination) }
@@ -205,7 +219,7 @@ public final class StoreTransaction {
                 }
             case .joinTable(let name, let reversed):
                 let (mine, theirs) = reversed ? ("destination", "source") : ("source", "destination")
-                try connection.run("DELETE FROM \(quoted(name)) WHERE \(mine) = ?", [.integer(id)])
+                if !old.isEmpty { try connection.run("DELETE FROM \(quoted(name)) WHERE \(mine) = ?", [.integer(id)]) }
                 for (position, destination) in new.enumerated() {
                     try connection.run("INSERT INTO \(quoted(name)) (\(mine), \(theirs), position) VALUES (?, ?, ?)",
                                        [.integer(id), .integer(destination), .integer(Int64(position))])
@@ -273,6 +287,7 @@ public final class StoreTransaction {
                     }
                     for row in sources {
                         guard let id = row[0].integerValue else { continue }
+                        relationshipsWritten(of: [id])
                         try sqlite { () throws(SQLiteError) in
                             try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = NULL WHERE _id = ?", [.integer(id)])
                         }
@@ -284,7 +299,12 @@ public final class StoreTransaction {
                         try connection.rows("SELECT \(other) FROM \(quoted(name)) WHERE \(column) = ?", [.integer(object.id)])
                     }
                     try sqlite { () throws(SQLiteError) in try connection.run("DELETE FROM \(quoted(name)) WHERE \(column) = ?", [.integer(object.id)]) }
-                    for row in sources { if let id = row[0].integerValue { touch(id, entity.name) } }
+                    for row in sources {
+                        if let id = row[0].integerValue {
+                            touch(id, entity.name)
+                            relationshipsWritten(of: [id])
+                        }
+                    }
                 default:
                     break
                 }
