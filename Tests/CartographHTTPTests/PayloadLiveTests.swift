@@ -82,6 +82,19 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
         }
     }
 
+    @Test func R_P3_stringsAreStoredWholeWithEmbeddedNULsAndEmpty() throws {
+        try withProjects { post, get in
+            let names: [String] = ["a\u{0}b", "", "\u{0}", "tail\u{0}"]
+            for (index, name) in names.enumerated() {
+                let response = try post(["projects": [["id": .number(JSONNumber(index + 1)), "name": .string(name)]]], [], "")
+                #expect(response.status == 200, "\(response.text)")
+            }
+            for (index, name) in names.enumerated() {
+                #expect(try get("entities/Project/objects/\(index + 1)")["name"] == .string(name), "\(index)")
+            }
+        }
+    }
+
     @Test func R_I6_R_P3_badValuesAre422WithPayloadPointersAndStoreNothing() throws {
         try withProjects { post, get in
             let response = try post(["projects": [["id": 1, "tasks": [["id": 5, "title": "ok"], ["id": "12x", "title": "bad"]]], ["name": "no id"]]], [], "")
