@@ -21,10 +21,12 @@ struct MappingRun {
     var result = MappingResult()
     /// The explain trace (R-P13); nil when not asked for.
     var trace: [JSONValue]?
-    var model: Model { engine.model }
+    /// The engine's model, stored: a computed copy cost a retain of every part of it per property lookup.
+    let model: Model
 
     init(engine: MappingEngine, root: JSONValue, metadata: JSONValue, explain: Bool = false) {
         self.engine = engine
+        self.model = engine.model
         self.tables = EntityTables(model: engine.model)
         self.root = root
         self.metadata = metadata
