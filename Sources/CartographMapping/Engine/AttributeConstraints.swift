@@ -12,9 +12,11 @@ enum AttributeConstraints {
         if let bound = attribute.maxValue.flatMap({ try? AttributeValue.coerce($0, to: attribute.type) }), compare(value, bound) == .orderedDescending {
             messages.append("'\(attribute.name)' must be at most \(bound.jsonValue.jsonText)")
         }
+        // Counting characters walks the whole string: only for attributes with length bounds.
+        let bounded = attribute.minLength != nil || attribute.maxLength != nil
         let length: Int? = switch value {
-        case .string(let text): text.count
-        case .binary(let bytes): bytes.count
+        case .string(let text) where bounded: text.count
+        case .binary(let bytes) where bounded: bytes.count
         default: nil
         }
         if let length, let minimum = attribute.minLength, length < minimum {

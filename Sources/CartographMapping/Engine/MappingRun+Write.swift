@@ -75,14 +75,18 @@ extension MappingRun {
         let values = finalValues(of: node)
         var problems: [CartographError.Detail] = []
         for attribute in tables.attributes(of: entity) {
-            let at = node.values[attribute.name] != nil
-                ? Self.pointer(node.pointer, node.mapping.attributes.first { $0.attribute == attribute.name }?.source ?? SourceKeyPath(components: [attribute.name]))
-                : node.pointer
+            // Built only for a problem: most attributes have none.
+            var at: String {
+                node.values[attribute.name] != nil
+                    ? Self.pointer(node.pointer, node.mapping.attributes.first { $0.attribute == attribute.name }?.source ?? SourceKeyPath(components: [attribute.name]))
+                    : node.pointer
+            }
             guard let value = values[attribute.name] else {
                 if !attribute.optional { problems.append(.init(pointer: at, message: "'\(attribute.name)' is required")) }
                 continue
             }
-            problems += AttributeConstraints.violations(of: value, attribute: attribute, regexes: tables).map { .init(pointer: at, message: $0) }
+            let violations = AttributeConstraints.violations(of: value, attribute: attribute, regexes: tables)
+            if !violations.isEmpty { problems += violations.map { .init(pointer: at, message: $0) } }
         }
         // Only constrained relationships are counted: counting a large to-many (an author's articles)
         // for every object would make each payload cost more as the store grows. Connected ones are
