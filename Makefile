@@ -36,9 +36,16 @@ run: build
 
 test: deps test-swift test-spec test-walkthrough test-crash test-schemathesis
 
+# Every live server of the run logs into a fresh directory (CARTOGRAPH_TEST_LOG_DIR, LiveServer); then no
+# log may hold an API key or an admin token (scripts/check-logs-for-secrets.sh). The logs are kept when
+# anything failed.
 test-swift:
 	swift build --build-tests
-	swift test --skip-build
+	@logs=$$(mktemp -d "$${TMPDIR:-/tmp}/cartograph-test-logs.XXXXXX"); status=0; \
+	CARTOGRAPH_TEST_LOG_DIR="$$logs" swift test --skip-build || status=$$?; \
+	scripts/check-logs-for-secrets.sh "$$logs" || status=1; \
+	if [ $$status -eq 0 ]; then rm -rf "$$logs"; else echo "Server logs kept in $$logs"; fi; \
+	exit $$status
 
 # The OpenAPI document must validate (openapi-spec-validator from PyPI), and openapi-python-client
 # (PyPI) must generate a client from it without a warning, a client whose modules all import (R-S7).
