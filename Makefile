@@ -4,6 +4,7 @@ SHELL := /bin/bash
 
 PORT ?= 8080
 FUZZ_SECONDS ?= 60
+SOAK_FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := json model coredata mapping predicate
 DATA_DIR ?= ./data
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev pkg-config curl python3-pip
@@ -14,7 +15,8 @@ SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 help:
 	@echo "make run    install what is missing, build (release) and serve on :$(PORT) with data in $(DATA_DIR)"
 	@echo "make test   install what is missing, run every test suite"
-	@echo "make soak   long reliability runs: 1000 kill -9 cycles and a long schemathesis run (release build)"
+	@echo "make soak   long reliability runs: 1000 kill -9 cycles, a long schemathesis run (release build), then every"
+	@echo "            libFuzzer target for SOAK_FUZZ_SECONDS (default $(SOAK_FUZZ_SECONDS)) each"
 	@echo "make bench  run the benchmarks (installs wrk)"
 	@echo "make fuzz   run each libFuzzer target for FUZZ_SECONDS (default $(FUZZ_SECONDS)), one after another"
 
@@ -82,11 +84,13 @@ test-schemathesis: schemathesis-deps
 	swift build --product cartograph
 	scripts/schemathesis.sh .build/debug/cartograph $(SCHEMATHESIS_EXAMPLES)
 
-# The same, long: 1000 kills and 1000 examples per operation, on the release build.
+# The same, long: 1000 kills and 1000 examples per operation, on the release build; then the libFuzzer
+# targets (`make fuzz`) for SOAK_FUZZ_SECONDS each, one after another (5 targets: 50 minutes by default).
 soak: deps schemathesis-deps
 	swift build -c release --product cartograph
 	python3 scripts/crash-harness.py .build/release/cartograph --kills 1000 --progress 100
 	SCHEMATHESIS_SEED=$$RANDOM scripts/schemathesis.sh .build/release/cartograph 1000
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(SOAK_FUZZ_SECONDS)
 
 bench: deps
 	scripts/bench.sh
