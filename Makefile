@@ -4,6 +4,7 @@ SHELL := /bin/bash
 
 PORT ?= 8080
 FUZZ_SECONDS ?= 60
+SOAK_FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := json model coredata mapping predicate
 DATA_DIR ?= ./data
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev pkg-config curl python3-pip
@@ -14,7 +15,8 @@ SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 help:
 	@echo "make run    install what is missing, build (release) and serve on :$(PORT) with data in $(DATA_DIR)"
 	@echo "make test   install what is missing, run every test suite"
-	@echo "make soak   long reliability runs: 1000 kill -9 cycles and a long schemathesis run (release build)"
+	@echo "make soak   long reliability runs: 1000 kill -9 cycles, a long schemathesis run (release build), then every"
+	@echo "            libFuzzer target for SOAK_FUZZ_SECONDS (default $(SOAK_FUZZ_SECONDS)) each"
 	@echo "make bench  run the benchmarks (installs wrk)"
 	@echo "make fuzz   run each libFuzzer target for FUZZ_SECONDS (default $(FUZZ_SECONDS)), one after another"
 
@@ -36,9 +38,16 @@ run: build
 
 test: deps test-swift test-spec test-walkthrough test-crash test-schemathesis
 
+# Every live server of the run logs into a fresh directory (CARTOGRAPH_TEST_LOG_DIR, LiveServer); then no
+# log may hold an API key or an admin token (scripts/check-logs-for-secrets.sh). The logs are kept when
+# anything failed.
 test-swift:
 	swift build --build-tests
-	swift test --skip-build
+	@logs=$$(mktemp -d "$${TMPDIR:-/tmp}/cartograph-test-logs.XXXXXX"); status=0; \
+	CARTOGRAPH_TEST_LOG_DIR="$$logs" swift test --skip-build || status=$$?; \
+	scripts/check-logs-for-secrets.sh "$$logs" || status=1; \
+	if [ $$status -eq 0 ]; then rm -rf "$$logs"; else echo "Server logs kept in $$logs"; fi; \
+	exit $$status
 
 # The OpenAPI document must validate (openapi-spec-validator from PyPI), and openapi-python-client
 # (PyPI) must generate a client from it without a warning, a client whose modules all import (R-S7).
@@ -75,11 +84,13 @@ test-schemathesis: schemathesis-deps
 	swift build --product cartograph
 	scripts/schemathesis.sh .build/debug/cartograph $(SCHEMATHESIS_EXAMPLES)
 
-# The same, long: 1000 kills and 1000 examples per operation, on the release build.
+# The same, long: 1000 kills and 1000 examples per operation, on the release build; then the libFuzzer
+# targets (`make fuzz`) for SOAK_FUZZ_SECONDS each, one after another (5 targets: 50 minutes by default).
 soak: deps schemathesis-deps
 	swift build -c release --product cartograph
 	python3 scripts/crash-harness.py .build/release/cartograph --kills 1000 --progress 100
 	SCHEMATHESIS_SEED=$$RANDOM scripts/schemathesis.sh .build/release/cartograph 1000
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(SOAK_FUZZ_SECONDS)
 
 bench: deps
 	scripts/bench.sh

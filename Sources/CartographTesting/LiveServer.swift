@@ -17,6 +17,12 @@ public final class LiveServer: @unchecked Sendable {
         return testBinary.deletingLastPathComponent().appendingPathComponent("cartograph")
     }
 
+    /// `CARTOGRAPH_TEST_LOG_DIR`: when set, every server logs into this directory (rather than its data
+    /// directory, which tests delete) and appends its admin token to `admin-tokens` there, so that a
+    /// whole test run's logs can be checked for secrets (`make test-swift`, scripts/check-logs-for-secrets.sh).
+    public static let logDirectory: URL? = ProcessInfo.processInfo.environment["CARTOGRAPH_TEST_LOG_DIR"]
+        .flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0, isDirectory: true) }
+
     /// Starts a server and waits until it logs the port it listens on.
     /// - Parameters:
     ///   - arguments: extra `serve` flags (e.g. `["--max-body-bytes", "1024"]`).
@@ -26,7 +32,9 @@ public final class LiveServer: @unchecked Sendable {
             .appendingPathComponent("cartograph-test-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.dataDirectory = directory
-        let log = directory.appendingPathComponent("server-\(UUID().uuidString).log")
+        let logDirectory = Self.logDirectory ?? directory
+        try FileManager.default.createDirectory(at: logDirectory, withIntermediateDirectories: true)
+        let log = logDirectory.appendingPathComponent("server-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         self.logFile = log
         let process = Process()
@@ -58,6 +66,18 @@ public final class LiveServer: @unchecked Sendable {
             let tokenFile = directory.appendingPathComponent("data/admin.token")
             self.adminToken = ((try? String(contentsOf: tokenFile, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         }
+        Self.recordAdminToken(self.adminToken)
+    }
+
+    /// Appends `token` to `admin-tokens` in the log directory (mode 0600), one `write` of a whole line
+    /// to a file opened with O_APPEND, so that servers starting in parallel never interleave lines.
+    private static func recordAdminToken(_ token: String) {
+        guard let directory = logDirectory, !token.isEmpty else { return }
+        let fd = open(directory.appendingPathComponent("admin-tokens").path, O_WRONLY | O_APPEND | O_CREAT, 0o600)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let line = Array((token + "\n").utf8)
+        _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 
     /// A client for this server.

@@ -291,6 +291,54 @@ import CartographTesting
         #expect(try await String(collecting: metrics, upTo: 1 << 22).contains("cartograph_http_requests_total"))
     }
 
+    /// R-S2 through R-S7: the admin sets a tenant's limits with `PATCH /v1/tenants/{tenant}`
+    /// (`updateTenant`), reads them back with `getTenant` and `listTenants`; a partial update keeps the
+    /// other limits, and an out-of-range value is a 422 problem that changes nothing.
+    @Test func R_S2_R_S7_generatedClientSetsAndReadsTenantLimits() async throws {
+        let server = try LiveServer()
+        defer { server.stop(); try? FileManager.default.removeItem(at: server.dataDirectory) }
+        let admin = try Self.client(server, token: server.adminToken)
+        _ = try await admin.createTenant(body: .json(.init(id: "initech"))).created
+        let initech = Operations.UpdateTenant.Input.Path(tenant: "initech")
+
+        // A new tenant has no limits of its own, and the server's defaults are off.
+        let fresh = try await admin.getTenant(path: .init(tenant: "initech")).ok.body.json
+        #expect(fresh.limits == .init())
+        #expect(fresh.effectiveLimits == .init())
+        #expect(fresh.usage == .init(models: 0, storeBytes: 0))
+
+        let set = try await admin.updateTenant(path: initech, body: .json(.init(limits: .init(
+            requestsPerSecond: 2.5, burst: 100, maxStoreBytes: 1_073_741_824, maxModels: 10)))).ok.body.json
+        let expected = Components.Schemas.TenantLimits(requestsPerSecond: 2.5, burst: 100, maxStoreBytes: 1_073_741_824, maxModels: 10)
+        #expect(set.id == "initech")
+        #expect(set.limits == expected)
+        #expect(set.effectiveLimits == .init(requestsPerSecond: 2.5, burst: 100, maxStoreBytes: 1_073_741_824, maxModels: 10))
+        #expect(try await admin.getTenant(path: .init(tenant: "initech")).ok.body.json.limits == expected)
+
+        // Merge-patch: only the limit sent changes; 0 means no limit for this tenant (none in force).
+        let partial = try await admin.updateTenant(path: initech, body: .json(.init(limits: .init(maxModels: 0)))).ok.body.json
+        #expect(partial.limits == .init(requestsPerSecond: 2.5, burst: 100, maxStoreBytes: 1_073_741_824, maxModels: 0))
+        #expect(partial.effectiveLimits.maxModels == nil)
+        #expect(partial.effectiveLimits.burst == 100)
+
+        // A burst below 1 is refused with a pointer to it, and nothing changes.
+        let refused = try await admin.updateTenant(path: initech, body: .json(.init(limits: .init(burst: 0, maxModels: 5))))
+            .unprocessableContent.body.applicationProblemJson
+        #expect(refused.status == 422)
+        #expect(refused._type == "urn:cartograph:problem:unprocessable")
+        #expect(refused.errors?.map(\.pointer) == ["/limits/burst"])
+        #expect(refused.errors?.first?.message.contains("from 1 to") == true)
+        let after = try await admin.listTenants().ok.body.json.items
+        #expect(after.map(\.id) == ["initech"])
+        #expect(after.first?.limits == partial.limits)
+
+        // A tenant that does not exist: 404, a problem document.
+        let missing = try await admin.updateTenant(path: .init(tenant: "nobody"), body: .json(.init(limits: .init(maxModels: 1))))
+            .notFound.body.applicationProblemJson
+        #expect(missing.status == 404)
+        #expect(missing.detail?.contains("nobody") == true)
+    }
+
     /// A generated client for `server` that sends `token` as a bearer token; dates as the server
     /// writes them (ISO 8601 with milliseconds, DESIGN §10).
     static func client(_ server: LiveServer, token: String) throws -> Client {

@@ -79,6 +79,36 @@ struct ModelValidationTests {
         #expect(problems.count == 3)
     }
 
+    /// Found by the hostile-input sweep (HostileInputSweepLiveTests): each of these was a 500 from
+    /// SQLite at registration ("object name reserved for internal use", "table already exists",
+    /// "duplicate column name"), because entities are tables and properties columns, whose names SQLite
+    /// compares ignoring case.
+    @Test(arguments: [
+        (#"[{"name": "sqlite_master"}]"#, "/entities/0/name", "names beginning with 'sqlite_' are reserved (the store names a table after the entity)"),
+        (#"[{"name": "A"}, {"name": "SQLite_Sequence", "parent": "A"}]"#, "/entities/1/name",
+         "names beginning with 'sqlite_' are reserved (the store names a table after the entity)"),
+        (#"[{"name": "Item"}, {"name": "item"}]"#, "/entities/1/name",
+         "differs only in case from the entity at /entities/0 (the store's table and column names ignore case)"),
+        (#"[{"name": "A", "attributes": [{"name": "x", "type": "string"}, {"name": "X", "type": "string"}]}]"#, "/entities/0/attributes/1/name",
+         "differs only in case from the property at /entities/0/attributes/0 (the store's table and column names ignore case)"),
+        (#"[{"name": "A", "attributes": [{"name": "x", "type": "string"}], "relationships": [{"name": "X", "destination": "A"}]}]"#,
+         "/entities/0/relationships/0/name",
+         "differs only in case from the property at /entities/0/attributes/0 (the store's table and column names ignore case)"),
+    ])
+    func R_M5_namesTheStoreCannotTellApartAreReported(entities: String, pointer: String, message: String) {
+        #expect(modelProblems(#"{"entities": "# + entities + "}") == [pointer: message])
+    }
+
+    @Test func R_M5_namesDifferingOnlyInCaseFromAnInheritedOneAreDistinctColumnsAndValid() throws {
+        // A sub-entity's own attribute is the column "Leaf.X", apart from its root's "x".
+        let model = try parseModel(#"""
+            {"entities": [{"name": "Base", "attributes": [{"name": "x", "type": "string"}]},
+                          {"name": "Leaf", "parent": "Base", "attributes": [{"name": "X", "type": "string"}]},
+                          {"name": "select", "attributes": [{"name": "rowid", "type": "string"}, {"name": "sqlite_master", "type": "string"}]}]}
+            """#)
+        #expect(model.entities.map(\.name) == ["Base", "Leaf", "select"])
+    }
+
     @Test func R_M5_inheritanceCyclesAreReportedOnceEach() {
         let problems = modelProblems(#"""
             {"entities": [{"name": "A", "parent": "C"}, {"name": "B", "parent": "A"}, {"name": "C", "parent": "B"},

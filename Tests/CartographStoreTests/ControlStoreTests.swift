@@ -141,6 +141,19 @@ struct SQLiteConnectionTests {
         #expect(try connection.rows("SELECT * FROM t") == [values])
     }
 
+    /// Found by the hostile-input sweep: text was bound up to its first NUL, so "a\0b" was stored as
+    /// "a", and two identities "a\0b" and "a\0c" became one.
+    @Test func R_Q2_textWithNULsIsBoundWhole() throws {
+        let connection = try SQLiteConnection(path: ":memory:")
+        try connection.execute("CREATE TABLE t (v TEXT)")
+        for text in ["a\u{0}b", "a\u{0}c", "\u{0}", ""] { try connection.run("INSERT INTO t VALUES (?)", [.text(text)]) }
+        let stored = try connection.rows("SELECT v, length(CAST(v AS BLOB)) FROM t ORDER BY rowid")
+        #expect(stored.map { $0[0].textValue.map { Array($0.utf8) } } == [[0x61, 0, 0x62], [0x61, 0, 0x63], [0], []])
+        #expect(stored.map { $0[1] } == [.integer(3), .integer(3), .integer(1), .integer(0)])
+        #expect(try connection.rows("SELECT count(*) FROM t WHERE v = ?", [.text("a")]) == [[.integer(0)]])
+        #expect(try connection.rows("SELECT count(*) FROM t WHERE v = ?", [.text("a\u{0}b")]) == [[.integer(1)]])
+    }
+
     @Test func errorsCarryCodeMessageAndSQL() throws {
         let connection = try SQLiteConnection(path: ":memory:")
         #expect {

@@ -1,7 +1,8 @@
 // Whole-model validation (R-M5, DESIGN §10): duplicate names, dangling parents, destinations and
 // inverses, inverses that do not name each other, inheritance cycles, properties that clash with
 // inherited ones, identification annotations naming missing attributes, entity mappers naming
-// missing entities; and the warnings for annotations naming undeclared transformers or mappers.
+// missing entities, names the store's SQLite tables and columns cannot hold (names that differ only in
+// case, entities named `sqlite_…`); and the warnings for annotations naming undeclared transformers or mappers.
 // Every check is linear in the model's size (up to 1,000 × 1,000 properties), with lookups by
 // index rather than `Model`'s name scans.
 
@@ -42,14 +43,29 @@ struct ModelValidator {
 
     private static func entityPointer(_ index: Int) -> JSONPointer { JSONPointer.root.appending("entities").appending(index) }
 
+    /// Entities become SQLite tables and their properties columns, whose names SQLite compares ignoring
+    /// (ASCII) case: two names that differ only in case would be one table or column.
+    private static func folded(_ name: String) -> String { name.lowercased() }
+    private static let storeNamesIgnoreCase = "the store's table and column names ignore case"
+
     // MARK: Entities and inheritance
 
     private mutating func indexEntities(_ problems: inout DocumentProblems) {
+        var indexByFoldedName: [String: Int] = [:]
         for (index, entity) in model.entities.enumerated() where !entity.name.isEmpty {
+            let pointer = Self.entityPointer(index).appending("name")
+            let folded = Self.folded(entity.name)
             if let first = indexByName[entity.name] {
-                problems.report(Self.entityPointer(index).appending("name"), "duplicates the name of the entity at \(Self.entityPointer(first))")
+                problems.report(pointer, "duplicates the name of the entity at \(Self.entityPointer(first))")
+            } else if let other = indexByFoldedName[folded] {
+                problems.report(pointer, "differs only in case from the entity at \(Self.entityPointer(other)) (\(Self.storeNamesIgnoreCase))")
+                indexByName[entity.name] = index
             } else {
                 indexByName[entity.name] = index
+                indexByFoldedName[folded] = index
+            }
+            if folded.hasPrefix("sqlite_") {
+                problems.report(pointer, "names beginning with 'sqlite_' are reserved (the store names a table after the entity)")
             }
         }
         relationshipsByName = model.entities.map { entity in
@@ -119,9 +135,13 @@ struct ModelValidator {
             let properties = entity.attributes.enumerated().map { (name: $1.name, pointer: pointer.appending("attributes").appending($0)) }
                 + entity.relationships.enumerated().map { (name: $1.name, pointer: pointer.appending("relationships").appending($0)) }
             var own: [String: JSONPointer] = [:]
+            var ownFolded: [String: JSONPointer] = [:]
             for property in properties where !property.name.isEmpty {
                 if let earlier = own[property.name] {
                     problems.report(property.pointer.appending("name"), "duplicates the name of the property at \(earlier)")
+                } else if let other = ownFolded[Self.folded(property.name)] {
+                    problems.report(property.pointer.appending("name"), "differs only in case from the property at \(other) (\(Self.storeNamesIgnoreCase))")
+                    own[property.name] = property.pointer
                 } else if let ancestor = declaringEntities[property.name]?.last {
                     problems.report(
                         property.pointer.appending("name"),
@@ -130,6 +150,7 @@ struct ModelValidator {
                     own[property.name] = property.pointer
                 } else {
                     own[property.name] = property.pointer
+                    ownFolded[Self.folded(property.name)] = property.pointer
                     declaringEntities[property.name, default: []].append(index)
                     pushed[index].append(property.name)
                 }

@@ -32,13 +32,11 @@ public final class SQLiteStatement {
         case .null: rc = sqlite3_bind_null(handle, index)
         case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
         case .real(let v): rc = sqlite3_bind_double(handle, index, v)
-        case .text(var v):
-            // An explicit length: text with an embedded NUL is stored whole. An empty string's buffer
-            // may have no address, and a NULL pointer would bind NULL rather than ''.
-            rc = v.withUTF8 { bytes in
-                bytes.isEmpty ? sqlite3_bind_text(handle, index, "", 0, csqlite_transient())
-                    : sqlite3_bind_text64(handle, index, bytes.baseAddress, sqlite3_uint64(bytes.count), csqlite_transient(), UInt8(SQLITE_UTF8))
-            }
+        case .text(let v):
+            // An explicit length keeps an embedded NUL (with -1 SQLite would stop at it, so "a\0b" would
+            // be stored, compared and identified as "a"); withCString's buffer holds every byte.
+            let length = sqlite3_uint64(v.utf8.count)
+            rc = v.withCString { sqlite3_bind_text64(handle, index, $0, length, csqlite_transient(), UInt8(SQLITE_UTF8)) }
         case .blob(let v):
             rc = v.withUnsafeBytes { sqlite3_bind_blob64(handle, index, $0.baseAddress, sqlite3_uint64($0.count), csqlite_transient()) }
         }

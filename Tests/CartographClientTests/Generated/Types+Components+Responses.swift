@@ -278,6 +278,99 @@ extension Components {
                 self.body = body
             }
         }
+        internal struct QuotaOrConflict: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/QuotaOrConflict/content`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/QuotaOrConflict/content/application\/problem+json`.
+                case applicationProblemJson(Components.Schemas.Problem)
+                /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                ///
+                /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                /// - SeeAlso: `.applicationProblemJson`.
+                internal var applicationProblemJson: Components.Schemas.Problem {
+                    get throws {
+                        switch self {
+                        case let .applicationProblemJson(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            internal var body: Components.Responses.QuotaOrConflict.Body
+            /// Creates a new `QuotaOrConflict`.
+            ///
+            /// - Parameters:
+            ///   - body: Received HTTP response body
+            internal init(body: Components.Responses.QuotaOrConflict.Body) {
+                self.body = body
+            }
+        }
+        internal struct TooManyRequests: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/TooManyRequests/headers`.
+            internal struct Headers: Sendable, Hashable {
+                /// Seconds until the tenant's bucket holds a token again, rounded up.
+                ///
+                /// - Remark: Generated from `#/components/responses/TooManyRequests/headers/Retry-After`.
+                internal var retryAfter: Swift.Int?
+                /// The policy, after draft-ietf-httpapi-ratelimit-headers: `"tenant";q=<burst>;w=<seconds to refill a burst>`.
+                ///
+                /// - Remark: Generated from `#/components/responses/TooManyRequests/headers/RateLimit-Policy`.
+                internal var rateLimitPolicy: Swift.String?
+                /// What is left, after the same draft: `"tenant";r=0;t=<Retry-After>`.
+                ///
+                /// - Remark: Generated from `#/components/responses/TooManyRequests/headers/RateLimit`.
+                internal var rateLimit: Swift.String?
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - retryAfter: Seconds until the tenant's bucket holds a token again, rounded up.
+                ///   - rateLimitPolicy: The policy, after draft-ietf-httpapi-ratelimit-headers: `"tenant";q=<burst>;w=<seconds to refill a burst>`.
+                ///   - rateLimit: What is left, after the same draft: `"tenant";r=0;t=<Retry-After>`.
+                internal init(
+                    retryAfter: Swift.Int? = nil,
+                    rateLimitPolicy: Swift.String? = nil,
+                    rateLimit: Swift.String? = nil
+                ) {
+                    self.retryAfter = retryAfter
+                    self.rateLimitPolicy = rateLimitPolicy
+                    self.rateLimit = rateLimit
+                }
+            }
+            /// Received HTTP response headers
+            internal var headers: Components.Responses.TooManyRequests.Headers
+            /// - Remark: Generated from `#/components/responses/TooManyRequests/content`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/TooManyRequests/content/application\/problem+json`.
+                case applicationProblemJson(Components.Schemas.Problem)
+                /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                ///
+                /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                /// - SeeAlso: `.applicationProblemJson`.
+                internal var applicationProblemJson: Components.Schemas.Problem {
+                    get throws {
+                        switch self {
+                        case let .applicationProblemJson(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            internal var body: Components.Responses.TooManyRequests.Body
+            /// Creates a new `TooManyRequests`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            internal init(
+                headers: Components.Responses.TooManyRequests.Headers = .init(),
+                body: Components.Responses.TooManyRequests.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
         internal struct Unavailable: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/Unavailable/headers`.
             internal struct Headers: Sendable, Hashable {

@@ -129,21 +129,314 @@ extension Components {
             internal var id: Swift.String
             /// - Remark: Generated from `#/components/schemas/Tenant/createdAt`.
             internal var createdAt: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/Tenant/limits`.
+            internal var limits: Components.Schemas.TenantLimits
             /// Creates a new `Tenant`.
             ///
             /// - Parameters:
             ///   - id:
             ///   - createdAt:
+            ///   - limits:
             internal init(
                 id: Swift.String,
-                createdAt: Foundation.Date
+                createdAt: Foundation.Date,
+                limits: Components.Schemas.TenantLimits
             ) {
                 self.id = id
                 self.createdAt = createdAt
+                self.limits = limits
             }
             internal enum CodingKeys: String, CodingKey {
                 case id
                 case createdAt
+                case limits
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/TenantDetail`.
+        internal struct TenantDetail: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TenantDetail/id`.
+            internal var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TenantDetail/createdAt`.
+            internal var createdAt: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/TenantDetail/limits`.
+            internal var limits: Components.Schemas.TenantLimits
+            /// - Remark: Generated from `#/components/schemas/TenantDetail/effectiveLimits`.
+            internal var effectiveLimits: Components.Schemas.EffectiveLimits
+            /// - Remark: Generated from `#/components/schemas/TenantDetail/usage`.
+            internal var usage: Components.Schemas.TenantUsage
+            /// Creates a new `TenantDetail`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - createdAt:
+            ///   - limits:
+            ///   - effectiveLimits:
+            ///   - usage:
+            internal init(
+                id: Swift.String,
+                createdAt: Foundation.Date,
+                limits: Components.Schemas.TenantLimits,
+                effectiveLimits: Components.Schemas.EffectiveLimits,
+                usage: Components.Schemas.TenantUsage
+            ) {
+                self.id = id
+                self.createdAt = createdAt
+                self.limits = limits
+                self.effectiveLimits = effectiveLimits
+                self.usage = usage
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case id
+                case createdAt
+                case limits
+                case effectiveLimits
+                case usage
+            }
+        }
+        /// The tenant's own limits (R-S2), as the admin set them: `null` = the server's default
+        /// (`--tenant-rate-limit`, `--tenant-rate-burst`, `--tenant-max-store-bytes`, `--tenant-max-models`;
+        /// all off by default), 0 = no limit for this tenant.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/TenantLimits`.
+        internal struct TenantLimits: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TenantLimits/requestsPerSecond`.
+            internal var requestsPerSecond: Components.Schemas.RequestsPerSecondLimit?
+            /// - Remark: Generated from `#/components/schemas/TenantLimits/burst`.
+            internal var burst: Components.Schemas.BurstLimit?
+            /// - Remark: Generated from `#/components/schemas/TenantLimits/maxStoreBytes`.
+            internal var maxStoreBytes: Components.Schemas.MaxStoreBytesLimit?
+            /// - Remark: Generated from `#/components/schemas/TenantLimits/maxModels`.
+            internal var maxModels: Components.Schemas.MaxModelsLimit?
+            /// Creates a new `TenantLimits`.
+            ///
+            /// - Parameters:
+            ///   - requestsPerSecond:
+            ///   - burst:
+            ///   - maxStoreBytes:
+            ///   - maxModels:
+            internal init(
+                requestsPerSecond: Components.Schemas.RequestsPerSecondLimit? = nil,
+                burst: Components.Schemas.BurstLimit? = nil,
+                maxStoreBytes: Components.Schemas.MaxStoreBytesLimit? = nil,
+                maxModels: Components.Schemas.MaxModelsLimit? = nil
+            ) {
+                self.requestsPerSecond = requestsPerSecond
+                self.burst = burst
+                self.maxStoreBytes = maxStoreBytes
+                self.maxModels = maxModels
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case requestsPerSecond
+                case burst
+                case maxStoreBytes
+                case maxModels
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.requestsPerSecond = try container.decodeIfPresent(
+                    Components.Schemas.RequestsPerSecondLimit.self,
+                    forKey: .requestsPerSecond
+                )
+                self.burst = try container.decodeIfPresent(
+                    Components.Schemas.BurstLimit.self,
+                    forKey: .burst
+                )
+                self.maxStoreBytes = try container.decodeIfPresent(
+                    Components.Schemas.MaxStoreBytesLimit.self,
+                    forKey: .maxStoreBytes
+                )
+                self.maxModels = try container.decodeIfPresent(
+                    Components.Schemas.MaxModelsLimit.self,
+                    forKey: .maxModels
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "requestsPerSecond",
+                    "burst",
+                    "maxStoreBytes",
+                    "maxModels"
+                ])
+            }
+        }
+        /// Token bucket refill rate for the tenant's keys (fractions allowed; 0 = no limit).
+        ///
+        /// - Remark: Generated from `#/components/schemas/RequestsPerSecondLimit`.
+        internal typealias RequestsPerSecondLimit = Swift.Double
+        /// Token bucket size: requests the tenant may make at once. `null`: the server's burst, or one
+        /// second's worth of the tenant's own `requestsPerSecond` when it has one.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/BurstLimit`.
+        internal typealias BurstLimit = Swift.Int
+        /// Bytes the tenant's model stores may hold together (0 = no limit): each store's pages in use,
+        /// `(page_count - freelist_count) * page_size`, so pages freed by deletions count no more. A payload
+        /// that would grow the stores past it is refused whole (409); one that fits in pages already in
+        /// use, and any deletion, is not.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/MaxStoreBytesLimit`.
+        internal typealias MaxStoreBytesLimit = Swift.Int
+        /// Models the tenant may register (0 = no limit).
+        ///
+        /// - Remark: Generated from `#/components/schemas/MaxModelsLimit`.
+        internal typealias MaxModelsLimit = Swift.Int
+        /// The limits in force for the tenant now; `null` = no limit.
+        ///
+        /// - Remark: Generated from `#/components/schemas/EffectiveLimits`.
+        internal struct EffectiveLimits: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/EffectiveLimits/requestsPerSecond`.
+            internal var requestsPerSecond: Swift.Double?
+            /// - Remark: Generated from `#/components/schemas/EffectiveLimits/burst`.
+            internal var burst: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/EffectiveLimits/maxStoreBytes`.
+            internal var maxStoreBytes: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/EffectiveLimits/maxModels`.
+            internal var maxModels: Swift.Int?
+            /// Creates a new `EffectiveLimits`.
+            ///
+            /// - Parameters:
+            ///   - requestsPerSecond:
+            ///   - burst:
+            ///   - maxStoreBytes:
+            ///   - maxModels:
+            internal init(
+                requestsPerSecond: Swift.Double? = nil,
+                burst: Swift.Int? = nil,
+                maxStoreBytes: Swift.Int? = nil,
+                maxModels: Swift.Int? = nil
+            ) {
+                self.requestsPerSecond = requestsPerSecond
+                self.burst = burst
+                self.maxStoreBytes = maxStoreBytes
+                self.maxModels = maxModels
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case requestsPerSecond
+                case burst
+                case maxStoreBytes
+                case maxModels
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/TenantUsage`.
+        internal struct TenantUsage: Codable, Hashable, Sendable {
+            /// Model stores the tenant has.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TenantUsage/models`.
+            internal var models: Swift.Int
+            /// Bytes in use across its stores, as `maxStoreBytes` counts them.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TenantUsage/storeBytes`.
+            internal var storeBytes: Swift.Int
+            /// Creates a new `TenantUsage`.
+            ///
+            /// - Parameters:
+            ///   - models: Model stores the tenant has.
+            ///   - storeBytes: Bytes in use across its stores, as `maxStoreBytes` counts them.
+            internal init(
+                models: Swift.Int,
+                storeBytes: Swift.Int
+            ) {
+                self.models = models
+                self.storeBytes = storeBytes
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case models
+                case storeBytes
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/TenantUpdate`.
+        internal struct TenantUpdate: Codable, Hashable, Sendable {
+            /// The limits to change, with the members of TenantLimits; `null` returns every limit to the
+            /// server's default. (Not a `$ref` to TenantLimits in a `oneOf` with `null`: swift-openapi-generator
+            /// drops such a property.)
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/TenantUpdate/limits`.
+            internal struct LimitsPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/TenantUpdate/limits/requestsPerSecond`.
+                internal var requestsPerSecond: Components.Schemas.RequestsPerSecondLimit?
+                /// - Remark: Generated from `#/components/schemas/TenantUpdate/limits/burst`.
+                internal var burst: Components.Schemas.BurstLimit?
+                /// - Remark: Generated from `#/components/schemas/TenantUpdate/limits/maxStoreBytes`.
+                internal var maxStoreBytes: Components.Schemas.MaxStoreBytesLimit?
+                /// - Remark: Generated from `#/components/schemas/TenantUpdate/limits/maxModels`.
+                internal var maxModels: Components.Schemas.MaxModelsLimit?
+                /// Creates a new `LimitsPayload`.
+                ///
+                /// - Parameters:
+                ///   - requestsPerSecond:
+                ///   - burst:
+                ///   - maxStoreBytes:
+                ///   - maxModels:
+                internal init(
+                    requestsPerSecond: Components.Schemas.RequestsPerSecondLimit? = nil,
+                    burst: Components.Schemas.BurstLimit? = nil,
+                    maxStoreBytes: Components.Schemas.MaxStoreBytesLimit? = nil,
+                    maxModels: Components.Schemas.MaxModelsLimit? = nil
+                ) {
+                    self.requestsPerSecond = requestsPerSecond
+                    self.burst = burst
+                    self.maxStoreBytes = maxStoreBytes
+                    self.maxModels = maxModels
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case requestsPerSecond
+                    case burst
+                    case maxStoreBytes
+                    case maxModels
+                }
+                internal init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.requestsPerSecond = try container.decodeIfPresent(
+                        Components.Schemas.RequestsPerSecondLimit.self,
+                        forKey: .requestsPerSecond
+                    )
+                    self.burst = try container.decodeIfPresent(
+                        Components.Schemas.BurstLimit.self,
+                        forKey: .burst
+                    )
+                    self.maxStoreBytes = try container.decodeIfPresent(
+                        Components.Schemas.MaxStoreBytesLimit.self,
+                        forKey: .maxStoreBytes
+                    )
+                    self.maxModels = try container.decodeIfPresent(
+                        Components.Schemas.MaxModelsLimit.self,
+                        forKey: .maxModels
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "requestsPerSecond",
+                        "burst",
+                        "maxStoreBytes",
+                        "maxModels"
+                    ])
+                }
+            }
+            /// The limits to change, with the members of TenantLimits; `null` returns every limit to the
+            /// server's default. (Not a `$ref` to TenantLimits in a `oneOf` with `null`: swift-openapi-generator
+            /// drops such a property.)
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/TenantUpdate/limits`.
+            internal var limits: Components.Schemas.TenantUpdate.LimitsPayload?
+            /// Creates a new `TenantUpdate`.
+            ///
+            /// - Parameters:
+            ///   - limits: The limits to change, with the members of TenantLimits; `null` returns every limit to the
+            internal init(limits: Components.Schemas.TenantUpdate.LimitsPayload? = nil) {
+                self.limits = limits
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case limits
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.limits = try container.decodeIfPresent(
+                    Components.Schemas.TenantUpdate.LimitsPayload.self,
+                    forKey: .limits
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "limits"
+                ])
             }
         }
         /// - Remark: Generated from `#/components/schemas/TenantCreated`.
@@ -315,10 +608,19 @@ extension Components {
                 case items
             }
         }
-        /// A model document (DESIGN §3); may wrap a Core Data XML model in `coreDataModel`.
+        /// A model document (DESIGN §3): `entities`, or a Core Data XML model wrapped in `coreDataModel`;
+        /// a document with neither is refused (422). Unknown members are refused (422), so a typo is caught.
+        /// A normalized model (`name`, `version`, `warnings`) may be sent back as it is; the path names the
+        /// model and the server assigns the version. (The either-or is not an `anyOf` of `required` lists:
+        /// swift-openapi-generator drops an object's properties beside an `anyOf`.)
+        ///
         ///
         /// - Remark: Generated from `#/components/schemas/ModelDocument`.
         internal struct ModelDocument: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ModelDocument/name`.
+            internal var name: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ModelDocument/version`.
+            internal var version: Swift.Int?
             /// - Remark: Generated from `#/components/schemas/ModelDocument/entities`.
             internal var entities: [OpenAPIRuntime.OpenAPIObjectContainer]?
             /// - Remark: Generated from `#/components/schemas/ModelDocument/coreDataModel`.
@@ -331,37 +633,101 @@ extension Components {
             internal var dictionaryTransformers: OpenAPIRuntime.OpenAPIObjectContainer?
             /// - Remark: Generated from `#/components/schemas/ModelDocument/options`.
             internal var options: OpenAPIRuntime.OpenAPIObjectContainer?
+            /// - Remark: Generated from `#/components/schemas/ModelDocument/warnings`.
+            internal var warnings: [Swift.String]?
             /// Creates a new `ModelDocument`.
             ///
             /// - Parameters:
+            ///   - name:
+            ///   - version:
             ///   - entities:
             ///   - coreDataModel:
             ///   - valueTransformers:
             ///   - entityMappers:
             ///   - dictionaryTransformers:
             ///   - options:
+            ///   - warnings:
             internal init(
+                name: Swift.String? = nil,
+                version: Swift.Int? = nil,
                 entities: [OpenAPIRuntime.OpenAPIObjectContainer]? = nil,
                 coreDataModel: Swift.String? = nil,
                 valueTransformers: OpenAPIRuntime.OpenAPIObjectContainer? = nil,
                 entityMappers: OpenAPIRuntime.OpenAPIObjectContainer? = nil,
                 dictionaryTransformers: OpenAPIRuntime.OpenAPIObjectContainer? = nil,
-                options: OpenAPIRuntime.OpenAPIObjectContainer? = nil
+                options: OpenAPIRuntime.OpenAPIObjectContainer? = nil,
+                warnings: [Swift.String]? = nil
             ) {
+                self.name = name
+                self.version = version
                 self.entities = entities
                 self.coreDataModel = coreDataModel
                 self.valueTransformers = valueTransformers
                 self.entityMappers = entityMappers
                 self.dictionaryTransformers = dictionaryTransformers
                 self.options = options
+                self.warnings = warnings
             }
             internal enum CodingKeys: String, CodingKey {
+                case name
+                case version
                 case entities
                 case coreDataModel
                 case valueTransformers
                 case entityMappers
                 case dictionaryTransformers
                 case options
+                case warnings
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.name = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .name
+                )
+                self.version = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .version
+                )
+                self.entities = try container.decodeIfPresent(
+                    [OpenAPIRuntime.OpenAPIObjectContainer].self,
+                    forKey: .entities
+                )
+                self.coreDataModel = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .coreDataModel
+                )
+                self.valueTransformers = try container.decodeIfPresent(
+                    OpenAPIRuntime.OpenAPIObjectContainer.self,
+                    forKey: .valueTransformers
+                )
+                self.entityMappers = try container.decodeIfPresent(
+                    OpenAPIRuntime.OpenAPIObjectContainer.self,
+                    forKey: .entityMappers
+                )
+                self.dictionaryTransformers = try container.decodeIfPresent(
+                    OpenAPIRuntime.OpenAPIObjectContainer.self,
+                    forKey: .dictionaryTransformers
+                )
+                self.options = try container.decodeIfPresent(
+                    OpenAPIRuntime.OpenAPIObjectContainer.self,
+                    forKey: .options
+                )
+                self.warnings = try container.decodeIfPresent(
+                    [Swift.String].self,
+                    forKey: .warnings
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "name",
+                    "version",
+                    "entities",
+                    "coreDataModel",
+                    "valueTransformers",
+                    "entityMappers",
+                    "dictionaryTransformers",
+                    "options",
+                    "warnings"
+                ])
             }
         }
         /// - Remark: Generated from `#/components/schemas/NormalizedModel`.
@@ -399,14 +765,15 @@ extension Components {
                 case warnings
             }
         }
-        /// A RestKit-style mapping document (DESIGN §5). A nested mapping (a relationship's `mapping`, a
-        /// `dynamic` case) may be `{"entity": "X", "fromAnnotations": true}`: the entity's annotation mapping.
+        /// A RestKit-style mapping document (DESIGN §5, docs/mapping.md). Unknown members are refused (422).
+        /// A nested mapping (a relationship's `mapping`, a `dynamic` case) may be
+        /// `{"entity": "X", "fromAnnotations": true}`: the entity's annotation mapping.
         ///
         ///
         /// - Remark: Generated from `#/components/schemas/MappingDocument`.
         internal struct MappingDocument: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/MappingDocument/entity`.
-            internal var entity: Swift.String?
+            internal var entity: Swift.String
             /// - Remark: Generated from `#/components/schemas/MappingDocument/keyPath`.
             internal var keyPath: Swift.String?
             /// - Remark: Generated from `#/components/schemas/MappingDocument/dictionaryTransformer`.
@@ -662,7 +1029,7 @@ extension Components {
             ///   - dynamic:
             ///   - fromAnnotations:
             internal init(
-                entity: Swift.String? = nil,
+                entity: Swift.String,
                 keyPath: Swift.String? = nil,
                 dictionaryTransformer: Swift.String? = nil,
                 attributes: Components.Schemas.MappingDocument.AttributesPayload? = nil,
@@ -713,6 +1080,91 @@ extension Components {
                 case deleteMissing
                 case dynamic
                 case fromAnnotations
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.entity = try container.decode(
+                    Swift.String.self,
+                    forKey: .entity
+                )
+                self.keyPath = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .keyPath
+                )
+                self.dictionaryTransformer = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .dictionaryTransformer
+                )
+                self.attributes = try container.decodeIfPresent(
+                    Components.Schemas.MappingDocument.AttributesPayload.self,
+                    forKey: .attributes
+                )
+                self.identificationAttributes = try container.decodeIfPresent(
+                    [Swift.String].self,
+                    forKey: .identificationAttributes
+                )
+                self.identificationInference = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .identificationInference
+                )
+                self.identificationPredicate = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .identificationPredicate
+                )
+                self.modificationAttribute = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .modificationAttribute
+                )
+                self.assignsDefaultValueForMissingAttributes = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .assignsDefaultValueForMissingAttributes
+                )
+                self.relationships = try container.decodeIfPresent(
+                    [OpenAPIRuntime.OpenAPIObjectContainer].self,
+                    forKey: .relationships
+                )
+                self.connections = try container.decodeIfPresent(
+                    Components.Schemas.MappingDocument.ConnectionsPayload.self,
+                    forKey: .connections
+                )
+                self.deletionPredicate = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .deletionPredicate
+                )
+                self.discardsInvalidObjectsOnInsert = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .discardsInvalidObjectsOnInsert
+                )
+                self.deleteMissing = try container.decodeIfPresent(
+                    Components.Schemas.MappingDocument.DeleteMissingPayload.self,
+                    forKey: .deleteMissing
+                )
+                self.dynamic = try container.decodeIfPresent(
+                    Components.Schemas.MappingDocument.DynamicPayload.self,
+                    forKey: .dynamic
+                )
+                self.fromAnnotations = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .fromAnnotations
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "entity",
+                    "keyPath",
+                    "dictionaryTransformer",
+                    "attributes",
+                    "identificationAttributes",
+                    "identificationInference",
+                    "identificationPredicate",
+                    "modificationAttribute",
+                    "assignsDefaultValueForMissingAttributes",
+                    "relationships",
+                    "connections",
+                    "deletionPredicate",
+                    "discardsInvalidObjectsOnInsert",
+                    "deleteMissing",
+                    "dynamic",
+                    "fromAnnotations"
+                ])
             }
         }
         /// - Remark: Generated from `#/components/schemas/MappingResult`.

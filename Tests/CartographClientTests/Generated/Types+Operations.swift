@@ -954,7 +954,7 @@ internal enum Operations {
             }
         }
     }
-    /// Show a tenant (admin token)
+    /// Show a tenant with its limits and usage (admin token)
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/get(getTenant)`.
@@ -1004,12 +1004,12 @@ internal enum Operations {
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/GET/responses/200/content`.
                 internal enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/GET/responses/200/content/application\/json`.
-                    case json(Components.Schemas.Tenant)
+                    case json(Components.Schemas.TenantDetail)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    internal var json: Components.Schemas.Tenant {
+                    internal var json: Components.Schemas.TenantDetail {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -1138,6 +1138,294 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Set a tenant's limits (admin token)
+    ///
+    /// R-S2. Merge-patch style: a limit present in `limits` replaces the tenant's own value, `null`
+    /// returns it to the server's default, an absent one is kept; `"limits": null` returns all of
+    /// them to the defaults. Changes apply to the tenant's next request (its rate-limit bucket
+    /// starts full) and persist across restarts. Any invalid value is a 422 with a JSON Pointer per
+    /// problem, and nothing changes.
+    ///
+    ///
+    /// - Remark: HTTP `PATCH /v1/tenants/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)`.
+    internal enum UpdateTenant {
+        internal static let id: Swift.String = "updateTenant"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/path`.
+            internal struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant:
+                internal init(tenant: Components.Parameters.Tenant) {
+                    self.tenant = tenant
+                }
+            }
+            internal var path: Operations.UpdateTenant.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UpdateTenant.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UpdateTenant.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.UpdateTenant.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/requestBody/content/application\/json`.
+                case json(Components.Schemas.TenantUpdate)
+            }
+            internal var body: Operations.UpdateTenant.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.UpdateTenant.Input.Path,
+                headers: Operations.UpdateTenant.Input.Headers = .init(),
+                body: Operations.UpdateTenant.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/PATCH/responses/200/content/application\/json`.
+                    case json(Components.Schemas.TenantDetail)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.TenantDetail {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.UpdateTenant.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.UpdateTenant.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The tenant with its new limits.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.UpdateTenant.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.UpdateTenant.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The route takes `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed but invalid; `errors[]` points at each problem.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
                             response: self
                         )
                     }
@@ -1573,6 +1861,31 @@ internal enum Operations {
                     }
                 }
             }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/keys/get(listKeys)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// Undocumented response.
             ///
             /// A response with a code that is not documented in the OpenAPI document.
@@ -1854,6 +2167,31 @@ internal enum Operations {
                     }
                 }
             }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/keys/post(createKey)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// Undocumented response.
             ///
             /// A response with a code that is not documented in the OpenAPI document.
@@ -2071,6 +2409,31 @@ internal enum Operations {
                     }
                 }
             }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/keys/{keyId}/delete(revokeKey)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// Undocumented response.
             ///
             /// A response with a code that is not documented in the OpenAPI document.
@@ -2194,6 +2557,31 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/get(listModels)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -2354,6 +2742,31 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/get(getModel)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -2597,6 +3010,62 @@ internal enum Operations {
                     }
                 }
             }
+            /// Conflict with the tenant's current state. Problem type `urn:cartograph:problem:quota-exceeded`:
+            /// the request would exceed one of the tenant's quotas (R-S2) — a new model beyond `maxModels`, a
+            /// new model while its stores hold `maxStoreBytes` or more, or a payload that would grow its stores
+            /// past `maxStoreBytes` — and nothing was stored; delete objects or models, or have the admin raise
+            /// the limit. A quota is a 409 because the client can resolve it and resubmit: it is not about the
+            /// token (403), the body alone (413: a one-object payload fails too when the store is full) or a
+            /// server fault (507). Other 409s (`urn:cartograph:problem:conflict`): a destructive migration, a
+            /// `deny` delete rule, more deletions than a snapshot's `maxDeletes`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.QuotaOrConflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.QuotaOrConflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// An RFC 9457 problem.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/default`.
@@ -2736,6 +3205,31 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/delete(deleteModel)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -2890,6 +3384,31 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/get(listMappings)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -3055,6 +3574,31 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/get(getMapping)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -3285,6 +3829,31 @@ internal enum Operations {
                     }
                 }
             }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/put(putMapping)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// An RFC 9457 problem.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/put(putMapping)/responses/default`.
@@ -3429,6 +3998,31 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/delete(deleteMapping)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -3632,6 +4226,62 @@ internal enum Operations {
                     }
                 }
             }
+            /// Conflict with the tenant's current state. Problem type `urn:cartograph:problem:quota-exceeded`:
+            /// the request would exceed one of the tenant's quotas (R-S2) — a new model beyond `maxModels`, a
+            /// new model while its stores hold `maxStoreBytes` or more, or a payload that would grow its stores
+            /// past `maxStoreBytes` — and nothing was stored; delete objects or models, or have the admin raise
+            /// the limit. A quota is a 409 because the client can resolve it and resubmit: it is not about the
+            /// token (403), the body alone (413: a one-object payload fails too when the store is full) or a
+            /// server fault (507). Other 409s (`urn:cartograph:problem:conflict`): a destructive migration, a
+            /// `deny` delete rule, more deletions than a snapshot's `maxDeletes`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.QuotaOrConflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.QuotaOrConflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// An RFC 9457 problem.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/default`.
@@ -3799,6 +4449,31 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/mapping/get(getAnnotationMapping)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -4008,6 +4683,62 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Conflict with the tenant's current state. Problem type `urn:cartograph:problem:quota-exceeded`:
+            /// the request would exceed one of the tenant's quotas (R-S2) — a new model beyond `maxModels`, a
+            /// new model while its stores hold `maxStoreBytes` or more, or a payload that would grow its stores
+            /// past `maxStoreBytes` — and nothing was stored; delete objects or models, or have the admin raise
+            /// the limit. A quota is a 409 because the client can resolve it and resubmit: it is not about the
+            /// token (403), the body alone (413: a one-object payload fails too when the store is full) or a
+            /// server fault (507). Other 409s (`urn:cartograph:problem:conflict`): a destructive migration, a
+            /// `deny` delete rule, more deletions than a snapshot's `maxDeletes`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.QuotaOrConflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.QuotaOrConflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -4252,6 +4983,31 @@ internal enum Operations {
                     }
                 }
             }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/get(listObjects)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// An RFC 9457 problem.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/get(listObjects)/responses/default`.
@@ -4448,6 +5204,31 @@ internal enum Operations {
                     }
                 }
             }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/delete(deleteObjects)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// An RFC 9457 problem.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/delete(deleteObjects)/responses/default`.
@@ -4622,6 +5403,31 @@ internal enum Operations {
                     }
                 }
             }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// An RFC 9457 problem.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)/responses/default`.
@@ -4694,6 +5500,8 @@ internal enum Operations {
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/GET/path/entity`.
                 internal var entity: Components.Parameters.Entity
                 /// The identity value; for a compound identity the values joined by `,`, each percent-encoded.
+                /// A value that is not of the identity attribute's type is a 400.
+                ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/GET/path/key`.
                 internal var key: Swift.String
@@ -4839,6 +5647,31 @@ internal enum Operations {
                     }
                 }
             }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/get(getObject)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// An RFC 9457 problem.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/get(getObject)/responses/default`.
@@ -4911,6 +5744,8 @@ internal enum Operations {
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/DELETE/path/entity`.
                 internal var entity: Components.Parameters.Entity
                 /// The identity value; for a compound identity the values joined by `,`, each percent-encoded.
+                /// A value that is not of the identity attribute's type is a 400.
+                ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/DELETE/path/key`.
                 internal var key: Swift.String
@@ -4990,6 +5825,31 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/delete(deleteObject)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -5167,6 +6027,31 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/changes/get(getChanges)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }

@@ -36,11 +36,23 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/tenants`.
     /// - Remark: Generated from `#/paths//v1/tenants/post(createTenant)`.
     func createTenant(_ input: Operations.CreateTenant.Input) async throws -> Operations.CreateTenant.Output
-    /// Show a tenant (admin token)
+    /// Show a tenant with its limits and usage (admin token)
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/get(getTenant)`.
     func getTenant(_ input: Operations.GetTenant.Input) async throws -> Operations.GetTenant.Output
+    /// Set a tenant's limits (admin token)
+    ///
+    /// R-S2. Merge-patch style: a limit present in `limits` replaces the tenant's own value, `null`
+    /// returns it to the server's default, an absent one is kept; `"limits": null` returns all of
+    /// them to the defaults. Changes apply to the tenant's next request (its rate-limit bucket
+    /// starts full) and persist across restarts. Any invalid value is a 422 with a JSON Pointer per
+    /// problem, and nothing changes.
+    ///
+    ///
+    /// - Remark: HTTP `PATCH /v1/tenants/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)`.
+    func updateTenant(_ input: Operations.UpdateTenant.Input) async throws -> Operations.UpdateTenant.Output
     /// Delete a tenant, its keys and its stores (admin token)
     ///
     /// - Remark: HTTP `DELETE /v1/tenants/{tenant}`.
@@ -210,7 +222,7 @@ extension APIProtocol {
             body: body
         ))
     }
-    /// Show a tenant (admin token)
+    /// Show a tenant with its limits and usage (admin token)
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/get(getTenant)`.
@@ -221,6 +233,28 @@ extension APIProtocol {
         try await getTenant(Operations.GetTenant.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// Set a tenant's limits (admin token)
+    ///
+    /// R-S2. Merge-patch style: a limit present in `limits` replaces the tenant's own value, `null`
+    /// returns it to the server's default, an absent one is kept; `"limits": null` returns all of
+    /// them to the defaults. Changes apply to the tenant's next request (its rate-limit bucket
+    /// starts full) and persist across restarts. Any invalid value is a 422 with a JSON Pointer per
+    /// problem, and nothing changes.
+    ///
+    ///
+    /// - Remark: HTTP `PATCH /v1/tenants/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)`.
+    internal func updateTenant(
+        path: Operations.UpdateTenant.Input.Path,
+        headers: Operations.UpdateTenant.Input.Headers = .init(),
+        body: Operations.UpdateTenant.Input.Body
+    ) async throws -> Operations.UpdateTenant.Output {
+        try await updateTenant(Operations.UpdateTenant.Input(
+            path: path,
+            headers: headers,
+            body: body
         ))
     }
     /// Delete a tenant, its keys and its stores (admin token)
