@@ -339,6 +339,32 @@ import CartographTesting
         #expect(missing.detail?.contains("nobody") == true)
     }
 
+    @Test func R_S2_R_S7_aQueryPastTheTimeLimitIsTheSpecs503() async throws {
+        let server = try LiveServer(arguments: ["--request-time-limit", "1"])
+        defer { server.stop(); try? FileManager.default.removeItem(at: server.dataDirectory) }
+        let admin = try Self.client(server, token: server.adminToken)
+        let tenant = try await admin.createTenant(body: .json(.init(id: "slow"))).created.body.json
+        let key = try Self.client(server, token: tenant.apiKey)
+        _ = try await key.putModel(path: .init(tenant: "slow", model: "m"), body: .json(.init(entities: [Self.object("""
+            {"name": "Item", "userInfo": {"identityAttributes": "id"},
+             "attributes": [{"name": "id", "type": "integer64", "userInfo": {"JSONKeyPath": "id"}},
+                            {"name": "name", "type": "string", "userInfo": {"JSONKeyPath": "name"}}]}
+            """)]))).created
+        let backtracking = String(repeating: "a", count: 30) + "!"
+        let items = (1...5).map { #"{"id": \#($0), "name": "\#(backtracking)"}"# }.joined(separator: ", ")
+        let stored = try await key.postEntityPayload(path: .init(tenant: "slow", model: "m", entity: "Item"),
+                                                     body: .json(Self.value("[\(items)]"))).ok.body.json
+        #expect(stored.inserted == 5)
+        // `(a+)+$` backtracks on every name: the query outlives the 1 s limit.
+        let stopped = try await key.listObjects(path: .init(tenant: "slow", model: "m", entity: "Item"),
+                                                query: .init(_where: "name MATCHES '(a+)+$'"))
+            .serviceUnavailable.body.applicationProblemJson
+        #expect(stopped.status == 503)
+        #expect(stopped._type == "urn:cartograph:problem:time-limit-exceeded")
+        let listed = try await key.listObjects(path: .init(tenant: "slow", model: "m", entity: "Item"), query: .init(count: true)).ok.body.json
+        #expect(listed.total == 5)
+    }
+
     /// A generated client for `server` that sends `token` as a bearer token; dates as the server
     /// writes them (ISO 8601 with milliseconds, DESIGN §10).
     static func client(_ server: LiveServer, token: String) throws -> Client {

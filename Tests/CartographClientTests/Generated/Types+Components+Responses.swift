@@ -306,6 +306,34 @@ extension Components {
                 self.body = body
             }
         }
+        internal struct TimeLimitExceeded: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/TimeLimitExceeded/content`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/TimeLimitExceeded/content/application\/problem+json`.
+                case applicationProblemJson(Components.Schemas.Problem)
+                /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                ///
+                /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                /// - SeeAlso: `.applicationProblemJson`.
+                internal var applicationProblemJson: Components.Schemas.Problem {
+                    get throws {
+                        switch self {
+                        case let .applicationProblemJson(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            internal var body: Components.Responses.TimeLimitExceeded.Body
+            /// Creates a new `TimeLimitExceeded`.
+            ///
+            /// - Parameters:
+            ///   - body: Received HTTP response body
+            internal init(body: Components.Responses.TimeLimitExceeded.Body) {
+                self.body = body
+            }
+        }
         internal struct TooManyRequests: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/TooManyRequests/headers`.
             internal struct Headers: Sendable, Hashable {

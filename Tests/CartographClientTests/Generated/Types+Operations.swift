@@ -3066,6 +3066,32 @@ internal enum Operations {
                     }
                 }
             }
+            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
+            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
+            /// changed was stored. Send less per request; the same request would run as long again.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// An RFC 9457 problem.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/default`.
@@ -3230,6 +3256,32 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
+            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
+            /// changed was stored. Send less per request; the same request would run as long again.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/delete(deleteModel)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
@@ -4282,6 +4334,32 @@ internal enum Operations {
                     }
                 }
             }
+            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
+            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
+            /// changed was stored. Send less per request; the same request would run as long again.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// An RFC 9457 problem.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/default`.
@@ -4744,6 +4822,32 @@ internal enum Operations {
                     }
                 }
             }
+            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
+            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
+            /// changed was stored. Send less per request; the same request would run as long again.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// An RFC 9457 problem.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/default`.
@@ -5008,6 +5112,32 @@ internal enum Operations {
                     }
                 }
             }
+            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
+            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
+            /// changed was stored. Send less per request; the same request would run as long again.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/get(listObjects)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// An RFC 9457 problem.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/get(listObjects)/responses/default`.
@@ -5229,6 +5359,32 @@ internal enum Operations {
                     }
                 }
             }
+            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
+            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
+            /// changed was stored. Send less per request; the same request would run as long again.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/delete(deleteObjects)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// An RFC 9457 problem.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/delete(deleteObjects)/responses/default`.
@@ -5423,6 +5579,32 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
+            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
+            /// changed was stored. Send less per request; the same request would run as long again.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
@@ -5855,6 +6037,32 @@ internal enum Operations {
                     }
                 }
             }
+            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
+            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
+            /// changed was stored. Send less per request; the same request would run as long again.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/delete(deleteObject)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// An RFC 9457 problem.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/delete(deleteObject)/responses/default`.
@@ -6052,6 +6260,32 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
+            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
+            /// changed was stored. Send less per request; the same request would run as long again.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/changes/get(getChanges)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
