@@ -69,10 +69,11 @@ struct ObjectReader {
         document.append("_id", .number(JSONNumber(object.id)))
         document.append("_entity", .string(object.entity))
         if object.isStub { document.append("_stub", .bool(true)) }
-        for attribute in model.allAttributes(of: object.entity) {
+        let properties = layout.properties(of: object.entity)
+        for attribute in properties.attributes {
             document.append(attribute.name, object.values[attribute.name]?.jsonValue ?? .null)
         }
-        for relationship in model.allRelationships(of: object.entity)
+        for relationship in properties.relationships
         where !(storedRelationshipsOnly && layout.isDerived(relationship.name, entity: object.entity)) {
             let nested = include.filter { $0.first == relationship.name }.map { Array($0.dropFirst()) }
             let ids = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name, toOne: object.toOne)

@@ -30,8 +30,13 @@ final class StoreLayout {
     static let joinSource = "source", joinDestination = "destination", joinPosition = "position"
 
     let model: Model
-    private var columns: [String: String?] = [:]
-    private var storages: [String: RelationshipStorage?] = [:]
+    /// An entity's property, as a cache key (no string built per lookup).
+    private struct PropertyKey: Hashable {
+        let entity: String, property: String
+    }
+    private var columns: [PropertyKey: String?] = [:]
+    private var storages: [PropertyKey: RelationshipStorage?] = [:]
+    private var properties: [String: (attributes: [Attribute], relationships: [Relationship])] = [:]
     private var rowReaders: [String: RowReader] = [:]
     private var identification: [String: [String]] = [:]
     private var tables: [String: String] = [:]
@@ -104,7 +109,7 @@ final class StoreLayout {
 
     /// The column of `attribute` (declared on `entity` or an ancestor).
     func column(ofAttribute attribute: String, entity: String) -> String? {
-        let key = entity + "." + attribute
+        let key = PropertyKey(entity: entity, property: attribute)
         if let cached = columns[key] { return cached }
         let declaring = model.lineage(of: entity).first { $0.attributes.contains { $0.name == attribute } }
         let column = declaring.map { columnName(property: attribute, declaredBy: $0) }
@@ -132,6 +137,14 @@ final class StoreLayout {
         let entities = model.entityAndSubentities(of: entity)
         let column = (alias.map { "\($0)." } ?? "") + StoreLayout.entityColumn
         return ("+\(column) IN (\(Array(repeating: "?", count: entities.count).joined(separator: ", ")))", entities.map { .text($0) })
+    }
+
+    /// Every attribute and relationship of `entity`, inherited ones included, once per entity.
+    func properties(of entity: String) -> (attributes: [Attribute], relationships: [Relationship]) {
+        if let cached = properties[entity] { return cached }
+        let found = (model.allAttributes(of: entity), model.allRelationships(of: entity))
+        properties[entity] = found
+        return found
     }
 
     /// `model.identificationAttributes(of:)`, once per entity.
@@ -174,7 +187,7 @@ final class StoreLayout {
 
     /// How `relationship` of `entity` (declared on it or an ancestor) is stored.
     func storage(of relationship: String, entity: String) -> RelationshipStorage? {
-        let key = entity + "." + relationship
+        let key = PropertyKey(entity: entity, property: relationship)
         if let cached = storages[key] { return cached }
         let storage = computeStorage(of: relationship, entity: entity)
         storages[key] = storage

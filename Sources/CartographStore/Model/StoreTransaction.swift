@@ -247,7 +247,7 @@ public final class StoreTransaction {
                   let object = try self.object(id: nextID, entity: nextEntity) else { continue }
             plannedIDs.insert(nextID)
             planned.append((object, reader.key(of: object)))
-            for relationship in model.allRelationships(of: object.entity) {
+            for relationship in layout.properties(of: object.entity).relationships {
                 let destinations = try self.destinations(of: object.id, entity: object.entity, relationship: relationship.name)
                     .filter { !plannedIDs.contains($0) }
                 switch relationship.deleteRule {
@@ -261,7 +261,7 @@ public final class StoreTransaction {
             }
         }
         for (object, key) in planned {
-            for relationship in model.allRelationships(of: object.entity) where relationship.deleteRule != .noAction {
+            for relationship in layout.properties(of: object.entity).relationships where relationship.deleteRule != .noAction {
                 try setRelationship(id: object.id, entity: object.entity, relationship: relationship.name, to: [])
             }
             try clearDanglingReferences(to: object)
