@@ -106,7 +106,7 @@ public struct MappingEngine: Sendable {
 /// What a payload needs per entity, computed the first time an object of the entity needs it rather
 /// than once per object (or, at start-up, for every entity of a large model): the defaults of its
 /// attributes (R-P4), coerced; its attributes and relationships, inherited ones included; and the
-/// attributes that make its API key; and the attributes' compiled `regex` constraints.
+/// attributes that make its API key; its hierarchy's root; and the attributes' compiled `regex` constraints.
 /// A class: one payload's phases share it, on one thread.
 final class EntityTables {
     private let model: Model
@@ -115,6 +115,7 @@ final class EntityTables {
     private var attributes: [String: [Attribute]] = [:]
     private var relationships: [String: [Relationship]] = [:]
     private var keys: [String: [String]] = [:]
+    private var roots: [String: String] = [:]
 
     init(model: Model) { self.model = model }
 
@@ -131,6 +132,7 @@ final class EntityTables {
     func attributes(of entity: String) -> [Attribute] { cached(\.attributes, entity) { model.allAttributes(of: entity) } }
     func relationships(of entity: String) -> [Relationship] { cached(\.relationships, entity) { model.allRelationships(of: entity) } }
     func keyAttributes(of entity: String) -> [String] { cached(\.keys, entity) { model.identificationAttributes(of: entity) } }
+    func root(of entity: String) -> String { cached(\.roots, entity) { model.rootEntity(of: entity) } }
     /// An attribute's compiled `regex` (nil for one ICU rejects: model validation refuses those).
     func regex(_ pattern: String) -> WholeStringRegex? { cached(\.regexes, pattern) { try? WholeStringRegex(pattern) } }
 

@@ -143,12 +143,12 @@ extension MappingRun {
     /// connecting after the write.
     mutating func preconnect(in store: some MappingStore) throws(CartographError) {
         var payloadRoots = Set<String>()
-        for node in nodes where node.reachable { payloadRoots.insert(model.rootEntity(of: node.entity)) }
+        for node in nodes where node.reachable { payloadRoots.insert(tables.root(of: node.entity)) }
         var runs: [(node: MappedNode, connection: ConnectionDescription)] = []
         for node in nodes where node.reachable && !node.discarded && node.isNew {
             for connection in node.mapping.connections where connection.sourcePredicate == nil {
                 guard case .foreignKey = connection.kind, let relationship = model.relationship(connection.relationship, of: node.entity),
-                      !relationship.toMany, !payloadRoots.contains(model.rootEntity(of: relationship.destination)) else { continue }
+                      !relationship.toMany, !payloadRoots.contains(tables.root(of: relationship.destination)) else { continue }
                 runs.append((node, connection))
             }
         }

@@ -222,7 +222,8 @@ struct MappingRun {
         node.insertionProblem = choice.insertionProblem
         node.identificationEntity = choice.identificationEntity
         if let dynamicBase = choice.dynamicBase { node.dynamicSource = (original, parent, dynamicBase) }
-        for (name, value) in values { node.values[name] = value }  // later representations win (R-I5)
+        // Later representations win (R-I5); a node read for the first time takes the values whole.
+        if node.values.isEmpty { node.values = values } else { for (name, value) in values { node.values[name] = value } }
         for relationshipMapping in mapping.relationships {
             let source = relationshipMapping.source.map { value(at: $0, in: representation, parent: parent) } ?? representation
             guard let source, let relationship = model.relationship(relationshipMapping.relationship, of: mapping.entity) else { continue }
@@ -256,7 +257,7 @@ struct MappingRun {
             nodes.append(node)
             return node
         }
-        let root = model.rootEntity(of: node.entity)
+        let root = tables.root(of: node.entity)
         if let existing = byIdentity[root]?[identity] { return existing }
         byIdentity[root, default: [:]][identity] = node
         nodes.append(node)

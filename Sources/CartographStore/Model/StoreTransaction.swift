@@ -220,9 +220,12 @@ public final class StoreTransaction {
             case .joinTable(let name, let reversed):
                 let (mine, theirs) = reversed ? ("destination", "source") : ("source", "destination")
                 if !old.isEmpty { try connection.run("DELETE FROM \(quoted(name)) WHERE \(mine) = ?", [.integer(id)]) }
-                for (position, destination) in new.enumerated() {
-                    try connection.run("INSERT INTO \(quoted(name)) (\(mine), \(theirs), position) VALUES (?, ?, ?)",
-                                       [.integer(id), .integer(destination), .integer(Int64(position))])
+                // One statement per 300 rows rather than one per row (its text is cached per row count).
+                for start in stride(from: 0, to: new.count, by: 300) {
+                    let positions = start..<min(start + 300, new.count)
+                    let rows = Array(repeating: "(?, ?, ?)", count: positions.count).joined(separator: ", ")
+                    try connection.run("INSERT INTO \(quoted(name)) (\(mine), \(theirs), position) VALUES \(rows)",
+                                       positions.flatMap { [.integer(id), .integer(new[$0]), .integer(Int64($0))] })
                 }
             case nil:
                 break
