@@ -116,6 +116,12 @@ final class EntityTables {
     private var relationships: [String: [Relationship]] = [:]
     private var keys: [String: [String]] = [:]
     private var roots: [String: String] = [:]
+    private var abstract: [String: Bool] = [:]
+    /// An entity's attribute, as a cache key (no string built per lookup).
+    private struct PropertyKey: Hashable {
+        let entity: String, name: String
+    }
+    private var attributeTypes: [PropertyKey: AttributeType?] = [:]
 
     init(model: Model) { self.model = model }
 
@@ -133,6 +139,17 @@ final class EntityTables {
     func relationships(of entity: String) -> [Relationship] { cached(\.relationships, entity) { model.allRelationships(of: entity) } }
     func keyAttributes(of entity: String) -> [String] { cached(\.keys, entity) { model.identificationAttributes(of: entity) } }
     func root(of entity: String) -> String { cached(\.roots, entity) { model.rootEntity(of: entity) } }
+    func isAbstract(_ entity: String) -> Bool { cached(\.abstract, entity) { model.entity(named: entity)?.abstract == true } }
+
+    /// The type of `entity`'s attribute `name` (declared on it or inherited); nil when it has none.
+    /// Asked for every mapped value: a lookup here copies nothing, `Model.attribute` copies the attribute.
+    func attributeType(_ name: String, of entity: String) -> AttributeType? {
+        let key = PropertyKey(entity: entity, name: name)
+        if let type = attributeTypes[key] { return type }
+        let type = model.attribute(name, of: entity)?.type
+        attributeTypes[key] = type
+        return type
+    }
     /// An attribute's compiled `regex` (nil for one ICU rejects: model validation refuses those).
     func regex(_ pattern: String) -> WholeStringRegex? { cached(\.regexes, pattern) { try? WholeStringRegex(pattern) } }
 

@@ -121,7 +121,7 @@ struct MappingRun {
            mapping.resolvedIdentificationAttributes.allSatisfy({ model.attribute($0, of: dynamicBase.entity) != nil }) {
             identificationEntity = dynamicBase.entity
         }
-        let problem = model.entity(named: mapping.entity)?.abstract == true
+        let problem = tables.isAbstract(mapping.entity)
             ? CartographError.Detail(pointer: pointer, message: "\(fallback.map { $0 + ", and " } ?? "")\(mapping.entity) is abstract, so a new object needs a concrete sub-entity")
             : nil
         return MappingChoice(mapping: mapping, identificationEntity: identificationEntity, insertionProblem: problem, dynamicBase: dynamicBase)
@@ -165,7 +165,7 @@ struct MappingRun {
         let identityNames = mapping.resolvedIdentificationAttributes
         guard case .object = representation else {
             // R-P5: a primitive where an object is expected is an identity value.
-            guard identityNames.count == 1, let attribute = model.attribute(identityNames[0], of: mapping.entity) else {
+            guard identityNames.count == 1, let type = tables.attributeType(identityNames[0], of: mapping.entity) else {
                 let node = MappedNode(mapping: mapping, pointer: pointer, identity: nil, isReference: true)
                 node.errors.append(.init(pointer: pointer, message: "expected an object (\(mapping.entity) has \(identityNames.count) identification attributes, so a bare value cannot identify it)"))
                 nodes.append(node)
@@ -173,7 +173,7 @@ struct MappingRun {
             }
             var identity: [AttributeValue]?
             do {
-                if let value = try AttributeValue.coerce(representation, to: attribute.type) { identity = [value] }
+                if let value = try AttributeValue.coerce(representation, to: type) { identity = [value] }
             } catch {
                 errors.append(.init(pointer: pointer, message: "\(error.message)"))
             }
@@ -189,7 +189,7 @@ struct MappingRun {
         var values: [String: AttributeValue?] = [:]
         for attributeMapping in mapping.attributes {
             guard let raw = value(at: attributeMapping.source, in: representation, parent: parent),
-                  let attribute = model.attribute(attributeMapping.attribute, of: mapping.entity) else { continue }
+                  let type = tables.attributeType(attributeMapping.attribute, of: mapping.entity) else { continue }
             // Built only for an error: most values have none.
             var valuePointer: String { Self.pointer(pointer, attributeMapping.source) }
             do {
@@ -197,7 +197,7 @@ struct MappingRun {
                 if let name = attributeMapping.transformer, !raw.isNull {
                     transformed = try engine.transformers.transformer(named: name).transform(raw)
                 }
-                values[attribute.name] = .some(try AttributeValue.coerce(transformed, to: attribute.type))
+                values[attributeMapping.attribute] = .some(try AttributeValue.coerce(transformed, to: type))
             } catch let error as ValueTransformError {
                 errors.append(.init(pointer: valuePointer, message: error.description))
             } catch let error as ValueCoercionError {
