@@ -138,7 +138,11 @@ public final class Application: Sendable {
             } else if error.code.httpStatus >= 500, error.code != .unavailable {
                 logger.error("request failed", metadata: ["request.id": "\(requestID)", "error": "\(error)"])
             }
-            response = .problem(error, instance: request.path)
+            // A server fault's own words (a SQLite message, a statement) go to the log, not to the client.
+            let answered = error.code == .internalError
+                ? CartographError(.internalError, "An internal error occurred; it has been logged with request id \(requestID).")
+                : error
+            response = .problem(answered, instance: request.path)
         }
         response.headers.append(("X-Request-Id", requestID))
         record(request: request, response: response, labels: labels, requestID: requestID, duration: ContinuousClock.now - started)

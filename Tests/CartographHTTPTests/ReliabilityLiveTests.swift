@@ -92,6 +92,29 @@ import CartographTesting
         #expect((mode as? NSNumber)?.intValue == 0o700)
     }
 
+    /// A server fault answers with a generic problem naming the request id; what went wrong (here
+    /// SQLite's message about a store file that is not a database) is only in the log.
+    @Test func R_S6_aServerFaultAnswersWithTheRequestIDAndLogsTheCause() throws {
+        let server = try LiveServer()
+        defer { try? FileManager.default.removeItem(at: server.dataDirectory) }
+        let key = try #require(try server.client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+        #expect(try server.client.sendJSON("PUT", "/v1/tenants/acme/models/comics", comicsModel, token: key).status == 201)
+        #expect(server.stop() == 0)
+        let store = server.dataDirectory.appendingPathComponent("data/tenants/acme/comics.sqlite")
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
+        try Data(repeating: 0x5A, count: 8192).write(to: store)
+        let restarted = try LiveServer(dataDirectory: server.dataDirectory)
+        defer { restarted.stop() }
+        let failed = try restarted.client.send("GET", "/v1/tenants/acme/models/comics/entities/Publisher/objects",
+                                               headers: [("X-Request-Id", "fault-1")], token: key)
+        #expect(failed.status == 500)
+        let detail = try failed.json()["detail"]?.stringValue ?? ""
+        #expect(detail == "An internal error occurred; it has been logged with request id fault-1.")
+        #expect(!failed.text.contains("SQLite") && !failed.text.contains("SELECT"), "\(failed.text)")
+        #expect(restarted.logContains("fault-1"))
+        #expect(restarted.logContains("not a database"), "the cause is in the log")
+    }
+
     /// A crash after a tenant's row is deleted and before its directory is (ControlStore.deleteTenant)
     /// left the directory behind, and a new tenant of the same name inherited the old one's stores
     /// (R-S1). Simulated: the row deleted from control.sqlite while the server is stopped.
