@@ -84,11 +84,13 @@ test-schemathesis: schemathesis-deps
 	swift build --product cartograph
 	scripts/schemathesis.sh .build/debug/cartograph $(SCHEMATHESIS_EXAMPLES)
 
-# The same, long: 1000 kills and 1000 examples per operation, on the release build; then the libFuzzer
-# targets (`make fuzz`) for SOAK_FUZZ_SECONDS each, one after another (5 targets: 50 minutes by default).
+# The same, long: 1000 kills and 1000 examples per operation on the release build, the concurrency
+# tests at 100 times their size; then the libFuzzer targets (`make fuzz`) for SOAK_FUZZ_SECONDS each,
+# one after another (5 targets: 50 minutes by default).
 soak: deps schemathesis-deps
 	swift build -c release --product cartograph
 	python3 scripts/crash-harness.py .build/release/cartograph --kills 1000 --progress 100
+	swift build --build-tests && CARTOGRAPH_SOAK_SCALE=100 swift test --skip-build --filter ConcurrencyLiveTests
 	SCHEMATHESIS_SEED=$$RANDOM scripts/schemathesis.sh .build/release/cartograph 1000
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(SOAK_FUZZ_SECONDS)
 

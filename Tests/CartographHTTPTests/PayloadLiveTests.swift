@@ -307,6 +307,57 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
 }
 
 @Suite(.serialized) struct ConcurrencyLiveTests {
+    /// How much longer the concurrency tests run: 1 in `make test`, more in `make soak`.
+    static let scale = max(1, Int(ProcessInfo.processInfo.environment["CARTOGRAPH_SOAK_SCALE"] ?? "") ?? 1)
+
+    /// R-S3 with R-Q3: readers page through a store with cursors while writers insert and delete.
+    /// Every reader sees every object that lives throughout exactly once, never one twice.
+    @Test func R_S3_R_Q3_cursorsNeverSkipOrRepeatWhileWritersInsertAndDelete() throws {
+        try ModelAPI.with(model: projectsModel, name: "work", mappings: ["projects": projectMapping()]) { api in
+            let stable = 0..<(500 * Self.scale), doomed = stable.upperBound..<(1_000 * Self.scale)
+            for start in stride(from: 0, to: doomed.upperBound, by: 500) {
+                try api.map("projects", ["projects": .array((start..<start + 500).map { ["id": .number(JSONNumber($0))] })])
+            }
+            let writers = 4, readers = 4, rounds = 25 * Self.scale
+            let failures = Mutex<[String]>([])
+            let inserted = Atomic<Int>(0), deleted = Atomic<Int>(0)
+            DispatchQueue.concurrentPerform(iterations: writers + readers) { index in
+                func fail(_ message: String) { failures.withLock { $0.append(message) } }
+                if index < writers {
+                    for round in 0..<rounds {
+                        let id = 10_000_000 + index * 100_000 + round
+                        guard let posted = try? api.post("projects", ["projects": [["id": .number(JSONNumber(id))]]]), posted.status == 200 else {
+                            return fail("writer \(index): POST failed")
+                        }
+                        inserted.add(1, ordering: .relaxed)
+                        // Each writer deletes its own share of the doomed range.
+                        let victim = doomed.lowerBound + round * writers + index
+                        guard doomed.contains(victim) else { continue }
+                        let gone = try? api.client.send("DELETE", api.base + "/entities/Project/objects/\(victim)", token: api.key).status
+                        guard gone == 204 else { return fail("writer \(index): DELETE \(victim) answered \(String(describing: gone))") }
+                        deleted.add(1, ordering: .relaxed)
+                    }
+                } else {
+                    var seen: [Int] = []
+                    var cursor: String?
+                    repeat {
+                        let page = (try? api.get("entities/Project/objects?orderBy=projectID&limit=97" + (cursor.map { "&cursor=\($0)" } ?? "")))
+                        guard let items = page?["items"]?.arrayValue else { return fail("reader \(index): a page failed") }
+                        seen += items.compactMap { $0["projectID"]?.numberValue?.int64Value }.map(Int.init)
+                        cursor = page?["next"]?.stringValue
+                    } while cursor != nil
+                    if Set(seen).count != seen.count { fail("reader \(index): an object came twice") }
+                    if !Set(stable).isSubset(of: Set(seen)) { fail("reader \(index): skipped \(Set(stable).subtracting(seen).count) objects") }
+                    if seen != seen.sorted() { fail("reader \(index): out of order") }
+                }
+            }
+            #expect(failures.withLock { $0 } == [])
+            let total = try api.get("entities/Project/objects?count=true&limit=1")["total"]
+            #expect(total == .number(JSONNumber(doomed.upperBound + inserted.load(ordering: .relaxed) - deleted.load(ordering: .relaxed))))
+            #expect(deleted.load(ordering: .relaxed) == min(doomed.count, writers * rounds))
+        }
+    }
+
     @Test func R_S3_concurrentWritersAndReadersGetNoErrorsAndExactCounts() throws {
         try withLiveServer { (server) throws in
             let client = server.client
