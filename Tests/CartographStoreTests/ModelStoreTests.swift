@@ -49,9 +49,9 @@ func replayFeed(_ store: ModelStore) throws -> [Int64: JSONValue] {
 }
 
 /// Every object of every root entity, by `_id`, as the store renders them.
-func storeContents(_ store: ModelStore) throws -> [Int64: JSONValue] {
+func storeContents(_ store: ModelStore, roots: [String] = ["Publisher", "Character", "Team", "Card"]) throws -> [Int64: JSONValue] {
     var result: [Int64: JSONValue] = [:]
-    for entity in ["Publisher", "Character", "Team", "Card"] {
+    for entity in roots {
         var cursor: String?
         repeat {
             let page = try store.read { (reader) throws(CartographError) in
@@ -260,6 +260,71 @@ struct ModelStoreTests {
         let deleted = Set((1...page).map { Int64(9_999 - $0) })
         let original = Set((0..<10_000).map(Int64.init))
         #expect(original.subtracting(deleted).isSubset(of: Set(seen)), "no surviving object skipped")
+    }
+
+    /// Feed entries of objects inserted in the transaction are written from what was inserted (with
+    /// later foreign-key writes patched in), not read back: they must equal a read of the store, for
+    /// every attribute type and every kind of relationship storage.
+    @Test func R_D4_feedEntriesOfInsertedObjectsEqualTheStoredObjects() throws {
+        let model: JSONValue = ["entities": [
+            ["name": "Doc", "attributes": [
+                ["name": "id", "type": "integer64"], ["name": "i16", "type": "integer16"], ["name": "i32", "type": "integer32"],
+                ["name": "dec", "type": "decimal"], ["name": "dbl", "type": "double"], ["name": "flt", "type": "float"],
+                ["name": "s", "type": "string"], ["name": "flag", "type": "boolean"], ["name": "when", "type": "date"],
+                ["name": "uid", "type": "uuid"], ["name": "link", "type": "uri"], ["name": "data", "type": "binary"],
+                ["name": "extra", "type": "transformable"], ["name": "note", "type": "string", "default": "none"],
+             ], "relationships": [
+                ["name": "owner", "destination": "Person", "inverse": "docs"],
+                ["name": "tags", "destination": "Tag", "toMany": true, "inverse": "docs"],
+                ["name": "parts", "destination": "Part", "toMany": true, "ordered": true, "inverse": "doc"],
+                ["name": "ref", "destination": "Person"],
+             ]],
+            ["name": "Person", "attributes": [["name": "id", "type": "integer64"]],
+             "relationships": [["name": "docs", "destination": "Doc", "toMany": true, "inverse": "owner"]]],
+            ["name": "Tag", "attributes": [["name": "id", "type": "integer64"]],
+             "relationships": [["name": "docs", "destination": "Doc", "toMany": true, "inverse": "tags"]]],
+            ["name": "Part", "attributes": [["name": "id", "type": "integer64"]],
+             "relationships": [["name": "doc", "destination": "Doc", "inverse": "parts"]]],
+        ]]
+        let store = try makeStore(model)
+        func value(_ json: JSONValue, _ type: AttributeType) throws(CartographError) -> AttributeValue {
+            do { return try required(try AttributeValue.coerce(json, to: type)) } catch { throw CartographError(.internalError, "\(error)") }
+        }
+        _ = try store.write { (tx) throws(CartographError) in
+            let people = try (1...2).map { (n) throws(CartographError) in try tx.insert(entity: "Person", values: ["id": .integer(Int64(n))]) }
+            let tags = try (1...3).map { (n) throws(CartographError) in try tx.insert(entity: "Tag", values: ["id": .integer(Int64(n))]) }
+            let parts = try (1...3).map { (n) throws(CartographError) in try tx.insert(entity: "Part", values: ["id": .integer(Int64(n))]) }
+            var docs: [Int64] = []
+            for n in 1...3 {
+                docs.append(try tx.insert(entity: "Doc", values: [
+                    "id": .integer(Int64(n)), "i16": .integer(-7), "i32": .integer(70_000),
+                    "dec": try value(.number(JSONNumber(validatedText: "12.340")), .decimal), "dbl": .double(-0.5), "flt": .double(1.25),
+                    "s": .string("a\u{0}b \u{1F600}"), "flag": .boolean(true), "when": .date(millisecondsSince1970: 1_704_067_200_123),
+                    "uid": try value("6F9619FF-8B86-D011-B42D-00CF4FC964FF", .uuid), "link": try value("https://example.com/x?y=1", .uri),
+                    "data": .binary([0, 1, 255]), "extra": .json(["a": [1, .number(JSONNumber(validatedText: "2.50")), "x"], "b": .null]),
+                    "note": .string("none"),
+                ], toOne: n == 3 ? ["owner": people[1]] : [:]))
+            }
+            try tx.setRelationship(id: docs[0], entity: "Doc", relationship: "owner", to: [people[0]])
+            try tx.setRelationship(id: docs[0], entity: "Doc", relationship: "tags", to: [tags[0], tags[1]])
+            try tx.setRelationship(id: docs[0], entity: "Doc", relationship: "parts", to: [parts[1], parts[0]])
+            try tx.setRelationship(id: docs[0], entity: "Doc", relationship: "ref", to: [people[1]])
+            // The inverse side writes doc 2's foreign key; a bulk to-one write; an update; a deletion.
+            try tx.setRelationship(id: people[1], entity: "Person", relationship: "docs", to: [docs[1], docs[2]])
+            try tx.setToOne([docs[1], docs[2]], entity: "Doc", relationship: "ref", to: people[0])
+            try tx.setRelationship(id: parts[2], entity: "Part", relationship: "doc", to: [docs[1]])
+            try tx.update(id: docs[2], entity: "Doc", values: ["s": .string("changed"), "dbl": nil])
+            try tx.delete(id: tags[2], entity: "Tag")
+        }
+        let replayed = try replayFeed(store)
+        let derived = ["Person": "docs", "Tag": "docs"]
+        let stored = try storeContents(store, roots: ["Doc", "Person", "Tag", "Part"]).mapValues { object -> JSONValue in
+            guard var members = object.objectValue, let entity = object["_entity"]?.stringValue, let name = derived[entity] else { return object }
+            members[name] = nil
+            return .object(members)
+        }
+        #expect(stored.count == 10)
+        #expect(replayed == stored)
     }
 
     @Test func R_D4_replayingTheFeedFromZeroRebuildsTheStore() throws {

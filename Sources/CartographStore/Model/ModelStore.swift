@@ -275,10 +275,11 @@ public final class ModelStore: Sendable {
         let reader = transaction.reader
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let deletedIDs = Set(transaction.deleted.map(\.id))
-        var keys: [Int64: JSONValue] = [:]
+        // Rows inserted here are known as they stand: neither they nor their keys are read back.
+        var keys = transaction.insertedRows.mapValues { reader.key(of: $0) }
         do {
             for (id, entity) in transaction.touched where !deletedIDs.contains(id) {
-                guard let object = try reader.object(id: id, entity: entity) else { continue }
+                guard let object = try transaction.insertedRows[id] ?? reader.object(id: id, entity: entity) else { continue }
                 try appendChange(connection, op: "upsert", entity: object.entity, id: id, key: reader.key(of: object),
                                  object: try reader.json(of: object, storedRelationshipsOnly: true, keys: &keys), at: now)
             }

@@ -24,6 +24,11 @@ public final class StoreTransaction {
     /// every relationship of theirs is empty, so reading one needs no query (most of a payload's
     /// new objects are asked for their old destinations right after they are inserted).
     private var bareInserts: Set<Int64> = []
+    /// Rows inserted here, as they now stand (later foreign-key writes patched in), so the change feed
+    /// needs no read of them; a row is dropped at the first write not patched here (it is read then).
+    /// Kept for the first `maxKeptRows` inserts only: a huge payload must not hold every row twice.
+    private(set) var insertedRows: [Int64: StoredObject] = [:]
+    static let maxKeptRows = 100_000
     /// Late-binding targets by id (R-C5), loaded on first use.
     var pendingTargetCache: [PendingConnection.Target: Int64]?
 
@@ -72,6 +77,10 @@ public final class StoreTransaction {
         try sqlite { () throws(SQLiteError) in try connection.run(plan.sql, bound) }
         touch(id, entity)
         if toOne.isEmpty { bareInserts.insert(id) } else { relationshipsWritten(of: toOne.values) }
+        if insertedRows.count < Self.maxKeptRows {
+            insertedRows[id] = StoredObject(id: id, entity: entity, isStub: stub, values: values,
+                                            toOne: toOne.filter { plan.toOne.contains($0.key) })
+        }
         for (name, destination) in toOne where !plan.toOne.contains(name) {
             try setRelationship(id: id, entity: entity, relationship: name, to: [destination], current: [])
         }
@@ -98,6 +107,7 @@ public final class StoreTransaction {
         guard !assignments.isEmpty else { return false }
         let sql = "UPDATE \(quoted(layout.table(of: entity))) SET \(assignments.joined(separator: ", ")) WHERE _id = ?"
         try sqlite { () throws(SQLiteError) in try connection.run(sql, bound + [.integer(id)]) }
+        insertedRows[id] = nil
         touch(id, current.entity)
         return true
     }
@@ -184,7 +194,10 @@ public final class StoreTransaction {
                                    [.integer(destination), .integer(destination)] + chunk.map { .integer($0) })
             }
         }
-        for id in ids { touch(id, entity) }
+        for id in ids {
+            touch(id, entity)
+            insertedRows[id]?.toOne[name] = destination
+        }
         relationshipsWritten(of: ids + [destination])
     }
 
@@ -209,7 +222,9 @@ public final class StoreTransaction {
             case .foreignKey(let table, let column):
                 try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = ? WHERE _id = ?",
                                    [new.first.map { .integer($0) } ?? .null, .integer(id)])
+                insertedRows[id]?.toOne[relationship.name] = new.first
             case .inverseForeignKey(let table, let column):
+                for row in changed { insertedRows[row] = nil }
                 for removed in old where !new.contains(removed) {
                     try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = NULL WHERE _id = ? AND \(quoted(column)) = ?",
                                        [.integer(removed), .integer(id)])
@@ -273,6 +288,7 @@ public final class StoreTransaction {
                 try removePendingConnections(of: object.id)
             }
             deletedIDs.insert(object.id)
+            insertedRows[object.id] = nil
             deleted.append((object.id, object.entity, key))
         }
         return deleted.count - before
@@ -291,6 +307,7 @@ public final class StoreTransaction {
                     for row in sources {
                         guard let id = row[0].integerValue else { continue }
                         relationshipsWritten(of: [id])
+                        insertedRows[id] = nil
                         try sqlite { () throws(SQLiteError) in
                             try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = NULL WHERE _id = ?", [.integer(id)])
                         }
