@@ -46,14 +46,16 @@ enum MappingRoutes {
         },
         // R-P10: the mapping a model's annotations define for an entity, and ingestion through it.
         Route("GET", entity + "/mapping", access: .tenant(.read)) { context in
-            .json(try annotatedEntity(context).mapping.json)
+            let store = try ModelRoutes.existingModel(context)
+            guard let model = store.model else { throw CartographError(.notFound, "Model '\(store.name)' has no schema yet.") }
+            return .json(try annotationMapping(of: context.parameter("entity"), in: model, store: store).json)
         },
         Route("POST", entity + "/payloads", access: .tenant(.write), body: .json) { context in
-            let (store, model, mapping) = try annotatedEntity(context)
-            let entity = mapping.entity
+            let store = try ModelRoutes.existingModel(context)
+            guard let model = store.model else { throw CartographError(.notFound, "Model '\(store.name)' has no schema yet.") }
+            let entity = context.parameter("entity")
             return try ingest(context, into: store, model: model) { (model) throws(CartographError) in
-                guard model.entity(named: entity) != nil else { throw CartographError(.notFound, "Model '\(store.name)' has no entity '\(entity)'.") }
-                return EntityMapping.annotationMapping(of: entity, model: model)
+                try annotationMapping(of: entity, in: model, store: store)
             }
         },
         Route("DELETE", mapping, access: .tenant(.admin)) { context in
@@ -119,13 +121,10 @@ enum MappingRoutes {
         }
     }
 
-    /// The entity named in the path, whose annotations map it (R-P10).
-    static func annotatedEntity(_ context: RequestContext) throws(CartographError) -> (store: ModelStore, model: Model, mapping: EntityMapping) {
-        let store = try ModelRoutes.existingModel(context)
-        guard let model = store.model else { throw CartographError(.notFound, "Model '\(store.name)' has no schema yet.") }
-        let entity = context.parameter("entity")
+    /// The mapping `model`'s annotations define for `entity` (R-P10); 404 when the model has no such entity.
+    static func annotationMapping(of entity: String, in model: Model, store: ModelStore) throws(CartographError) -> EntityMapping {
         guard model.entity(named: entity) != nil else { throw CartographError(.notFound, "Model '\(store.name)' has no entity '\(entity)'.") }
-        return (store, model, EntityMapping.annotationMapping(of: entity, model: model))
+        return EntityMapping.annotationMapping(of: entity, model: model)
     }
 
     /// `@metadata` for key paths (R-P1): when the payload arrived, its query parameters and headers

@@ -125,6 +125,11 @@ public final class ModelStore: Sendable {
             """).first?.first?.integerValue ?? 0
     }
 
+    /// After a write outside `write` (registration, mappings): `usedBytes` as the write left them.
+    private func remeasure(_ connection: SQLiteConnection) {
+        if let bytes = try? Self.measureBytes(connection) { storedBytes.store(bytes, ordering: .relaxed) }
+    }
+
     /// Monotonic seconds of the last use, for idle closing.
     public var lastUsedSeconds: Int64 { lastUsed.load(ordering: .relaxed) }
     private func touchLastUsed() { lastUsed.store(Self.monotonicSeconds(), ordering: .relaxed) }
@@ -166,7 +171,7 @@ public final class ModelStore: Sendable {
                 model.version = 1
             }
             try apply(model, replacing: old, writer: writer)
-            if let bytes = try? Self.measureBytes(writer.connection) { storedBytes.store(bytes, ordering: .relaxed) }
+            remeasure(writer.connection)
             return (model, old == nil ? .created : .migrated)
         }
         if result.outcome != .unchanged {
@@ -393,7 +398,7 @@ public final class ModelStore: Sendable {
                 let existed = try !writer.connection.rows("SELECT 1 FROM \(quoted(Self.mappingsTable)) WHERE name = ?", [.text(name)]).isEmpty
                 try writer.connection.run("INSERT OR REPLACE INTO \(quoted(Self.mappingsTable)) (name, document) VALUES (?, ?)",
                                           [.text(name), .text(document.jsonText)])
-                if let bytes = try? Self.measureBytes(writer.connection) { storedBytes.store(bytes, ordering: .relaxed) }
+                remeasure(writer.connection)
                 return !existed
             } catch { throw CartographError(.internalError, "Cannot store mapping '\(name)': \(error)") }
         }
@@ -406,7 +411,7 @@ public final class ModelStore: Sendable {
             do {
                 try writer.connection.run("DELETE FROM \(quoted(Self.mappingsTable)) WHERE name = ?", [.text(name)])
                 let deleted = writer.connection.changes > 0
-                if let bytes = try? Self.measureBytes(writer.connection) { storedBytes.store(bytes, ordering: .relaxed) }
+                remeasure(writer.connection)
                 return deleted
             } catch { throw CartographError(.internalError, "Cannot delete mapping '\(name)': \(error)") }
         }
