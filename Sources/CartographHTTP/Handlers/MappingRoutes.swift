@@ -20,8 +20,7 @@ enum MappingRoutes {
             return .json(["items": .array(items)])
         },
         Route("PUT", mapping, access: .tenant(.admin), body: .json) { context in
-            let store = try ModelRoutes.existingModel(context)
-            guard let model = store.model else { throw CartographError(.notFound, "Model '\(store.name)' has no schema yet.") }
+            let (store, model) = try ModelRoutes.existingSchema(context)
             let parsed = try EntityMapping.parse(try context.jsonBody(), model: model)
             let created = try store.putMapping(name: context.parameter("mapping"), document: parsed.json)
             return .json(parsed.json, status: created ? 201 : 200)
@@ -35,8 +34,7 @@ enum MappingRoutes {
             return .json(document)
         },
         Route("POST", mapping + "/payloads", access: .tenant(.write), body: .json) { context in
-            let store = try ModelRoutes.existingModel(context)
-            guard let model = store.model else { throw CartographError(.notFound, "Model '\(store.name)' has no schema yet.") }
+            let (store, model) = try ModelRoutes.existingSchema(context)
             let name = context.parameter("mapping")
             guard let document = try store.mappings(named: name).first?.document else {
                 throw CartographError(.notFound, "Model '\(store.name)' has no mapping '\(name)'.")
@@ -46,13 +44,11 @@ enum MappingRoutes {
         },
         // R-P10: the mapping a model's annotations define for an entity, and ingestion through it.
         Route("GET", entity + "/mapping", access: .tenant(.read)) { context in
-            let store = try ModelRoutes.existingModel(context)
-            guard let model = store.model else { throw CartographError(.notFound, "Model '\(store.name)' has no schema yet.") }
+            let (store, model) = try ModelRoutes.existingSchema(context)
             return .json(try annotationMapping(of: context.parameter("entity"), in: model, store: store).json)
         },
         Route("POST", entity + "/payloads", access: .tenant(.write), body: .json) { context in
-            let store = try ModelRoutes.existingModel(context)
-            guard let model = store.model else { throw CartographError(.notFound, "Model '\(store.name)' has no schema yet.") }
+            let (store, model) = try ModelRoutes.existingSchema(context)
             let entity = context.parameter("entity")
             return try ingest(context, into: store, model: model) { (model) throws(CartographError) in
                 try annotationMapping(of: entity, in: model, store: store)

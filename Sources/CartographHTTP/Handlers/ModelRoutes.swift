@@ -33,8 +33,7 @@ enum ModelRoutes {
             return .json(model.normalizedJSON, status: outcome == .created ? 201 : 200)
         },
         Route("GET", model, access: .tenant(.read)) { context in
-            let store = try existingModel(context)
-            guard let model = store.model else { throw CartographError(.notFound, "Model '\(store.name)' has no schema yet.") }
+            let (_, model) = try existingSchema(context)
             return .json(model.normalizedJSON)
         },
         Route("DELETE", model, access: .tenant(.admin)) { context in
@@ -151,12 +150,17 @@ enum ModelRoutes {
     }
 
     static func existingModel(_ context: RequestContext) throws(CartographError) -> ModelStore {
+        try existingSchema(context).store
+    }
+
+    /// The model's store and its committed model, read once (a migration may commit at any time).
+    static func existingSchema(_ context: RequestContext) throws(CartographError) -> (store: ModelStore, model: Model) {
         let tenant = try ControlPlaneRoutes.existingTenant(context)
         let name = context.parameter("model")
-        guard let store = try context.application.stores.store(tenant: tenant, model: name), store.model != nil else {
+        guard let store = try context.application.stores.store(tenant: tenant, model: name), let model = store.model else {
             throw CartographError(.notFound, "Tenant '\(tenant)' has no model '\(name)'.")
         }
-        return store
+        return (store, model)
     }
 
     static func page(_ context: RequestContext, _ query: ObjectQuery) throws(CartographError) -> HTTPResponse {
