@@ -79,7 +79,7 @@ public struct MappingEngine: Sendable {
             timings.append((phase, Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15))
             clock = now
         }
-        let (topLevel, keyPathPresent) = try run.readTopLevel(payload, mapping: mapping)
+        let (topLevel, keyPathPresent) = try run.readTopLevel(payload, mapping: mapping, in: store)
         if mapping.deleteMissing != nil, !keyPathPresent {
             throw CartographError(.unprocessable, "The payload has no '\(mapping.keyPath?.description ?? "")': a deleteMissing mapping needs the complete set of objects, so nothing was stored or deleted.",
                                   errors: [.init(pointer: "", message: "the key path '\(mapping.keyPath?.description ?? "")' is missing")])
@@ -195,6 +195,9 @@ final class MappedNode {
     var dynamicSource: (representation: JSONValue, parent: JSONValue, base: EntityMapping)?
     /// Looked up in the store already (phase 2).
     var identified = false
+    /// Read ahead of the payload, identity and modification value only: R-P7 found the stored object
+    /// current, so nothing else of the representation is mapped.
+    var readAhead = false
     /// Foreign-key connections resolved before the write (to-one: the insert writes their destination).
     var preconnected: [MappingRun.ForeignKeyResolution] = []
     /// Reached from a top-level representation through objects that are not skipped: only these are

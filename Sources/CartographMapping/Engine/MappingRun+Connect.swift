@@ -88,8 +88,9 @@ extension MappingRun {
         }
         var found: [PendingConnection.Target: [[AttributeValue]: [ExistingObject]]] = [:]
         for (target, query) in lookups where !query.identities.isEmpty {
+            // Only ids and entities are needed: no values are decoded.
             found[target] = try store.existingObjects(entity: target.entity, attributes: target.attributes,
-                                                      identities: Array(query.identities), predicate: query.predicate)
+                                                      identities: Array(query.identities), predicate: query.predicate, reading: [])
         }
         return candidates.map { candidate in
             let (run, relationship, target) = (candidate.run, candidate.relationship, candidate.target)

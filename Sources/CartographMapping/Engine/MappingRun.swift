@@ -15,6 +15,11 @@ struct MappingRun {
     private var representationsRead = 0
     /// Annotation mappings compiled so far, by entity (R-P10).
     private var annotationMappings: [String: EntityMapping] = [:]
+    /// Identities that a lookup before the read found no stored object for, by identification group:
+    /// `identify` does not look them up again.
+    private var knownAbsent: [String: Set<[AttributeValue]>] = [:]
+    /// A representation met a node that was only read ahead (R-P7): the payload is read again in full.
+    private var readAheadMet = false
     /// Per-entity facts, computed as entities are met.
     let tables: EntityTables
     /// Counts and lists as they happen (R-P12).
@@ -47,7 +52,7 @@ struct MappingRun {
 
     /// The representations at the mapping's key path (R-P2), one node each, in payload order, and
     /// whether the key path was present at all.
-    mutating func readTopLevel(_ payload: JSONValue, mapping: EntityMapping) throws(CartographError)
+    mutating func readTopLevel(_ payload: JSONValue, mapping: EntityMapping, in store: some MappingStore) throws(CartographError)
         -> (representations: [(node: MappedNode, pointer: String)], keyPathPresent: Bool) {
         var selected: [(value: JSONValue, parent: JSONValue, pointer: String)] = []
         var keyPathPresent = mapping.keyPath == nil
@@ -78,11 +83,75 @@ struct MappingRun {
         } else {
             select(from: payload, pointer: "")
         }
+        let current = try currentObjects(among: selected, mapping: mapping, in: store)
         var result: [(node: MappedNode, pointer: String)] = []
+        for (index, item) in selected.enumerated() {
+            if let node = current[index] {
+                try count(pointer: item.pointer)
+                readAheadMet = readAheadMet || !register(node)
+                result.append((node, item.pointer))
+            } else {
+                result.append((try read(item.value, mapping: mapping, parent: item.parent, pointer: item.pointer), item.pointer))
+            }
+            if readAheadMet { break }
+        }
+        guard readAheadMet else { return (result, keyPathPresent) }
+        // The same object is also represented elsewhere in the payload: read every representation in full.
+        (nodes, byIdentity, representationsRead) = ([], [:], 0)
+        result = []
         for item in selected {
             result.append((try read(item.value, mapping: mapping, parent: item.parent, pointer: item.pointer), item.pointer))
         }
         return (result, keyPathPresent)
+    }
+
+    /// R-P7 before the read: the top-level representations whose stored object `modificationAttribute`
+    /// says is current, by index into `selected`, found with one lookup that reads only identities and
+    /// modification values. Their attribute and relationship mappings are skipped, so they are not read
+    /// further and their nested representations not at all (on a re-load, most of the payload).
+    /// Nothing when the mapping decides per representation what it maps (dynamic, dictionary transformer).
+    private mutating func currentObjects(among selected: [(value: JSONValue, parent: JSONValue, pointer: String)],
+                                         mapping base: EntityMapping, in store: some MappingStore) throws(CartographError) -> [Int: MappedNode] {
+        let mapping = resolved(base)
+        let identityNames = mapping.resolvedIdentificationAttributes
+        guard let modification = mapping.modificationAttribute, !identityNames.isEmpty,
+              mapping.dynamic == nil, mapping.dictionaryTransformer == nil else { return [:] }
+        let needed = Set(identityNames + [modification])
+        var candidates: [(index: Int, identity: [AttributeValue], values: [String: AttributeValue?])] = []
+        for (index, item) in selected.enumerated() {
+            guard case .object = item.value else { continue }
+            var values: [String: AttributeValue?] = [:]
+            var errors: [CartographError.Detail] = []
+            for attributeMapping in mapping.attributes where needed.contains(attributeMapping.attribute) {
+                if let value = mappedValue(attributeMapping, of: mapping.entity, in: item.value, parent: item.parent, pointer: item.pointer, errors: &errors) {
+                    values[attributeMapping.attribute] = .some(value)
+                }
+            }
+            let identity = identityNames.compactMap { values[$0] ?? nil }
+            // A representation with a problem is read in full, which reports it.
+            guard errors.isEmpty, identity.count == identityNames.count, case .some(.some) = values[modification] else { continue }
+            candidates.append((index, identity, values))
+        }
+        guard !candidates.isEmpty else { return [:] }
+        let group = Self.identificationGroup(entity: mapping.entity, mapping: mapping)
+        let found = try store.existingObjects(entity: mapping.entity, attributes: identityNames, identities: candidates.map(\.identity),
+                                              predicate: mapping.identificationPredicate?.checked, reading: [modification])
+        var current: [Int: MappedNode] = [:]
+        for candidate in candidates {
+            guard let existing = found[candidate.identity]?.first else {
+                knownAbsent[group, default: []].insert(candidate.identity)
+                continue
+            }
+            guard let stored = existing.values[modification], case .some(.some(let incoming)) = candidate.values[modification],
+                  Self.isCurrent(stored: stored, incoming: incoming) else { continue }
+            let node = MappedNode(mapping: mapping, pointer: selected[candidate.index].pointer, identity: candidate.identity, isReference: false)
+            node.values = candidate.values
+            node.existing = existing
+            node.identified = true
+            node.readAhead = true
+            current[candidate.index] = node
+        }
+        return current
     }
 
     /// The mapping that applies: an annotation reference becomes the entity's annotation mapping (R-P10).
@@ -152,12 +221,7 @@ struct MappingRun {
 
     /// Reads one representation (an object, or an identity value standing for one) into its node.
     mutating func read(_ original: JSONValue, mapping base: EntityMapping, parent: JSONValue, pointer: String) throws(CartographError) -> MappedNode {
-        representationsRead += 1
-        guard representationsRead <= engine.maximumObjects else {
-            throw CartographError(.payloadTooLarge, "The payload has more than \(engine.maximumObjects) objects; split it into smaller payloads.",
-                                  errors: [.init(pointer: pointer, message: "object \(representationsRead) is over the limit of \(engine.maximumObjects)")])
-        }
-        if representationsRead % 256 == 0 { try RequestDeadline.check() }
+        try count(pointer: pointer)
         var representation = original
         var errors: [CartographError.Detail] = []
         let choice = choose(base, for: &representation, parent: parent, pointer: pointer, errors: &errors)
@@ -188,22 +252,8 @@ struct MappingRun {
         }
         var values: [String: AttributeValue?] = [:]
         for attributeMapping in mapping.attributes {
-            guard let raw = value(at: attributeMapping.source, in: representation, parent: parent),
-                  let type = tables.attributeType(attributeMapping.attribute, of: mapping.entity) else { continue }
-            // Built only for an error: most values have none.
-            var valuePointer: String { Self.pointer(pointer, attributeMapping.source) }
-            do {
-                var transformed = raw
-                if let name = attributeMapping.transformer, !raw.isNull {
-                    transformed = try engine.transformers.transformer(named: name).transform(raw)
-                }
-                values[attributeMapping.attribute] = .some(try AttributeValue.coerce(transformed, to: type))
-            } catch let error as ValueTransformError {
-                errors.append(.init(pointer: valuePointer, message: error.description))
-            } catch let error as ValueCoercionError {
-                errors.append(.init(pointer: valuePointer, message: error.message))
-            } catch {
-                errors.append(.init(pointer: valuePointer, message: "\(error)"))
+            if let value = mappedValue(attributeMapping, of: mapping.entity, in: representation, parent: parent, pointer: pointer, errors: &errors) {
+                values[attributeMapping.attribute] = .some(value)
             }
         }
         // R-I6: every identification attribute needs a value; a missing one makes an invalid object.
@@ -251,17 +301,62 @@ struct MappingRun {
         return node
     }
 
+    /// Counts a representation against the engine's maximumObjects, and checks the time limit now and then.
+    private mutating func count(pointer: String) throws(CartographError) {
+        representationsRead += 1
+        guard representationsRead <= engine.maximumObjects else {
+            throw CartographError(.payloadTooLarge, "The payload has more than \(engine.maximumObjects) objects; split it into smaller payloads.",
+                                  errors: [.init(pointer: pointer, message: "object \(representationsRead) is over the limit of \(engine.maximumObjects)")])
+        }
+        if representationsRead % 256 == 0 { try RequestDeadline.check() }
+    }
+
+    /// One attribute mapping's value in a representation, transformed and coerced (R-P3): nil when the
+    /// source is missing or the value has a problem (added to `errors`), `.some(nil)` for null.
+    private func mappedValue(_ attributeMapping: AttributeMapping, of entity: String, in representation: JSONValue, parent: JSONValue,
+                             pointer: String, errors: inout [CartographError.Detail]) -> AttributeValue?? {
+        guard let raw = value(at: attributeMapping.source, in: representation, parent: parent),
+              let type = tables.attributeType(attributeMapping.attribute, of: entity) else { return nil }
+        // Built only for an error: most values have none.
+        var valuePointer: String { Self.pointer(pointer, attributeMapping.source) }
+        do {
+            var transformed = raw
+            if let name = attributeMapping.transformer, !raw.isNull {
+                transformed = try engine.transformers.transformer(named: name).transform(raw)
+            }
+            return .some(try AttributeValue.coerce(transformed, to: type))
+        } catch let error as ValueTransformError {
+            errors.append(.init(pointer: valuePointer, message: error.description))
+        } catch let error as ValueCoercionError {
+            errors.append(.init(pointer: valuePointer, message: error.message))
+        } catch {
+            errors.append(.init(pointer: valuePointer, message: "\(error)"))
+        }
+        return nil
+    }
+
     /// The node already standing for this identity, or `node` registered as it.
     private mutating func intern(_ node: MappedNode) -> MappedNode {
         guard let identity = node.identity else {
             nodes.append(node)
             return node
         }
+        if let existing = byIdentity[tables.root(of: node.entity)]?[identity] {
+            readAheadMet = readAheadMet || existing.readAhead
+            return existing
+        }
+        _ = register(node)
+        return node
+    }
+
+    /// Registers a node with an identity; false when one already stands for it.
+    private mutating func register(_ node: MappedNode) -> Bool {
+        guard let identity = node.identity else { return false }
         let root = tables.root(of: node.entity)
-        if let existing = byIdentity[root]?[identity] { return existing }
+        guard byIdentity[root]?[identity] == nil else { return false }
         byIdentity[root, default: [:]][identity] = node
         nodes.append(node)
-        return node
+        return true
     }
 
     /// The value at a source key path (nil when a key is missing).
@@ -297,18 +392,25 @@ struct MappingRun {
     /// Nodes already identified are not looked up again.
     mutating func identify(in store: some MappingStore) throws(CartographError) {
         var groups: [String: [MappedNode]] = [:]
-        for node in nodes where node.identity != nil && !node.identified {
+        for node in nodes where !node.identified {
+            guard let identity = node.identity else { continue }
             node.identified = true
-            let key = "\(node.identificationEntity)|\(node.mapping.resolvedIdentificationAttributes.joined(separator: ","))|\(node.mapping.identificationPredicate?.format ?? "")"
+            let key = Self.identificationGroup(entity: node.identificationEntity, mapping: node.mapping)
+            if knownAbsent[key]?.contains(identity) == true { continue }
             groups[key, default: []].append(node)
         }
         for group in groups.values {
             let first = group[0].mapping
             let found = try store.existingObjects(entity: group[0].identificationEntity, attributes: first.resolvedIdentificationAttributes,
-                                                  identities: group.compactMap(\.identity), predicate: first.identificationPredicate?.checked)
+                                                  identities: group.compactMap(\.identity), predicate: first.identificationPredicate?.checked, reading: nil)
             for node in group { node.existing = node.identity.flatMap { found[$0]?.first } }
         }
         try remapByStoredEntity(in: store)
+    }
+
+    /// Nodes identified by one lookup: the same entity hierarchy, identification attributes and predicate.
+    private static func identificationGroup(entity: String, mapping: EntityMapping) -> String {
+        "\(entity)|\(mapping.resolvedIdentificationAttributes.joined(separator: ","))|\(mapping.identificationPredicate?.format ?? "")"
     }
 
     /// R-P9 decides the entity only for inserts: a representation that a dynamic mapping or entity

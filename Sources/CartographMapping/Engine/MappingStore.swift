@@ -25,9 +25,10 @@ public protocol MappingStore: AnyObject {
     var model: Model { get }
     /// Batched lookup for identification (R-I1…R-I3) and foreign-key connections (R-C2): objects of
     /// `entity` or a sub-entity whose `attributes` equal one of `identities` and that satisfy
-    /// `predicate`, keyed by identity, oldest first.
+    /// `predicate`, keyed by identity, oldest first. With `reading`, only those attributes (and `attributes`)
+    /// have values: nil reads them all.
     func existingObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
-                         predicate: CheckedPredicate?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]]
+                         predicate: CheckedPredicate?, reading: [String]?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]]
     /// Objects of the predicate's entity (and sub-entities) matching it, oldest first; only among `ids` when given.
     func objects(matching predicate: CheckedPredicate, among ids: [Int64]?) throws(CartographError) -> [(id: Int64, entity: String)]
     /// Inserts an object; `toOne` sets to-one relationships with it (relationship -> destination `_id`).

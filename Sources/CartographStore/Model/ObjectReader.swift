@@ -101,13 +101,15 @@ struct ObjectReader {
     /// (and sub-entities) whose `attributes` equal one of `identities`, keyed by identity, oldest first
     /// (identification and to-one connections take the first). One query per chunk of identities.
     /// `predicate` (an identificationPredicate or destinationPredicate) is compiled into the query;
-    /// without one no predicate is compiled at all (key lookups are a hot path).
-    func findAll(entity: String, attributes: [String], identities: [[AttributeValue]], predicate: CheckedPredicate? = nil)
-        throws(CartographError) -> [[AttributeValue]: [StoredObject]] {
+    /// without one no predicate is compiled at all (key lookups are a hot path). `reading` names the
+    /// attributes decoded besides `attributes` (nil: every attribute and to-one): a lookup that needs
+    /// few values does not decode whole rows.
+    func findAll(entity: String, attributes: [String], identities: [[AttributeValue]], predicate: CheckedPredicate? = nil,
+                 reading: [String]? = nil) throws(CartographError) -> [[AttributeValue]: [StoredObject]] {
         guard !identities.isEmpty else { return [:] }
         let columns = attributes.compactMap { layout.column(ofAttribute: $0, entity: entity) }
         guard columns.count == attributes.count, !columns.isEmpty else { return [:] }
-        let rowReader = rowReader(for: layout.table(of: entity))
+        let rowReader = layout.rowReader(for: layout.table(of: entity), attributes: reading.map { Set(attributes + $0) })
         let from: String, alias: String
         var conditions: [String] = []
         var fixedBindings: [SQLiteValue] = []

@@ -37,7 +37,11 @@ final class StoreLayout {
     private var columns: [PropertyKey: String?] = [:]
     private var storages: [PropertyKey: RelationshipStorage?] = [:]
     private var properties: [String: (attributes: [Attribute], relationships: [Relationship])] = [:]
-    private var rowReaders: [String: RowReader] = [:]
+    /// A row reader's table and the attributes it reads (nil: all).
+    private struct RowReaderKey: Hashable {
+        let table: String, attributes: Set<String>?
+    }
+    private var rowReaders: [RowReaderKey: RowReader] = [:]
     private var identification: [String: [String]] = [:]
     private var tables: [String: String] = [:]
     private var inserts: [String: InsertPlan] = [:]
@@ -117,11 +121,12 @@ final class StoreLayout {
         return column
     }
 
-    /// The reader of a hierarchy's rows.
-    func rowReader(for table: String) -> RowReader {
-        if let cached = rowReaders[table] { return cached }
-        let reader = RowReader(layout: self, table: table)
-        rowReaders[table] = reader
+    /// The reader of a hierarchy's rows: every column, or only `attributes` (with `_id`, `_entity`, `_stub`).
+    func rowReader(for table: String, attributes: Set<String>? = nil) -> RowReader {
+        let key = RowReaderKey(table: table, attributes: attributes)
+        if let cached = rowReaders[key] { return cached }
+        let reader = RowReader(layout: self, table: table, attributes: attributes)
+        rowReaders[key] = reader
         return reader
     }
 

@@ -5,8 +5,8 @@ public import CartographPredicate
 
 extension StoreTransaction: MappingStore {
     public func existingObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
-                                predicate: CheckedPredicate?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]] {
-        try findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate).mapValues { $0.map(\.existing) }
+                                predicate: CheckedPredicate?, reading: [String]?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]] {
+        try findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading).mapValues { $0.map(\.existing) }
     }
 
     public func insertObject(entity: String, values: [String: AttributeValue], stub: Bool, toOne: [String: Int64]) throws(CartographError) -> Int64 {

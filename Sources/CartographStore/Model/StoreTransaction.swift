@@ -118,9 +118,9 @@ public final class StoreTransaction {
     }
 
     /// Batched lookup by attribute values, oldest first: see `ObjectReader.findAll`.
-    public func findAll(entity: String, attributes: [String], identities: [[AttributeValue]], predicate: CheckedPredicate? = nil)
-        throws(CartographError) -> [[AttributeValue]: [StoredObject]] {
-        try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate)
+    public func findAll(entity: String, attributes: [String], identities: [[AttributeValue]], predicate: CheckedPredicate? = nil,
+                        reading: [String]? = nil) throws(CartographError) -> [[AttributeValue]: [StoredObject]] {
+        try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
     }
 
     /// The object whose key (the raw `{key}` path segment) is `key`.

@@ -30,16 +30,17 @@ struct RowReader {
         case toOne(String)
     }
 
-    init(layout: StoreLayout, table: String) {
+    /// - Parameter attributes: the attributes to read; nil reads every attribute and to-one foreign key.
+    init(layout: StoreLayout, table: String, attributes: Set<String>? = nil) {
         self.layout = layout
         self.table = table
         var columns = [StoreLayout.idColumn, StoreLayout.entityColumn, StoreLayout.stubColumn]
         var fields: [(kind: Kind, entities: Set<String>)] = []
-        for entry in layout.attributeColumns(ofTable: table) {
+        for entry in layout.attributeColumns(ofTable: table) where attributes?.contains(entry.attribute.name) ?? true {
             columns.append(entry.column)
             fields.append((.attribute(entry.attribute), Set(layout.model.entityAndSubentities(of: entry.entity))))
         }
-        for name in layout.model.entityAndSubentities(of: table) {
+        for name in layout.model.entityAndSubentities(of: table) where attributes == nil {
             guard let entity = layout.model.entity(named: name) else { continue }
             for relationship in entity.relationships where !relationship.toMany {
                 guard case .foreignKey(_, let column)? = layout.storage(of: relationship.name, entity: name) else { continue }
