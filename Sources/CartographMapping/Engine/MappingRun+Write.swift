@@ -156,7 +156,7 @@ extension MappingRun {
                 var values = defaults(of: node.entity)
                 for (name, value) in node.values { values[name] = value }
                 node.id = try store.insertObject(entity: node.entity, values: values.compactMapValues { $0 }, stub: node.isReference,
-                                                 toOne: node.preconnected.reduce(into: [:]) { $0[$1.relationship.name] = $1.destinations.first })
+                                                 toOne: toOneWrittenWithInsert(of: node))
                 result.inserted += 1
             }
         }
@@ -182,6 +182,21 @@ extension MappingRun {
                 }
             }
         }
+    }
+
+    /// The to-one destinations a new object's row can be inserted with: connections resolved before the
+    /// write, and mapped destinations whose `_id` is known already (stored, or inserted earlier in the
+    /// payload). The relationship pass then finds them written; the others it writes after the insert.
+    private func toOneWrittenWithInsert(of node: MappedNode) -> [String: Int64] {
+        var toOne: [String: Int64] = [:]
+        for resolution in node.preconnected { toOne[resolution.relationship.name] = resolution.destinations.first }
+        for (mapping, destinations) in node.relationships {
+            guard let destinations, destinations.count == 1, !destinations[0].discarded,
+                  let id = destinations[0].id ?? destinations[0].existing?.id,
+                  model.relationship(mapping.relationship, of: node.entity)?.toMany == false else { continue }
+            toOne[mapping.relationship] = id
+        }
+        return toOne
     }
 
     /// Deletes a stored object through the delete rules, counting it and what cascaded (R-D2, R-D3).

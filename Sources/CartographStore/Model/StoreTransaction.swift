@@ -20,10 +20,11 @@ public final class StoreTransaction {
     /// one leaves no tombstone (no reader ever saw it).
     let firstNewID: Int64
     private var deletedIDs: Set<Int64> = []
-    /// Objects inserted here whose relationship storage, on either side, nothing has written since:
-    /// every relationship of theirs is empty, so reading one needs no query (most of a payload's
-    /// new objects are asked for their old destinations right after they are inserted).
-    private var bareInserts: Set<Int64> = []
+    /// Objects inserted here whose relationship storage, on either side, nothing has written since,
+    /// with the to-one destinations their row was inserted with: every other relationship of theirs is
+    /// empty, so reading one needs no query (most of a payload's new objects are asked for their old
+    /// destinations right after they are inserted).
+    private var bareInserts: [Int64: [String: Int64]] = [:]
     /// Rows inserted here, as they now stand (later foreign-key writes patched in), so the change feed
     /// needs no read of them; a row is dropped at the first write not patched here (it is read then).
     /// Kept for the first `maxKeptRows` inserts only: a huge payload must not hold every row twice.
@@ -76,10 +77,11 @@ public final class StoreTransaction {
         nextID += 1
         try sqlite { () throws(SQLiteError) in try connection.run(plan.sql, bound) }
         touch(id, entity)
-        if toOne.isEmpty { bareInserts.insert(id) } else { relationshipsWritten(of: toOne.values) }
+        let written = toOne.filter { plan.toOne.contains($0.key) }
+        relationshipsWritten(of: toOne.values)
+        bareInserts[id] = written
         if insertedRows.count < Self.maxKeptRows {
-            insertedRows[id] = StoredObject(id: id, entity: entity, isStub: stub, values: values,
-                                            toOne: toOne.filter { plan.toOne.contains($0.key) })
+            insertedRows[id] = StoredObject(id: id, entity: entity, isStub: stub, values: values, toOne: written)
         }
         for (name, destination) in toOne where !plan.toOne.contains(name) {
             try setRelationship(id: id, entity: entity, relationship: name, to: [destination], current: [])
@@ -135,7 +137,7 @@ public final class StoreTransaction {
 
     /// The destinations of a relationship, in order.
     public func destinations(of id: Int64, entity: String, relationship: String) throws(CartographError) -> [Int64] {
-        if bareInserts.contains(id) { return [] }
+        if let written = bareInserts[id] { return written[relationship].map { [$0] } ?? [] }
         return try sqlite { () throws(SQLiteError) in try reader.destinationIDs(of: id, entity: entity, relationship: relationship) }
     }
 
@@ -204,7 +206,7 @@ public final class StoreTransaction {
     /// Records that the relationship storage of `ids` has been written (see `bareInserts`).
     private func relationshipsWritten(of ids: some Sequence<Int64>) {
         guard !bareInserts.isEmpty else { return }
-        for id in ids { bareInserts.remove(id) }
+        for id in ids { bareInserts[id] = nil }
     }
 
     /// Writes one side's storage from `old` to `new` destinations, touching the objects whose stored
