@@ -134,6 +134,9 @@ extension MappingRun {
 
     /// Inserts and updates every object, then assigns mapped relationships with their policies.
     mutating func write(progress: ((String, Int, Int) -> Void)? = nil, into store: some MappingStore) throws(CartographError) {
+        // Stored objects written so far: a second node finding the same object (by other identification
+        // attributes) compares with what the first wrote, which only the store knows.
+        var updated = Set<Int64>()
         for (index, node) in nodes.enumerated() where node.reachable && !node.discarded {
             if index % 1000 == 0 {
                 progress?("objects", index, nodes.count)
@@ -149,6 +152,10 @@ extension MappingRun {
                         values[attribute.name] = .some(defaults(of: existing.entity)[attribute.name])
                     }
                 }
+                // Values equal to the stored ones, read when the object was identified, write nothing: no
+                // need to ask the store, which would read the row again to compare.
+                let isFirstWrite = updated.insert(existing.id).inserted
+                if isFirstWrite, !(existing.isStub && !node.isReference), values.allSatisfy({ existing.values[$0.key] == $0.value }) { continue }
                 if try store.updateObject(id: existing.id, entity: existing.entity, values: values, clearStub: !node.isReference) {
                     node.changed = true
                 }
