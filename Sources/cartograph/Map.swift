@@ -53,7 +53,7 @@ struct Map: ParsableCommand {
             let payloadJSON: JSONValue
             do { payloadJSON = try JSONReader().parse(payloadBytes) } catch { throw CartographError(error) }
             let explain = self.explain
-            let response = try modelStore.applyPayload(idempotencyKey: nil, requestHash: [], dryRun: dryRun || explain) {
+            let response = try modelStore.applyPayload(idempotency: nil, dryRun: dryRun || explain) {
                 (transaction) throws(CartographError) -> JSONObject in
                 let result = try engine.map(payloadJSON, mapping: entityMapping, explain: explain, progress: { phase, done, total in
                     progressLine("\(phase) \(done)/\(total) \(bar(done, total))")

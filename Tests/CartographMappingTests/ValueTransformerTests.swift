@@ -97,6 +97,28 @@ struct ValueTransformerTests {
         #expect(try transformer.reverseTransform(.null) == .null)
     }
 
+    /// A date attribute takes a built-in date transformer's instant directly; it must be the instant
+    /// the text `transform` renders coerces to, and leave to `transform` what coercion refuses.
+    @Test(arguments: [
+        ("ISO8601ToDate", #""2024-03-01T12:00:00.123+02:00""#), ("ISO8601ToDate", #""0000-01-01T00:00:00Z""#),
+        ("ISO8601ToDate", #""9999-12-31T23:59:59.999Z""#), ("UnixSecondsToDate", "1700000000.5"),
+        ("UnixSecondsToDate", #""-62167219200""#), ("UnixSecondsToDate", "-62167219200.001"), ("UnixSecondsToDate", "253402300800"),
+        ("UnixMillisecondsToDate", "253402300799999"), ("UnixMillisecondsToDate", "-9223372036854775808"),
+        ("UnixSecondsToDate", #""12x""#), ("ISO8601ToDate", "12"), ("StringToInteger", #""42""#),
+    ])
+    func R_P3_aDateTransformersInstantIsTheCoercedRenderedDate(name: String, payload: String) throws {
+        let transformer = try registry().transformer(named: name)
+        let value = json(payload)
+        var coerced: AttributeValue?
+        if let text = try? transformer.transform(value), case let date?? = try? AttributeValue.coerce(text, to: .date) { coerced = date }
+        let instant = (try? transformer.instant(value)) ?? nil
+        if let instant {
+            #expect(coerced == .date(millisecondsSince1970: instant), "the instant is what transform and coercion give")
+        } else if name != "StringToInteger" {
+            #expect(coerced == nil, "a date transformer's date comes as an instant")
+        }
+    }
+
     @Test func Design5_builtInNamesAreTheModelsBuiltIns() {
         #expect(ValueTransformerRegistry.builtInNames == ModelDocument.builtInValueTransformers)
     }

@@ -81,8 +81,11 @@ enum MappingRoutes {
         }
         let payload = try context.jsonBody()
         let metadata = requestMetadata(context.request)
-        let requestHash = SecretHash.sha256(bytes: Array(context.request.path.utf8) + [0x0A] + context.request.body)
-        let response = try store.applyPayload(idempotencyKey: idempotencyKey, requestHash: requestHash, dryRun: dryRun,
+        // The request is hashed only when a key will be stored with it: hashing a large body costs.
+        let idempotency = idempotencyKey.map { key in
+            (key, SecretHash.sha256(bytes: Array(context.request.path.utf8) + [0x0A] + context.request.body))
+        }
+        let response = try store.applyPayload(idempotency: idempotency, dryRun: dryRun,
                                               checkBytes: storeQuota(context, store: store)) {
             (transaction) throws(CartographError) -> JSONObject in
             // A migration may have committed since `model` was read: map with the model this transaction

@@ -54,7 +54,7 @@ struct MappingRun {
     /// whether the key path was present at all.
     mutating func readTopLevel(_ payload: JSONValue, mapping: EntityMapping, in store: some MappingStore) throws(CartographError)
         -> (representations: [(node: MappedNode, pointer: String)], keyPathPresent: Bool) {
-        var selected: [(value: JSONValue, parent: JSONValue, pointer: String)] = []
+        var selected: [Selected] = []
         var keyPathPresent = mapping.keyPath == nil
         func select(from container: JSONValue, pointer: String) {
             guard let keyPath = mapping.keyPath else {
@@ -83,7 +83,22 @@ struct MappingRun {
         } else {
             select(from: payload, pointer: "")
         }
-        let current = try currentObjects(among: selected, mapping: mapping, in: store)
+        var result = try read(selected, mapping: mapping, current: try currentObjects(among: selected, mapping: mapping, in: store))
+        if readAheadMet {
+            // A current object is also represented elsewhere in the payload: read every representation in full.
+            (nodes, byIdentity, representationsRead, readAheadMet) = ([], [:], 0, false)
+            result = try read(selected, mapping: mapping, current: [:])
+        }
+        return (result, keyPathPresent)
+    }
+
+    /// A top-level representation, the container its key path was read from, and its pointer.
+    typealias Selected = (value: JSONValue, parent: JSONValue, pointer: String)
+
+    /// Reads the selected representations in payload order, registering the `current` ones (read ahead)
+    /// as they are; stops when a representation meets a node read ahead.
+    private mutating func read(_ selected: [Selected], mapping: EntityMapping, current: [Int: MappedNode]) throws(CartographError)
+        -> [(node: MappedNode, pointer: String)] {
         var result: [(node: MappedNode, pointer: String)] = []
         for (index, item) in selected.enumerated() {
             if let node = current[index] {
@@ -95,14 +110,7 @@ struct MappingRun {
             }
             if readAheadMet { break }
         }
-        guard readAheadMet else { return (result, keyPathPresent) }
-        // The same object is also represented elsewhere in the payload: read every representation in full.
-        (nodes, byIdentity, representationsRead) = ([], [:], 0)
-        result = []
-        for item in selected {
-            result.append((try read(item.value, mapping: mapping, parent: item.parent, pointer: item.pointer), item.pointer))
-        }
-        return (result, keyPathPresent)
+        return result
     }
 
     /// R-P7 before the read: the top-level representations whose stored object `modificationAttribute`
@@ -110,7 +118,7 @@ struct MappingRun {
     /// modification values. Their attribute and relationship mappings are skipped, so they are not read
     /// further and their nested representations not at all (on a re-load, most of the payload).
     /// Nothing when the mapping decides per representation what it maps (dynamic, dictionary transformer).
-    private mutating func currentObjects(among selected: [(value: JSONValue, parent: JSONValue, pointer: String)],
+    private mutating func currentObjects(among selected: [Selected],
                                          mapping base: EntityMapping, in store: some MappingStore) throws(CartographError) -> [Int: MappedNode] {
         let mapping = resolved(base)
         let identityNames = mapping.resolvedIdentificationAttributes
@@ -322,7 +330,9 @@ struct MappingRun {
         do {
             var transformed = raw
             if let name = attributeMapping.transformer, !raw.isNull {
-                transformed = try engine.transformers.transformer(named: name).transform(raw)
+                let transformer = try engine.transformers.transformer(named: name)
+                if type == .date, let milliseconds = try transformer.instant(raw) { return .some(.date(millisecondsSince1970: milliseconds)) }
+                transformed = try transformer.transform(raw)
             }
             return .some(try AttributeValue.coerce(transformed, to: type))
         } catch let error as ValueTransformError {

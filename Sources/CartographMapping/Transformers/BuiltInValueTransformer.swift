@@ -134,12 +134,27 @@ enum BuiltInValueTransformer: String, Sendable, CaseIterable {
         .string(ISO8601Instant.render(milliseconds: try milliseconds(value)))
     }
 
+    /// The instant a date transformer reads (milliseconds since 1970), for a date attribute: what
+    /// `transform` renders as text, which coercion would parse again. Nil for other transformers.
+    func instant(_ value: JSONValue) throws(ValueTransformError) -> Int64? {
+        switch self {
+        case .iso8601ToDate: try milliseconds(value)
+        case .unixSecondsToDate: try milliseconds(fromUnix: value, scale: 3)
+        case .unixMillisecondsToDate: try milliseconds(fromUnix: value, scale: 0)
+        default: nil
+        }
+    }
+
+    private func date(fromUnix value: JSONValue, scale: Int) throws(ValueTransformError) -> JSONValue {
+        .string(ISO8601Instant.render(milliseconds: try milliseconds(fromUnix: value, scale: scale)))
+    }
+
     /// Seconds (`scale` 3) or milliseconds (`scale` 0) since 1970 as a number or numeric string;
     /// finer fractions are floored to the millisecond.
-    private func date(fromUnix value: JSONValue, scale: Int) throws(ValueTransformError) -> JSONValue {
+    private func milliseconds(fromUnix value: JSONValue, scale: Int) throws(ValueTransformError) -> Int64 {
         let number = try numberText(value, accepting: scale == 3 ? "seconds since 1970" : "milliseconds since 1970")
         guard let milliseconds = number.floorScaled(by: scale) else { throw failure("\(described(value)) is out of range for a date") }
-        return .string(ISO8601Instant.render(milliseconds: milliseconds))
+        return milliseconds
     }
 
     /// Milliseconds as exact seconds: `1500` -> `1.5`, `-1` -> `-0.001`, `2000` -> `2`.

@@ -63,6 +63,15 @@ public struct JSONValueTransformer: Sendable {
         }
     }
 
+    /// A built-in date transformer's instant (milliseconds since 1970), for a date attribute: the value
+    /// `transform` would render as text for coercion to parse again. Nil for any other transformer, and
+    /// for an instant whose text coercion refuses (a year past 9999), so that `transform` reports it.
+    public func instant(_ value: JSONValue) throws(ValueTransformError) -> Int64? {
+        guard !value.isNull, case .builtIn(let builtIn) = kind, let instant = try builtIn.instant(value),
+              ISO8601Instant.fourDigitYears.contains(instant) else { return nil }
+        return instant
+    }
+
     /// Transforms a stored value (in its API JSON form) back to the payload's form, for export.
     public func reverseTransform(_ value: JSONValue) throws(ValueTransformError) -> JSONValue {
         if value.isNull { return value }

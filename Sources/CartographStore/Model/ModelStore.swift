@@ -349,12 +349,12 @@ public final class ModelStore: Sendable {
     /// A retry with the same key and request returns the stored result without applying anything; the
     /// same key with another request is a 422. Keys expire after 24 hours. Dry runs record nothing.
     /// `checkBytes` is `write`'s.
-    public func applyPayload(idempotencyKey: String?, requestHash: [UInt8], dryRun: Bool,
+    public func applyPayload(idempotency: (key: String, requestHash: [UInt8])?, dryRun: Bool,
                              checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)? = nil,
                              _ body: (StoreTransaction) throws(CartographError) -> JSONObject) throws(CartographError) -> JSONValue {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let table = quoted(Self.idempotencyTable)
-        if let key = idempotencyKey, !dryRun {
+        if let (key, requestHash) = idempotency, !dryRun {
             let stored = try read { (reader) throws(CartographError) -> [[SQLiteValue]] in
                 do {
                     return try reader.reader.connection.rows("SELECT request_sha256, response FROM \(table) WHERE key = ? AND at > ?",
@@ -370,7 +370,7 @@ public final class ModelStore: Sendable {
             }
         }
         let (result, changeSeq) = try write(dryRun: dryRun, body, beforeCommit: { (transaction, result, changeSeq) throws(CartographError) in
-            guard let key = idempotencyKey, !dryRun else { return }
+            guard let (key, requestHash) = idempotency, !dryRun else { return }
             var response = result
             response["changeSeq"] = .number(JSONNumber(changeSeq))
             do {

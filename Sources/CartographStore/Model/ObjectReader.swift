@@ -139,7 +139,6 @@ struct ObjectReader {
             let list = Array(repeating: placeholder, count: chunk.count).joined(separator: ", ")
             let sql = "SELECT \(rowReader.selectList(alias: alias)) FROM \(from) WHERE "
                 + (conditions + ["\(tuple) IN (\(columns.count == 1 ? list : "VALUES " + list))"]).joined(separator: " AND ")
-                + " ORDER BY \(alias)._id"
             let bindings = fixedBindings + chunk.flatMap { $0.map(ValueStorage.sqlite) }
             try storeRead { () throws(SQLiteError) in
                 let statement = try connection.cached(sql)
@@ -152,6 +151,9 @@ struct ObjectReader {
                 }
             }
         }
+        // Oldest first, sorted here rather than by the query: an ORDER BY sorts every row, and almost
+        // every identity has one.
+        for (identity, objects) in found where objects.count > 1 { found[identity] = objects.sorted { $0.id < $1.id } }
         return found
     }
 
