@@ -79,13 +79,21 @@ public struct MappingEngine: Sendable {
             timings.append((phase, Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15))
             clock = now
         }
-        let (topLevel, keyPathPresent) = try run.readTopLevel(payload, mapping: mapping, in: store)
+        var (topLevel, keyPathPresent) = try run.readTopLevel(payload, mapping: mapping, in: store)
         if mapping.deleteMissing != nil, !keyPathPresent {
             throw CartographError(.unprocessable, "The payload has no '\(mapping.keyPath?.description ?? "")': a deleteMissing mapping needs the complete set of objects, so nothing was stored or deleted.",
                                   errors: [.init(pointer: "", message: "the key path '\(mapping.keyPath?.description ?? "")' is missing")])
         }
         lap("read")
-        try run.identify(in: store)
+        if !run.readAheadMet { try run.identify(in: store) }
+        if run.readAheadMet {
+            // An object found current before the read (R-P7) is represented again in the payload, so its
+            // representations must be merged first (R-I5): nothing is written yet, so map it all again
+            // without reading ahead.
+            run = MappingRun(engine: self, root: payload, metadata: metadata, explain: explain, readsAhead: false)
+            topLevel = try run.readTopLevel(payload, mapping: mapping, in: store).representations
+            try run.identify(in: store)
+        }
         lap("identify")
         try run.validate(topLevel: topLevel.map(\.node), in: store)
         lap("validate")

@@ -18,8 +18,11 @@ struct MappingRun {
     /// Identities that a lookup before the read found no stored object for, by identification group:
     /// `identify` does not look them up again.
     private var knownAbsent: [String: Set<[AttributeValue]>] = [:]
-    /// A representation met a node that was only read ahead (R-P7): the payload is read again in full.
-    private var readAheadMet = false
+    /// Whether current top-level objects are found before the read (R-P7, `currentObjects`).
+    let readsAhead: Bool
+    /// A representation met a node that was only read ahead: the payload must be mapped again without
+    /// reading ahead (the node's representation was not read).
+    private(set) var readAheadMet = false
     /// Per-entity facts, computed as entities are met.
     let tables: EntityTables
     /// Counts and lists as they happen (R-P12).
@@ -29,7 +32,8 @@ struct MappingRun {
     /// The engine's model, stored: a computed copy cost a retain of every part of it per property lookup.
     let model: Model
 
-    init(engine: MappingEngine, root: JSONValue, metadata: JSONValue, explain: Bool = false) {
+    init(engine: MappingEngine, root: JSONValue, metadata: JSONValue, explain: Bool = false, readsAhead: Bool = true) {
+        self.readsAhead = readsAhead
         self.engine = engine
         self.model = engine.model
         self.tables = EntityTables(model: engine.model)
@@ -83,20 +87,15 @@ struct MappingRun {
         } else {
             select(from: payload, pointer: "")
         }
-        var result = try read(selected, mapping: mapping, current: try currentObjects(among: selected, mapping: mapping, in: store))
-        if readAheadMet {
-            // A current object is also represented elsewhere in the payload: read every representation in full.
-            (nodes, byIdentity, representationsRead, readAheadMet) = ([], [:], 0, false)
-            result = try read(selected, mapping: mapping, current: [:])
-        }
-        return (result, keyPathPresent)
+        let current = readsAhead ? try currentObjects(among: selected, mapping: mapping, in: store) : [:]
+        return (try read(selected, mapping: mapping, current: current), keyPathPresent)
     }
 
     /// A top-level representation, the container its key path was read from, and its pointer.
     typealias Selected = (value: JSONValue, parent: JSONValue, pointer: String)
 
     /// Reads the selected representations in payload order, registering the `current` ones (read ahead)
-    /// as they are; stops when a representation meets a node read ahead.
+    /// as they are; stops when a representation meets a node read ahead (the caller starts again).
     private mutating func read(_ selected: [Selected], mapping: EntityMapping, current: [Int: MappedNode]) throws(CartographError)
         -> [(node: MappedNode, pointer: String)] {
         var result: [(node: MappedNode, pointer: String)] = []
