@@ -496,6 +496,36 @@ struct StoreRegistryTests {
 }
 
 extension StoreRegistryTests {
+    /// In the server SQLite's automatic checkpoint is replaced (ModelStore.checkpointIfDue): a commit past 1,000 WAL
+    /// frames has the log copied into the database file on another thread, and one past 10,000 copies
+    /// it before it returns. Either way the database file ends up holding every page.
+    @Test func R_S4_theWriteAheadLogIsCheckpointedAfterLargeCommits() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
+        let store = try ModelStore(name: "library", path: path, checkpointsInBackground: true)
+        _ = try store.register(try ModelDocument.parse(json: libraryModel, name: "library"), allowDestructive: false)
+        func databaseFileBytes() -> Int64 {
+            ((try? FileManager.default.attributesOfItem(atPath: store.path)[.size] as? NSNumber)?.int64Value) ?? 0
+        }
+        func insertPublishers(_ ids: Range<Int64>) throws {
+            let big = String(repeating: "x", count: 100_000)
+            _ = try store.write { (tx) throws(CartographError) in
+                for id in ids { _ = try tx.insert(entity: "Publisher", values: ["id": .integer(id), "name": .string(big)]) }
+            }
+        }
+        try insertPublishers(0..<20)  // about 1,000 frames: the pages of 2 MB of objects and their feed entries
+        let deadline = Date().addingTimeInterval(20)
+        while databaseFileBytes() < store.usedBytes, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(databaseFileBytes() >= store.usedBytes, "checkpointed in the background")
+        try insertPublishers(20..<300)  // over 10,000 frames: checkpointed by the commit itself
+        #expect(databaseFileBytes() >= store.usedBytes, "checkpointed before the write returned")
+        let count = try store.read { (r) throws(CartographError) in
+            var query = ObjectQuery(entity: "Publisher")
+            query.count = true
+            return try r.page(query).total
+        }
+        #expect(count == 300)
+    }
+
     @Test func R_S2_aWriteCheckSeesTheStoresBytesAndCanRollItBack() throws {
         let store = try makeStore()
         let empty = store.usedBytes

@@ -68,12 +68,22 @@ public final class ModelStore: Sendable {
     private let lastUsed = Atomic<Int64>(0)
     /// Bytes the store's pages hold, as of its last commit (see `measureBytes`).
     private let storedBytes = Atomic<Int64>(0)
+    /// Whether large commits leave their checkpoint to another thread (see `checkpointIfDue`).
+    private let checkpointsInBackground: Bool
+    /// A checkpoint is running on another thread.
+    private let checkpointing = Atomic<Bool>(false)
+    /// WAL frames (pages) past which a commit has the log checkpointed on another thread, and past
+    /// which — that checkpointer having fallen behind — the commit checkpoints it itself.
+    static let checkpointFrames = 1_000, writerCheckpointFrames = 10_000
 
     static let metaTable = "_cartograph_meta", changesTable = "_cartograph_changes", mappingsTable = "_cartograph_mappings",
         idempotencyTable = "_cartograph_idempotency"
 
-    /// Opens or creates the store file at `path`.
-    public init(name: String, path: String, synchronous: SQLiteSynchronous = .normal) throws(CartographError) {
+    /// Opens or creates the store file at `path`. `checkpointsInBackground` is for the server, whose
+    /// writer goes on to the next request meanwhile; a one-shot writer (`cartograph map`) keeps SQLite's
+    /// own checkpoints, so that nothing is left running when it closes the store and exits.
+    public init(name: String, path: String, synchronous: SQLiteSynchronous = .normal, checkpointsInBackground: Bool = false) throws(CartographError) {
+        self.checkpointsInBackground = checkpointsInBackground
         self.name = name
         self.path = path
         self.synchronous = synchronous
@@ -85,6 +95,7 @@ public final class ModelStore: Sendable {
             // The writer walks identity indexes of large tables: a 32 MiB page cache (grown only as used)
             // instead of SQLite's 2 MiB keeps them in memory.
             try connection.execute("PRAGMA cache_size = -32768")
+            if checkpointsInBackground { connection.recordWALFramesInsteadOfCheckpointing() }
             try connection.execute("""
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.metaTable)) (key TEXT PRIMARY KEY NOT NULL, value);
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.mappingsTable)) (name TEXT PRIMARY KEY NOT NULL, document TEXT NOT NULL);
@@ -270,7 +281,29 @@ public final class ModelStore: Sendable {
                 }
             }
             if !dryRun, let bytesAfter { storedBytes.store(bytesAfter, ordering: .relaxed) }
+            if !dryRun, checkpointsInBackground { checkpointIfDue(writer: connection) }
             return outcome
+        }
+    }
+
+    /// Keeps the WAL short without making the request whose commit crosses the threshold pay for it:
+    /// copying the log's pages into the database file and syncing it (a fifth of a large store's
+    /// write time) runs on a pooled connection on another thread, while the writer goes on. Only a log
+    /// that has outgrown that (long readers keep a PASSIVE checkpoint from finishing) is checkpointed
+    /// by the commit itself. Called under the write lock, right after a commit.
+    private func checkpointIfDue(writer: SQLiteConnection) {
+        let frames = writer.walFrames
+        if frames >= Self.writerCheckpointFrames {
+            _ = try? writer.checkpoint()  // a failed checkpoint leaves the log for the next one
+            return
+        }
+        guard frames >= Self.checkpointFrames,
+              checkpointing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        DispatchQueue.global(qos: .utility).async { [self] in
+            defer { checkpointing.store(false, ordering: .releasing) }
+            guard let pooled = try? pooledConnection() else { return }
+            defer { release(pooled) }
+            _ = try? pooled.connection.checkpoint()
         }
     }
 
@@ -309,19 +342,9 @@ public final class ModelStore: Sendable {
     /// Runs `body` on a pooled read connection inside a read transaction.
     public func read<T: Sendable>(_ body: (StoreReader) throws(CartographError) -> T) throws(CartographError) -> T {
         touchLastUsed()
-        let pooled: PooledConnection
-        if let idle = readers.withLock({ $0.idle.popLast() }) {
-            pooled = idle
-        } else {
-            do {
-                let connection = try SQLiteConnection(path: path, synchronous: synchronous)
-                try connection.registerPredicateFunctions()
-                try connection.registerCollations()
-                pooled = PooledConnection(connection)
-            } catch { throw CartographError(.internalError, "Cannot open a read connection: \(error)") }
-        }
+        let pooled = try pooledConnection()
         let connection = pooled.connection
-        defer { readers.withLock { if $0.idle.count < 8 { $0.idle.append(pooled) } } }
+        defer { release(pooled) }
         do { try connection.control("BEGIN") } catch { throw CartographError(.internalError, "Cannot start a read: \(error)") }
         defer { try? connection.control("COMMIT") }
         // The model this snapshot was written with (a migration may have committed since `published`).
@@ -340,6 +363,22 @@ public final class ModelStore: Sendable {
         }
         guard let model else { throw CartographError(.notFound, "Model '\(name)' has no schema yet.") }
         return try body(StoreReader(reader: ObjectReader(connection: connection, layout: pooled.layout(for: model))))
+    }
+
+    /// An idle read connection, or a new one.
+    private func pooledConnection() throws(CartographError) -> PooledConnection {
+        if let idle = readers.withLock({ $0.idle.popLast() }) { return idle }
+        do {
+            let connection = try SQLiteConnection(path: path, synchronous: synchronous)
+            try connection.registerPredicateFunctions()
+            try connection.registerCollations()
+            return PooledConnection(connection)
+        } catch { throw CartographError(.internalError, "Cannot open a read connection: \(error)") }
+    }
+
+    /// Returns a connection to the pool (up to 8 are kept).
+    private func release(_ pooled: PooledConnection) {
+        readers.withLock { if $0.idle.count < 8 { $0.idle.append(pooled) } }
     }
 
     // MARK: Payloads

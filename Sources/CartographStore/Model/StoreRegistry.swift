@@ -71,7 +71,7 @@ public final class StoreRegistry: Sendable {
                 open[coldest.key] = nil
                 rememberSize(of: coldest.key, coldest.value.usedBytes)
             }
-            let store = try ModelStore(name: model, path: path, synchronous: synchronous)
+            let store = try ModelStore(name: model, path: path, synchronous: synchronous, checkpointsInBackground: true)
             open[key] = store
             if !exists { rememberSize(of: key, store.usedBytes) }
             return store

@@ -17,6 +17,9 @@ public final class SQLiteConnection {
     private var statementCache: [String: SQLiteStatement] = [:]
     /// True while BEGIN, COMMIT or ROLLBACK runs: those finish whatever the deadline interrupted.
     private var endingTransaction = false
+    /// Frames in the write-ahead log after this connection's last commit, once
+    /// `recordWALFramesInsteadOfCheckpointing` has been called.
+    public private(set) var walFrames = 0
 
     /// Opens (and creates, unless `readOnly`) the database at `path` with WAL journaling.
     public init(path: String, readOnly: Bool = false, synchronous: SQLiteSynchronous = .normal) throws(SQLiteError) {
@@ -52,6 +55,26 @@ public final class SQLiteConnection {
     deinit {
         statementCache.removeAll()
         sqlite3_close_v2(handle)
+    }
+
+    /// Replaces SQLite's automatic checkpoint — run by the commit that takes the WAL past 1,000 frames,
+    /// inside that commit — with a count of the WAL's frames after each commit (`walFrames`): the owner
+    /// decides when and where to checkpoint.
+    public func recordWALFramesInsteadOfCheckpointing() {
+        sqlite3_wal_hook(handle, { context, _, _, frames in
+            guard let context else { return SQLITE_OK }
+            Unmanaged<SQLiteConnection>.fromOpaque(context).takeUnretainedValue().walFrames = Int(frames)
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// A PASSIVE checkpoint: copies what it can of the WAL into the database file without waiting for
+    /// readers or the writer. Returns the frames in the log and how many of them are now checkpointed.
+    @discardableResult
+    public func checkpoint() throws(SQLiteError) -> (frames: Int, checkpointed: Int) {
+        var frames: Int32 = 0, checkpointed: Int32 = 0
+        try check(sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &checkpointed))
+        return (Int(frames), Int(checkpointed))
     }
 
     /// Turns a non-OK return code into an `SQLiteError` carrying the connection's message.
