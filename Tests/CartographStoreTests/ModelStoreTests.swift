@@ -23,9 +23,9 @@ let libraryModel: JSONValue = [
     ],
 ]
 
-func makeStore(_ document: JSONValue = libraryModel) throws -> ModelStore {
+func makeStore(_ document: JSONValue = libraryModel, checkpointsInBackground: Bool = false) throws -> ModelStore {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
-    let store = try ModelStore(name: "library", path: path)
+    let store = try ModelStore(name: "library", path: path, checkpointsInBackground: checkpointsInBackground)
     _ = try store.register(try ModelDocument.parse(json: document, name: "library"), allowDestructive: false)
     return store
 }
@@ -500,9 +500,7 @@ extension StoreRegistryTests {
     /// frames has the log copied into the database file on another thread, and one past 10,000 copies
     /// it before it returns. Either way the database file ends up holding every page.
     @Test func R_S4_theWriteAheadLogIsCheckpointedAfterLargeCommits() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
-        let store = try ModelStore(name: "library", path: path, checkpointsInBackground: true)
-        _ = try store.register(try ModelDocument.parse(json: libraryModel, name: "library"), allowDestructive: false)
+        let store = try makeStore(checkpointsInBackground: true)
         func databaseFileBytes() -> Int64 {
             ((try? FileManager.default.attributesOfItem(atPath: store.path)[.size] as? NSNumber)?.int64Value) ?? 0
         }
