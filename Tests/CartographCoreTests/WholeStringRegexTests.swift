@@ -21,6 +21,9 @@ struct WholeStringRegexTests {
         #expect(throws: WholeStringRegex.InvalidPattern.self) { try WholeStringRegex("(") }
     }
 
+    /// ICU ends runaway backtracking by itself, as "no match", after about 0.7 s per match here; past the
+    /// deadline a match stops at ICU's first progress report instead. Ten matches after the deadline
+    /// would take about 7 s if they ran until ICU gave up.
     @Test func R_S2_backtrackingStopsAtTheDeadline() throws {
         let regex = try WholeStringRegex("(x+x+)+y")
         let text = String(repeating: "x", count: 40)
@@ -29,5 +32,11 @@ struct WholeStringRegexTests {
         #expect(!matched)
         #expect(ContinuousClock.now - started < .seconds(30))
         #expect(RequestDeadline.current == nil, "the deadline is bound only inside withValue")
+        let passed = RequestDeadline(limit: .zero, from: .now - .seconds(1))
+        let afterDeadline = ContinuousClock.now
+        let matchedAfter = RequestDeadline.$current.withValue(passed) { (0..<10).map { _ in regex.matches(text) } }
+        #expect(matchedAfter == Array(repeating: false, count: 10))
+        #expect(ContinuousClock.now - afterDeadline < .seconds(3), "each match stopped at the deadline, not when ICU gave up")
+        #expect(regex.matches(String(repeating: "x", count: 5) + "y"), "without a deadline the same regex matches")
     }
 }
