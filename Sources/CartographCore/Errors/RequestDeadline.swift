@@ -24,7 +24,7 @@ public struct RequestDeadline: Sendable {
 
     /// Throws the time-limit error once the current request has run past its deadline.
     public static func check() throws(CartographError) {
-        if let deadline = current, ContinuousClock.now >= deadline.instant { throw deadline.error }
+        if hasPassed, let deadline = current { throw deadline.error }
     }
 
     /// The problem a request that ran out of time answers with; nothing it did is kept.

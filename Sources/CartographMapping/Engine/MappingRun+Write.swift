@@ -85,8 +85,7 @@ extension MappingRun {
                 if !attribute.optional { problems.append(.init(pointer: at, message: "'\(attribute.name)' is required")) }
                 continue
             }
-            let violations = AttributeConstraints.violations(of: value, attribute: attribute, regexes: tables)
-            if !violations.isEmpty { problems += violations.map { .init(pointer: at, message: $0) } }
+            problems += AttributeConstraints.violations(of: value, attribute: attribute, regexes: tables).map { .init(pointer: at, message: $0) }
         }
         // Only constrained relationships are counted: counting a large to-many (an author's articles)
         // for every object would make each payload cost more as the store grows. Connected ones are

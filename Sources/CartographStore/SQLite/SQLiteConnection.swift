@@ -16,7 +16,7 @@ public final class SQLiteConnection {
     public let path: String
     private var statementCache: [String: SQLiteStatement] = [:]
     /// True while BEGIN, COMMIT or ROLLBACK runs: those finish whatever the deadline interrupted.
-    private var endingTransaction = false
+    private var runningTransactionControl = false
     /// Frames in the write-ahead log after this connection's last commit, once
     /// `recordWALFramesInsteadOfCheckpointing` has been called.
     public private(set) var walFrames = 0
@@ -43,7 +43,7 @@ public final class SQLiteConnection {
         sqlite3_progress_handler(db, 4_096, { context in
             guard let context else { return 0 }
             let connection = Unmanaged<SQLiteConnection>.fromOpaque(context).takeUnretainedValue()
-            return !connection.endingTransaction && RequestDeadline.hasPassed ? 1 : 0
+            return !connection.runningTransactionControl && RequestDeadline.hasPassed ? 1 : 0
         }, Unmanaged.passUnretained(self).toOpaque())
         if !readOnly, path != ":memory:" {
             try execute("PRAGMA journal_mode=WAL")
@@ -101,8 +101,8 @@ public final class SQLiteConnection {
     /// Runs a transaction-control statement (BEGIN, COMMIT, ROLLBACK), which the request deadline
     /// never interrupts: a transaction is always ended, and a pooled connection never left inside one.
     public func control(_ sql: String) throws(SQLiteError) {
-        endingTransaction = true
-        defer { endingTransaction = false }
+        runningTransactionControl = true
+        defer { runningTransactionControl = false }
         try execute(sql)
     }
 
