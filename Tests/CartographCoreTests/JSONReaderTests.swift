@@ -117,6 +117,37 @@ struct JSONReaderTests {
         #expect(roundTrips)
     }
 
+    /// Strings are scanned eight bytes at a time up to the first byte that ends them, starts an escape,
+    /// is a control character or is not ASCII: each of those at every position of strings up to 40
+    /// bytes long (either side of every word boundary) gives the value or the error offset a byte-by-byte
+    /// reading gives.
+    @Test func stringsReadWordAtATimeEndEscapeAndFailAtTheRightByte() throws {
+        let quote = UInt8(ascii: "\"")
+        for length in 1...40 {
+            for position in 0..<length {
+                func document(_ special: [UInt8]) -> [UInt8] {
+                    [UInt8(ascii: "[")] + [quote] + Array(repeating: UInt8(ascii: "a"), count: position) + special
+                        + Array(repeating: UInt8(ascii: "b"), count: length - position - 1) + [quote, UInt8(ascii: "]")]
+                }
+                let prefix = String(repeating: "a", count: position), suffix = String(repeating: "b", count: length - position - 1)
+                #expect(try reader.parse(document(Array(#"\""#.utf8))) == [.string(prefix + "\"" + suffix)])
+                #expect(try reader.parse(document(Array(#"\\"#.utf8))) == [.string(prefix + "\\" + suffix)])
+                #expect(try reader.parse(document([0xC3, 0xA9])) == [.string(prefix + "é" + suffix)])
+                #expect(try reader.parse(document([0x7F])) == [.string(prefix + "\u{7F}" + suffix)])
+                for (bad, reason) in [([UInt8(0x1F)], JSONSyntaxError.Reason.syntax), ([0xFF], .invalidUTF8)] {
+                    #expect {
+                        _ = try reader.parse(document(bad))
+                    } throws: { error in
+                        (error as? JSONSyntaxError).map { $0.reason == reason && $0.offset == 2 + position } ?? false
+                    }
+                }
+                // The string ends at a quote anywhere: the rest is the next member.
+                let split = Array("{\"\(prefix)\": \"\(suffix)\"}".utf8)
+                #expect(try reader.parse(split) == .object(JSONObject([(prefix, .string(suffix))])))
+            }
+        }
+    }
+
     @Test func writerRoundTripsAndEscapesControlCharacters() throws {
         let original: JSONValue = ["s": "line\nbreak \"quoted\" \u{1} é", "n": .number(JSONNumber(validatedText: "1.50")), "a": [nil, true]]
         let text = original.jsonText

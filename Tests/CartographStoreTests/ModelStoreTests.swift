@@ -291,7 +291,7 @@ struct ModelStoreTests {
             do { return try required(try AttributeValue.coerce(json, to: type)) } catch { throw CartographError(.internalError, "\(error)") }
         }
         _ = try store.write { (tx) throws(CartographError) in
-            let people = try (1...2).map { (n) throws(CartographError) in try tx.insert(entity: "Person", values: ["id": .integer(Int64(n))]) }
+            let people = try (1...3).map { (n) throws(CartographError) in try tx.insert(entity: "Person", values: ["id": .integer(Int64(n))]) }
             let tags = try (1...3).map { (n) throws(CartographError) in try tx.insert(entity: "Tag", values: ["id": .integer(Int64(n))]) }
             let parts = try (1...3).map { (n) throws(CartographError) in try tx.insert(entity: "Part", values: ["id": .integer(Int64(n))]) }
             var docs: [Int64] = []
@@ -306,7 +306,7 @@ struct ModelStoreTests {
                 ], toOne: n == 3 ? ["owner": people[1]] : [:]))
             }
             try tx.setRelationship(id: docs[0], entity: "Doc", relationship: "owner", to: [people[0]])
-            try tx.setRelationship(id: docs[0], entity: "Doc", relationship: "tags", to: [tags[0], tags[1]])
+            try tx.setRelationship(id: docs[0], entity: "Doc", relationship: "tags", to: [tags[1], tags[0]])
             try tx.setRelationship(id: docs[0], entity: "Doc", relationship: "parts", to: [parts[1], parts[0]])
             try tx.setRelationship(id: docs[0], entity: "Doc", relationship: "ref", to: [people[1]])
             // The inverse side writes doc 2's foreign key; a bulk to-one write; an update; a deletion.
@@ -315,6 +315,15 @@ struct ModelStoreTests {
             try tx.setRelationship(id: parts[2], entity: "Part", relationship: "doc", to: [docs[1]])
             try tx.update(id: docs[2], entity: "Doc", values: ["s": .string("changed"), "dbl": nil])
             try tx.delete(id: tags[2], entity: "Tag")
+            // The tags' side writes the shared join table with its own positions: doc 1's tags, written
+            // above as [2, 1], now read [1, 2] (the feed must not keep the list it wrote).
+            try tx.setRelationship(id: tags[1], entity: "Tag", relationship: "docs", to: [docs[1], docs[0]])
+        }
+        _ = try store.write { (tx) throws(CartographError) in
+            // A person found by identity and then given another id: a new doc's owner key is the new one.
+            let person = try required(tx.findAll(entity: "Person", attributes: ["id"], identities: [[.integer(3)]])[[.integer(3)]]?.first)
+            try tx.update(id: person.id, entity: "Person", values: ["id": .integer(7)])
+            _ = try tx.insert(entity: "Doc", values: ["id": .integer(4)], toOne: ["owner": person.id])
         }
         let replayed = try replayFeed(store)
         let derived = ["Person": "docs", "Tag": "docs"]
@@ -323,7 +332,9 @@ struct ModelStoreTests {
             members[name] = nil
             return .object(members)
         }
-        #expect(stored.count == 10)
+        #expect(stored.count == 12)
+        #expect(stored.values.first { $0["id"] == 1 && $0["_entity"] == "Doc" }?["tags"] == [1, 2])
+        #expect(stored.values.first { $0["id"] == 4 && $0["_entity"] == "Doc" }?["owner"] == 7)
         #expect(replayed == stored)
     }
 

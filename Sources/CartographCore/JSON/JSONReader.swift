@@ -46,6 +46,10 @@ private struct Cursor {
     var depth = 0
     /// Reused across strings that contain escapes.
     var scratch: [UInt8] = []
+    /// The members and elements of the objects and arrays being read, innermost last: each container
+    /// is built from its own stretch at its end, with its exact size, instead of growing by doubling.
+    var pendingKeys: [String] = []
+    var pendingValues: [JSONValue] = []
 
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
@@ -108,12 +112,12 @@ private struct Cursor {
     mutating func object() throws(JSONSyntaxError) -> JSONValue {
         try enter()
         index += 1
-        var object = JSONObject()
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1; depth -= 1
-            return .object(object)
+            return .object(JSONObject())
         }
+        let base = pendingKeys.count
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == quote else { throw fail("expected a member name in quotes") }
@@ -122,7 +126,9 @@ private struct Cursor {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':' after a member name") }
             index += 1
             skipWhitespace()
-            object.append(key, try value())
+            let member = try value()
+            pendingKeys.append(key)
+            pendingValues.append(member)
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of document: expected ',' or '}'") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -130,21 +136,26 @@ private struct Cursor {
             throw fail("expected ',' or '}' in an object")
         }
         depth -= 1
+        let valueBase = pendingValues.count - (pendingKeys.count - base)
+        let object = JSONObject(keys: Array(pendingKeys[base...]), values: Array(pendingValues[valueBase...]))
+        pendingKeys.removeLast(pendingKeys.count - base)
+        pendingValues.removeLast(pendingValues.count - valueBase)
         return .object(object)
     }
 
     mutating func array() throws(JSONSyntaxError) -> JSONValue {
         try enter()
         index += 1
-        var elements: [JSONValue] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1; depth -= 1
-            return .array(elements)
+            return .array([])
         }
+        let base = pendingValues.count
         while true {
             skipWhitespace()
-            elements.append(try value())
+            let element = try value()
+            pendingValues.append(element)
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of document: expected ',' or ']'") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -152,6 +163,8 @@ private struct Cursor {
             throw fail("expected ',' or ']' in an array")
         }
         depth -= 1
+        let elements = Array(pendingValues[base...])
+        pendingValues.removeLast(pendingValues.count - base)
         return .array(elements)
     }
 
@@ -161,7 +174,20 @@ private struct Cursor {
         index += 1
         let contentStart = index
         var ascii = true
-        // Fast path: no escapes.
+        // Fast path: no escapes. Eight bytes at a time while none of them ends the string, starts an
+        // escape or is a control character (most of a long text), then byte by byte.
+        var highBits: UInt64 = 0
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while index + 8 <= bytes.count {
+                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                if Self.hasZeroByte(word ^ Self.quotes) || Self.hasZeroByte(word ^ Self.backslashes)
+                    || Self.hasByteBelow0x20(word) { break }
+                highBits |= word
+                index += 8
+            }
+        }
+        if highBits & Self.highBitMask != 0 { ascii = false }
         while index < bytes.count {
             let byte = bytes[index]
             if byte == quote {
@@ -291,6 +317,21 @@ private struct Cursor {
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
         return JSONNumber(validatedText: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+    }
+
+    private static let quotes: UInt64 = 0x2222_2222_2222_2222
+    private static let backslashes: UInt64 = 0x5C5C_5C5C_5C5C_5C5C
+    private static let highBitMask: UInt64 = 0x8080_8080_8080_8080
+    private static let ones: UInt64 = 0x0101_0101_0101_0101
+
+    /// Whether any byte of `word` is zero (exact, see "Bit Twiddling Hacks").
+    @inline(__always) static func hasZeroByte(_ word: UInt64) -> Bool {
+        (word &- ones) & ~word & highBitMask != 0
+    }
+
+    /// Whether any byte of `word` is below 0x20 (exact for a bound up to 0x80).
+    @inline(__always) static func hasByteBelow0x20(_ word: UInt64) -> Bool {
+        (word &- ones &* 0x20) & ~word & highBitMask != 0
     }
 
     @inline(__always) func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }

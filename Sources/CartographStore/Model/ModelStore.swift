@@ -313,13 +313,20 @@ public final class ModelStore: Sendable {
         let reader = transaction.reader
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let deletedIDs = Set(transaction.deleted.map(\.id))
-        // Rows inserted here are known as they stand: neither they nor their keys are read back.
-        var keys = transaction.insertedRows.mapValues { reader.key(of: $0) }
+        // Rows inserted here are known as they stand, and so are the keys of the objects found by
+        // identity and the join-table destinations written: none of those is read back.
+        var keys = transaction.foundKeys
+        for (id, row) in transaction.insertedRows { keys[id] = reader.key(of: row) }
+        // Objects are rendered into one buffer, reused from row to row.
+        var text: [UInt8] = []
+        text.reserveCapacity(4096)
         do {
             for (id, entity) in transaction.touched where !deletedIDs.contains(id) {
                 guard let object = try transaction.insertedRows[id] ?? reader.object(id: id, entity: entity) else { continue }
-                try appendChange(connection, op: "upsert", entity: object.entity, id: id, key: reader.key(of: object),
-                                 object: try reader.json(of: object, storedRelationshipsOnly: true, keys: &keys), at: now)
+                text.removeAll(keepingCapacity: true)
+                JSONWriter.write(try reader.json(of: object, storedRelationshipsOnly: true,
+                                                 joinDestinations: transaction.writtenJoinDestinations(of: id), keys: &keys), into: &text)
+                try appendChange(connection, op: "upsert", entity: object.entity, id: id, key: reader.key(of: object), object: text, at: now)
             }
             for (id, entity, key) in transaction.deleted where id < transaction.firstNewID {
                 try appendChange(connection, op: "delete", entity: entity, id: id, key: key, object: nil, at: now)
@@ -332,9 +339,15 @@ public final class ModelStore: Sendable {
 
     private static let insertChangeSQL = "INSERT INTO \(quoted(changesTable)) (op, entity, object_id, key, object, at) VALUES (?, ?, ?, ?, ?, ?)"
 
+    /// `object` is the object's JSON text (nil for a deletion).
     private static func appendChange(_ connection: SQLiteConnection, op: String, entity: String, id: Int64, key: JSONValue,
-                                     object: JSONValue?, at: Int64) throws(SQLiteError) {
-        try connection.run(insertChangeSQL, [.text(op), .text(entity), .integer(id), .text(key.jsonText), object.map { .text($0.jsonText) } ?? .null, .integer(at)])
+                                     object: [UInt8]?, at: Int64) throws(SQLiteError) {
+        let statement = try connection.cached(insertChangeSQL)
+        try statement.bind([.text(op), .text(entity), .integer(id), .text(key.jsonText), .null, .integer(at)])
+        if let object {
+            try object.withUnsafeBufferPointer { (text) throws(SQLiteError) in try statement.bindText(text, at: 5) }
+        }
+        try statement.runBound()
     }
 
     // MARK: Reads

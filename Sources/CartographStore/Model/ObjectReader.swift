@@ -24,7 +24,10 @@ struct ObjectReader {
     }
 
     /// The ids of `relationship`'s destinations for the object `id` of `entity`, in relationship order.
-    func destinationIDs(of id: Int64, entity: String, relationship: String, toOne: [String: Int64]? = nil) throws(SQLiteError) -> [Int64] {
+    /// `toOne` and `joinDestinations`, when given, are the object's known to-one and forward join-table
+    /// destinations: those are not queried.
+    func destinationIDs(of id: Int64, entity: String, relationship: String, toOne: [String: Int64]? = nil,
+                        joinDestinations: [String: [Int64]]? = nil) throws(SQLiteError) -> [Int64] {
         switch layout.storage(of: relationship, entity: entity) {
         case .foreignKey(let table, let column):
             if let toOne { return toOne[relationship].map { [$0] } ?? [] }
@@ -34,6 +37,7 @@ struct ObjectReader {
             return try connection.rows("SELECT _id FROM \(quoted(table)) WHERE \(quoted(column)) = ? ORDER BY _id", [.integer(id)])
                 .compactMap { $0.first?.integerValue }
         case .joinTable(let name, let reversed):
+            if !reversed, let known = joinDestinations?[relationship] { return known }
             let sql = reversed
                 ? "SELECT source FROM \(quoted(name)) WHERE destination = ? ORDER BY source"
                 : "SELECT destination FROM \(quoted(name)) WHERE source = ? ORDER BY position, rowid"
@@ -62,9 +66,9 @@ struct ObjectReader {
 
     /// The object in `shape=model`, embedding the relationships named in `include` (dotted paths go deeper).
     /// `storedRelationshipsOnly` leaves out derived relationships (the change feed's form); `keys`
-    /// caches destination keys across calls.
+    /// caches destination keys across calls; `joinDestinations` are known ones (see `destinationIDs`).
     func json(of object: StoredObject, include: [[String]] = [], storedRelationshipsOnly: Bool = false,
-              keys: inout [Int64: JSONValue]) throws(SQLiteError) -> JSONValue {
+              joinDestinations: [String: [Int64]]? = nil, keys: inout [Int64: JSONValue]) throws(SQLiteError) -> JSONValue {
         var document = JSONObject()
         document.append("_id", .number(JSONNumber(object.id)))
         document.append("_entity", .string(object.entity))
@@ -76,7 +80,8 @@ struct ObjectReader {
         for relationship in properties.relationships
         where !(storedRelationshipsOnly && layout.isDerived(relationship.name, entity: object.entity)) {
             let nested = include.filter { $0.first == relationship.name }.map { Array($0.dropFirst()) }
-            let ids = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name, toOne: object.toOne)
+            let ids = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name, toOne: object.toOne,
+                                         joinDestinations: joinDestinations)
             var rendered: [JSONValue] = []
             for id in ids {
                 if nested.isEmpty, let cached = keys[id] {

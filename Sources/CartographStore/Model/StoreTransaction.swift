@@ -30,6 +30,13 @@ public final class StoreTransaction {
     /// Kept for the first `maxKeptRows` inserts only: a huge payload must not hold every row twice.
     private(set) var insertedRows: [Int64: StoredObject] = [:]
     static let maxKeptRows = 100_000
+    /// Forward join-table destinations written here, in order, by object and relationship: writing one
+    /// replaces all of its rows, so the list is exact until a write from the other side (which drops
+    /// it). The change feed and relationship reads use it instead of a query.
+    private var writtenJoinDestinations: [Int64: [String: [Int64]]] = [:]
+    /// The keys of objects found by identity lookups whose rows were read with their identification
+    /// attributes, kept until the object is updated: the change feed renders relationships as keys.
+    private(set) var foundKeys: [Int64: JSONValue] = [:]
     /// Late-binding targets by id (R-C5), loaded on first use.
     var pendingTargetCache: [PendingConnection.Target: Int64]?
 
@@ -110,6 +117,7 @@ public final class StoreTransaction {
         let sql = "UPDATE \(quoted(layout.table(of: entity))) SET \(assignments.joined(separator: ", ")) WHERE _id = ?"
         try sqlite { () throws(SQLiteError) in try connection.run(sql, bound + [.integer(id)]) }
         insertedRows[id] = nil
+        foundKeys[id] = nil
         touch(id, current.entity)
         return true
     }
@@ -122,8 +130,20 @@ public final class StoreTransaction {
     /// Batched lookup by attribute values, oldest first: see `ObjectReader.findAll`.
     public func findAll(entity: String, attributes: [String], identities: [[AttributeValue]], predicate: CheckedPredicate? = nil,
                         reading: [String]? = nil) throws(CartographError) -> [[AttributeValue]: [StoredObject]] {
-        try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
+        let reader = self.reader
+        let found = try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
+        let read = reading.map { Set(attributes + $0) }
+        for objects in found.values {
+            for object in objects where foundKeys[object.id] == nil {
+                if let read, !layout.identificationAttributes(of: object.entity).allSatisfy(read.contains) { continue }
+                foundKeys[object.id] = reader.key(of: object)
+            }
+        }
+        return found
     }
+
+    /// The forward join-table destinations of `id` written in this transaction, by relationship.
+    func writtenJoinDestinations(of id: Int64) -> [String: [Int64]]? { writtenJoinDestinations[id] }
 
     /// The object whose key (the raw `{key}` path segment) is `key`.
     public func object(entity: String, key: String) throws(CartographError) -> StoredObject? {
@@ -138,6 +158,7 @@ public final class StoreTransaction {
     /// The destinations of a relationship, in order.
     public func destinations(of id: Int64, entity: String, relationship: String) throws(CartographError) -> [Int64] {
         if let written = bareInserts[id] { return written[relationship].map { [$0] } ?? [] }
+        if let written = writtenJoinDestinations[id]?[relationship] { return written }
         return try sqlite { () throws(SQLiteError) in try reader.destinationIDs(of: id, entity: entity, relationship: relationship) }
     }
 
@@ -235,6 +256,13 @@ public final class StoreTransaction {
                     try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = ? WHERE _id = ?", [.integer(id), .integer(added)])
                 }
             case .joinTable(let name, let reversed):
+                if reversed {
+                    // Every source's rows for `id` are written again with this side's positions, which
+                    // can reorder a source's own list: none of them is known any more.
+                    for row in old + new { writtenJoinDestinations[row] = nil }
+                } else {
+                    writtenJoinDestinations[id, default: [:]][relationship.name] = new
+                }
                 let (mine, theirs) = reversed ? ("destination", "source") : ("source", "destination")
                 if !old.isEmpty { try connection.run("DELETE FROM \(quoted(name)) WHERE \(mine) = ?", [.integer(id)]) }
                 // One statement per 300 rows rather than one per row (its text is cached per row count).
@@ -325,6 +353,7 @@ public final class StoreTransaction {
                         if let id = row[0].integerValue {
                             touch(id, entity.name)
                             relationshipsWritten(of: [id])
+                            writtenJoinDestinations[id] = nil
                         }
                     }
                 default:
