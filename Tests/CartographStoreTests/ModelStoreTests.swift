@@ -320,7 +320,8 @@ struct ModelStoreTests {
             try tx.setRelationship(id: tags[1], entity: "Tag", relationship: "docs", to: [docs[1], docs[0]])
         }
         _ = try store.write { (tx) throws(CartographError) in
-            // A person found by identity and then given another id: a new doc's owner key is the new one.
+            // A person found by identity and then given another id: a new doc's owner key is the new one
+            // (the feed must not render a key the transaction saw before the update).
             let person = try required(tx.findAll(entity: "Person", attributes: ["id"], identities: [[.integer(3)]])[[.integer(3)]]?.first)
             try tx.update(id: person.id, entity: "Person", values: ["id": .integer(7)])
             _ = try tx.insert(entity: "Doc", values: ["id": .integer(4)], toOne: ["owner": person.id])

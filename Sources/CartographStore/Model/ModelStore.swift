@@ -313,10 +313,9 @@ public final class ModelStore: Sendable {
         let reader = transaction.reader
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let deletedIDs = Set(transaction.deleted.map(\.id))
-        // Rows inserted here are known as they stand, and so are the keys of the objects found by
-        // identity and the join-table destinations written: none of those is read back.
-        var keys = transaction.foundKeys
-        for (id, row) in transaction.insertedRows { keys[id] = reader.key(of: row) }
+        // Rows inserted here are known as they stand, and so are the join-table destinations written:
+        // neither is read back.
+        var keys = transaction.insertedRows.mapValues { reader.key(of: $0) }
         // Objects are rendered into one buffer, reused from row to row.
         var text: [UInt8] = []
         text.reserveCapacity(4096)

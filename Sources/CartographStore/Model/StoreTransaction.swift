@@ -34,9 +34,6 @@ public final class StoreTransaction {
     /// replaces all of its rows, so the list is exact until a write from the other side (which drops
     /// it). The change feed and relationship reads use it instead of a query.
     private var writtenJoinDestinations: [Int64: [String: [Int64]]] = [:]
-    /// The keys of objects found by identity lookups whose rows were read with their identification
-    /// attributes, kept until the object is updated: the change feed renders relationships as keys.
-    private(set) var foundKeys: [Int64: JSONValue] = [:]
     /// Late-binding targets by id (R-C5), loaded on first use.
     var pendingTargetCache: [PendingConnection.Target: Int64]?
 
@@ -117,7 +114,6 @@ public final class StoreTransaction {
         let sql = "UPDATE \(quoted(layout.table(of: entity))) SET \(assignments.joined(separator: ", ")) WHERE _id = ?"
         try sqlite { () throws(SQLiteError) in try connection.run(sql, bound + [.integer(id)]) }
         insertedRows[id] = nil
-        foundKeys[id] = nil
         touch(id, current.entity)
         return true
     }
@@ -130,16 +126,7 @@ public final class StoreTransaction {
     /// Batched lookup by attribute values, oldest first: see `ObjectReader.findAll`.
     public func findAll(entity: String, attributes: [String], identities: [[AttributeValue]], predicate: CheckedPredicate? = nil,
                         reading: [String]? = nil) throws(CartographError) -> [[AttributeValue]: [StoredObject]] {
-        let reader = self.reader
-        let found = try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
-        let read = reading.map { Set(attributes + $0) }
-        for objects in found.values {
-            for object in objects where foundKeys[object.id] == nil {
-                if let read, !layout.identificationAttributes(of: object.entity).allSatisfy(read.contains) { continue }
-                foundKeys[object.id] = reader.key(of: object)
-            }
-        }
-        return found
+        try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
     }
 
     /// The forward join-table destinations of `id` written in this transaction, by relationship.
