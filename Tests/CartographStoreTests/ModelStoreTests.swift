@@ -262,9 +262,9 @@ struct ModelStoreTests {
         #expect(original.subtracting(deleted).isSubset(of: Set(seen)), "no surviving object skipped")
     }
 
-    /// Feed entries of objects inserted in the transaction are written from what was inserted (with
-    /// later foreign-key writes patched in), not read back: they must equal a read of the store, for
-    /// every attribute type and every kind of relationship storage.
+    /// Feed entries of objects inserted or updated in the transaction are written from what was written
+    /// (later attribute, foreign-key and join-table writes patched in), not read back: they must equal a
+    /// read of the store, for every attribute type and every kind of relationship storage.
     @Test func R_D4_feedEntriesOfInsertedObjectsEqualTheStoredObjects() throws {
         let model: JSONValue = ["entities": [
             ["name": "Doc", "attributes": [
@@ -292,6 +292,7 @@ struct ModelStoreTests {
         }
         _ = try store.write { (tx) throws(CartographError) in
             let people = try (1...3).map { (n) throws(CartographError) in try tx.insert(entity: "Person", values: ["id": .integer(Int64(n))]) }
+            _ = try tx.insert(entity: "Person", values: ["id": .integer(9)], stub: true)
             let tags = try (1...3).map { (n) throws(CartographError) in try tx.insert(entity: "Tag", values: ["id": .integer(Int64(n))]) }
             let parts = try (1...3).map { (n) throws(CartographError) in try tx.insert(entity: "Part", values: ["id": .integer(Int64(n))]) }
             var docs: [Int64] = []
@@ -325,6 +326,9 @@ struct ModelStoreTests {
             let person = try required(tx.findAll(entity: "Person", attributes: ["id"], identities: [[.integer(3)]])[[.integer(3)]]?.first)
             try tx.update(id: person.id, entity: "Person", values: ["id": .integer(7)])
             _ = try tx.insert(entity: "Doc", values: ["id": .integer(4)], toOne: ["owner": person.id])
+            // A stub stored earlier and filled in now: its entry has no `_stub`.
+            let stub = try required(tx.findAll(entity: "Person", attributes: ["id"], identities: [[.integer(9)]])[[.integer(9)]]?.first)
+            #expect(try tx.update(id: stub.id, entity: "Person", values: [:], clearStub: true))
         }
         let replayed = try replayFeed(store)
         let derived = ["Person": "docs", "Tag": "docs"]
@@ -333,7 +337,7 @@ struct ModelStoreTests {
             members[name] = nil
             return .object(members)
         }
-        #expect(stored.count == 12)
+        #expect(stored.count == 13)
         #expect(stored.values.first { $0["id"] == 1 && $0["_entity"] == "Doc" }?["tags"] == [1, 2])
         #expect(stored.values.first { $0["id"] == 4 && $0["_entity"] == "Doc" }?["owner"] == 7)
         #expect(replayed == stored)

@@ -313,15 +313,15 @@ public final class ModelStore: Sendable {
         let reader = transaction.reader
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let deletedIDs = Set(transaction.deleted.map(\.id))
-        // Rows inserted here are known as they stand, and so are the join-table destinations written:
+        // Rows written here are known as they stand, and so are the join-table destinations written:
         // neither is read back.
-        var keys = transaction.insertedRows.mapValues { reader.key(of: $0) }
+        var keys = transaction.writtenRows.mapValues { reader.key(of: $0) }
         // Objects are rendered into one buffer, reused from row to row.
         var text: [UInt8] = []
         text.reserveCapacity(4096)
         do {
             for (id, entity) in transaction.touched where !deletedIDs.contains(id) {
-                guard let object = try transaction.insertedRows[id] ?? reader.object(id: id, entity: entity) else { continue }
+                guard let object = try transaction.writtenRows[id] ?? reader.object(id: id, entity: entity) else { continue }
                 text.removeAll(keepingCapacity: true)
                 JSONWriter.write(try reader.json(of: object, storedRelationshipsOnly: true,
                                                  joinDestinations: transaction.writtenJoinDestinations(of: id), keys: &keys), into: &text)

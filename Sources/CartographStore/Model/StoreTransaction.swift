@@ -25,10 +25,10 @@ public final class StoreTransaction {
     /// empty, so reading one needs no query (most of a payload's new objects are asked for their old
     /// destinations right after they are inserted).
     private var bareInserts: [Int64: [String: Int64]] = [:]
-    /// Rows inserted here, as they now stand (later foreign-key writes patched in), so the change feed
-    /// needs no read of them; a row is dropped at the first write not patched here (it is read then).
-    /// Kept for the first `maxKeptRows` inserts only: a huge payload must not hold every row twice.
-    private(set) var insertedRows: [Int64: StoredObject] = [:]
+    /// Rows inserted or updated here, as they now stand (later attribute and foreign-key writes patched
+    /// in), so the change feed needs no read of them; a row is dropped at the first write not patched
+    /// here (it is read then). Kept for `maxKeptRows` rows only: a huge payload must not hold every row twice.
+    private(set) var writtenRows: [Int64: StoredObject] = [:]
     static let maxKeptRows = 100_000
     /// Forward join-table destinations written here, in order, by object and relationship: writing one
     /// replaces all of its rows, so the list is exact until a write from the other side (which drops
@@ -84,8 +84,8 @@ public final class StoreTransaction {
         let written = toOne.filter { plan.toOne.contains($0.key) }
         relationshipsWritten(of: toOne.values)
         bareInserts[id] = written
-        if insertedRows.count < Self.maxKeptRows {
-            insertedRows[id] = StoredObject(id: id, entity: entity, isStub: stub, values: values, toOne: written)
+        if writtenRows.count < Self.maxKeptRows {
+            writtenRows[id] = StoredObject(id: id, entity: entity, isStub: stub, values: values, toOne: written)
         }
         for (name, destination) in toOne where !plan.toOne.contains(name) {
             try setRelationship(id: id, entity: entity, relationship: name, to: [destination], current: [])
@@ -113,7 +113,12 @@ public final class StoreTransaction {
         guard !assignments.isEmpty else { return false }
         let sql = "UPDATE \(quoted(layout.table(of: entity))) SET \(assignments.joined(separator: ", ")) WHERE _id = ?"
         try sqlite { () throws(SQLiteError) in try connection.run(sql, bound + [.integer(id)]) }
-        insertedRows[id] = nil
+        // `current` is the whole row (every attribute and foreign key): with the new values it is the row now.
+        if writtenRows[id] != nil || writtenRows.count < Self.maxKeptRows {
+            var now = current.values
+            for (name, value) in values { now[name] = value }
+            writtenRows[id] = StoredObject(id: id, entity: current.entity, isStub: current.isStub && !clearStub, values: now, toOne: current.toOne)
+        }
         touch(id, current.entity)
         return true
     }
@@ -206,7 +211,7 @@ public final class StoreTransaction {
         }
         for id in ids {
             touch(id, entity)
-            insertedRows[id]?.toOne[name] = destination
+            writtenRows[id]?.toOne[name] = destination
         }
         relationshipsWritten(of: ids + [destination])
     }
@@ -232,9 +237,9 @@ public final class StoreTransaction {
             case .foreignKey(let table, let column):
                 try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = ? WHERE _id = ?",
                                    [new.first.map { .integer($0) } ?? .null, .integer(id)])
-                insertedRows[id]?.toOne[relationship.name] = new.first
+                writtenRows[id]?.toOne[relationship.name] = new.first
             case .inverseForeignKey(let table, let column):
-                for row in changed { insertedRows[row] = nil }
+                for row in changed { writtenRows[row] = nil }
                 for removed in old where !new.contains(removed) {
                     try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = NULL WHERE _id = ? AND \(quoted(column)) = ?",
                                        [.integer(removed), .integer(id)])
@@ -305,7 +310,7 @@ public final class StoreTransaction {
                 try removePendingConnections(of: object.id)
             }
             deletedIDs.insert(object.id)
-            insertedRows[object.id] = nil
+            writtenRows[object.id] = nil
             deleted.append((object.id, object.entity, key))
         }
         return deleted.count - before
@@ -324,7 +329,7 @@ public final class StoreTransaction {
                     for row in sources {
                         guard let id = row[0].integerValue else { continue }
                         relationshipsWritten(of: [id])
-                        insertedRows[id] = nil
+                        writtenRows[id] = nil
                         try sqlite { () throws(SQLiteError) in
                             try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = NULL WHERE _id = ?", [.integer(id)])
                         }
