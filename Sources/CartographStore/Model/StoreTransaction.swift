@@ -32,7 +32,7 @@ public final class StoreTransaction {
     static let maxKeptRows = 100_000
     /// Forward join-table destinations written here, in order, by object and relationship: writing one
     /// replaces all of its rows, so the list is exact until a write from the other side (which drops
-    /// it). The change feed and relationship reads use it instead of a query.
+    /// it). The change feed and relationship reads use it instead of a query. Kept for `maxKeptRows` objects.
     private var writtenJoinDestinations: [Int64: [String: [Int64]]] = [:]
     /// Late-binding targets by id (R-C5), loaded on first use.
     var pendingTargetCache: [PendingConnection.Target: Int64]?
@@ -252,7 +252,7 @@ public final class StoreTransaction {
                     // Every source's rows for `id` are written again with this side's positions, which
                     // can reorder a source's own list: none of them is known any more.
                     for row in old + new { writtenJoinDestinations[row] = nil }
-                } else {
+                } else if writtenJoinDestinations[id] != nil || writtenJoinDestinations.count < Self.maxKeptRows {
                     writtenJoinDestinations[id, default: [:]][relationship.name] = new
                 }
                 let (mine, theirs) = reversed ? ("destination", "source") : ("source", "destination")
