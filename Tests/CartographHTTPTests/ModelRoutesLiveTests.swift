@@ -216,6 +216,41 @@ func seedComics(_ server: LiveServer, characters: Int = 3) throws {
         }
     }
 
+    /// DESIGN §2: `{key}` is the identity value, percent-encoded. Identities holding '/' or NUL (file
+    /// paths, URLs, opaque tokens) are reached with `%2F` and `%00`; in a compound key each value is
+    /// encoded, so a ',' inside one is `%2C`.
+    @Test func R_Q4_R_D1_objectsWhoseIdentityHoldsASlashOrNulAreReachedByTheirEncodedKey() throws {
+        let model: JSONValue = ["entities": [
+            ["name": "File", "userInfo": ["identityAttributes": "path"],
+             "attributes": [["name": "path", "type": "string"], ["name": "size", "type": "integer64"]]],
+            ["name": "Cell", "userInfo": ["identityAttributes": "sheet,ref"],
+             "attributes": [["name": "sheet", "type": "string"], ["name": "ref", "type": "string"], ["name": "value", "type": "string"]]],
+        ]]
+        let mappings: [String: JSONValue] = [
+            "files": ["entity": "File", "keyPath": "files", "attributes": ["path", "size"]],
+            "cells": ["entity": "Cell", "keyPath": "cells", "attributes": ["sheet", "ref", "value"]],
+        ]
+        try ModelAPI.with(model: model, mappings: mappings) { api in
+            try api.map("files", ["files": [["path": "docs/a/readme.md", "size": 10], ["path": "nul\u{0}byte", "size": 20], ["path": "plain", "size": 30]]])
+            try api.map("cells", ["cells": [["sheet": "Q1/Q2, draft", "ref": "A1", "value": "x"]]])
+            #expect(try api.object("File", "docs%2Fa%2Freadme.md")["size"] == 10)
+            #expect(try api.object("File", "docs%2fa%2freadme.md")["path"] == "docs/a/readme.md")
+            #expect(try api.object("File", "nul%00byte")["size"] == 20)
+            #expect(try api.object("Cell", "Q1%2FQ2%2C%20draft,A1")["value"] == "x")
+            // A '/' that is not encoded is a path separator: no such route.
+            #expect(try api.client.send("GET", api.base + "/entities/File/objects/docs/a/readme.md", token: api.key).status == 404)
+            // Encoded separators elsewhere in the path stay refused.
+            let elsewhere = try api.client.send("GET", api.base + "/entities/Fi%2Fle/objects/plain", token: api.key)
+            #expect(elsewhere.status == 400)
+            #expect(try elsewhere.json()["detail"]?.stringValue?.contains("encoded '/'") == true)
+            let deleted = try api.client.send("DELETE", api.base + "/entities/File/objects/docs%2Fa%2Freadme.md", token: api.key)
+            #expect(deleted.status == 204, "\(deleted.text)")
+            #expect(try api.client.send("GET", api.base + "/entities/File/objects/docs%2Fa%2Freadme.md", token: api.key).status == 404)
+            #expect(try api.changes().last?["key"] == "docs/a/readme.md")
+            #expect(try api.get("entities/File/objects")["items"]?.arrayValue?.compactMap { $0["path"]?.stringValue }.sorted() == ["nul\u{0}byte", "plain"])
+        }
+    }
+
     @Test func writeRoutesNeedWriteScopeAndTenantsAreIsolated() throws {
         try withComics { (server, key) throws in
             try seedComics(server, characters: 1)

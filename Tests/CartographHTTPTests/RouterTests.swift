@@ -60,6 +60,22 @@ struct RouterTests {
         #expect(allowed == ["POST", "GET"])
     }
 
+    /// An identity value may hold '/' or NUL: encoded, they are accepted in `{key}` (kept raw, decoded
+    /// by the store after a compound key is split) and nowhere else.
+    @Test func R_S1_anEncodedSlashOrNulIsAcceptedInAnObjectKeyOnly() throws {
+        guard case .matched(let route, let parameters) = try router.match(
+            method: "GET", path: "/v1/tenants/acme/models/news/entities/Article/objects/a%2Fb%00c,d%2F") else {
+            Issue.record("expected a match"); return
+        }
+        #expect(route.template.hasSuffix("/objects/{key}"))
+        #expect(parameters["key"] == "a%2Fb%00c,d%2F")
+        #expect(parameters["entity"] == "Article")
+        for path in ["/v1/tenants/acme/models/ne%2Fws/entities/Article/objects/a", "/v1/tenants/acme/models/news/entities/Art%00icle/objects/a",
+                     "/v1/tenants/acme/models/news/entities/Article/objects%2Fa", "/v1/unknown%2F/x"] {
+            #expect(throws: CartographError.self, "\(path)") { _ = try router.match(method: "GET", path: path) }
+        }
+    }
+
     @Test(arguments: ["/v1/tenants/a%2Fb", "/v1/tenants/a%00", "/v1/tenants/%zz", "/v1/tenants/Upper", "/v1/tenants/.."])
     func R_S1_rejectsEncodedSlashNulAndBadNames(path: String) {
         #expect {

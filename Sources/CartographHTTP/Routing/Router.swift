@@ -89,36 +89,46 @@ public struct Router: Sendable {
     public init(routes: [Route]) { self.routes = routes }
 
     /// Matches a raw (percent-encoded) path. Throws 400 for an undecodable segment, an encoded
-    /// '/' or NUL, or a parameter that breaks its naming rule (DESIGN §2).
+    /// '/' or NUL anywhere but in `{key}` (an identity value may hold either), or a parameter that
+    /// breaks its naming rule (DESIGN §2).
     public func match(method: String, path: String) throws(CartographError) -> RouteMatch {
         guard path.hasPrefix("/") else { return .notFound }
-        let rawSegments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        let raw = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         var segments: [String] = []
-        segments.reserveCapacity(rawSegments.count)
-        let raw = rawSegments.map(String.init)
-        for raw in rawSegments {
+        segments.reserveCapacity(raw.count)
+        var hidesSeparator: [Bool] = []
+        hidesSeparator.reserveCapacity(raw.count)
+        for segment in raw {
             // Only a segment with a '%' can hide an encoded '/' or NUL: the others skip the substring
             // search (a generic `contains` that cost a tenth of a request's CPU).
-            if raw.utf8.contains(UInt8(ascii: "%")) {
-                let lowered = raw.lowercased()
-                if lowered.contains("%2f") || lowered.contains("%00") {
-                    throw CartographError(.badRequest, "A path segment contains an encoded '/' or NUL.")
-                }
+            var hides = false
+            if segment.utf8.contains(UInt8(ascii: "%")) {
+                let lowered = segment.lowercased()
+                hides = lowered.contains("%2f") || lowered.contains("%00")
             }
-            guard let decoded = PercentDecoding.decode(String(raw)) else {
+            hidesSeparator.append(hides)
+            guard let decoded = PercentDecoding.decode(segment) else {
                 throw CartographError(.badRequest, "A path segment has a malformed percent-encoding.")
             }
             segments.append(decoded)
+        }
+        func refuseHiddenSeparators(except keyIndex: Int?) throws(CartographError) {
+            if hidesSeparator.indices.contains(where: { hidesSeparator[$0] && $0 != keyIndex }) {
+                throw CartographError(.badRequest, "A path segment other than an object key contains an encoded '/' or NUL.")
+            }
         }
         var allowed: [String] = []
         for route in routes {
             guard var parameters = route.bind(segments) else { continue }
             // `{key}` stays percent-encoded: a compound key's parts are split on ',' before decoding.
-            if let index = route.segments.firstIndex(of: .parameter("key")) { parameters["key"] = raw[index] }
+            let keyIndex = route.segments.firstIndex(of: .parameter("key"))
+            try refuseHiddenSeparators(except: keyIndex)
+            if let keyIndex { parameters["key"] = raw[keyIndex] }
             guard route.method == method else { allowed.append(route.method); continue }
             try Self.validate(parameters)
             return .matched(route, parameters: parameters)
         }
+        try refuseHiddenSeparators(except: nil)
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
     }
 

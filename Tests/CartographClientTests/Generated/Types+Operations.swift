@@ -756,7 +756,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment).
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/post(createTenant)/responses/400`.
             ///
@@ -1051,7 +1051,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment).
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/get(getTenant)/responses/400`.
             ///
@@ -1293,7 +1293,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment).
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)/responses/400`.
             ///
@@ -1549,7 +1549,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment).
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/delete(deleteTenant)/responses/400`.
             ///
@@ -1769,7 +1769,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment).
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/keys/get(listKeys)/responses/400`.
             ///
@@ -2029,7 +2029,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment).
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/keys/post(createKey)/responses/400`.
             ///
@@ -2317,7 +2317,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment).
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/keys/{keyId}/delete(revokeKey)/responses/400`.
             ///
@@ -5682,6 +5682,7 @@ internal enum Operations {
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/GET/path/entity`.
                 internal var entity: Components.Parameters.Entity
                 /// The identity value; for a compound identity the values joined by `,`, each percent-encoded.
+                /// A value holding `/` or NUL is reached with `%2F` or `%00` (accepted in this segment only).
                 /// A value that is not of the identity attribute's type is a 400.
                 ///
                 ///
@@ -5926,6 +5927,7 @@ internal enum Operations {
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/DELETE/path/entity`.
                 internal var entity: Components.Parameters.Entity
                 /// The identity value; for a compound identity the values joined by `,`, each percent-encoded.
+                /// A value holding `/` or NUL is reached with `%2F` or `%00` (accepted in this segment only).
                 /// A value that is not of the identity attribute's type is a 400.
                 ///
                 ///
