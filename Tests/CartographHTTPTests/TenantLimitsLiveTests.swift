@@ -197,6 +197,10 @@ private func tenantDetail(_ tenant: String, on server: LiveServer) throws -> JSO
             #expect(try server.client.send("DELETE", "/v1/tenants/acme/models/one", token: acme).status == 204)
             #expect(try put("acme", "three", acme).status == 201)
             #expect(try names("acme", acme) == ["three", "two"].sorted())
+            // A registration refused for a bad query parameter leaves no model behind to count.
+            let badFlag = try server.client.sendJSON("PUT", "/v1/tenants/globex/models/zero?allowDestructive=maybe", projectsModel, token: globex)
+            #expect(badFlag.status == 400)
+            #expect(try tenantDetail("globex", on: server)["usage"]?["models"] == 0)
             // The server's default applies to globex, and to the admin token acting for it.
             #expect(try put("globex", "one", globex).status == 201)
             #expect(try put("globex", "two", server.adminToken).status == 409)

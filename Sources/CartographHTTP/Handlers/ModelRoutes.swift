@@ -27,8 +27,9 @@ enum ModelRoutes {
             // Declared value and dictionary transformers must be well-formed before anything is stored.
             _ = try ValueTransformerRegistry(model: proposed)
             _ = try DictionaryTransformerRegistry(model: proposed)
-            let store = try storeForRegistration(context, tenant: tenant, model: name)
+            // Every client mistake is found before the store is created: a refused request leaves no file.
             let allowDestructive = try booleanQuery(context, "allowDestructive") ?? false
+            let store = try storeForRegistration(context, tenant: tenant, model: name)
             let (model, outcome) = try store.register(proposed, allowDestructive: allowDestructive)
             return .json(model.normalizedJSON, status: outcome == .created ? 201 : 200)
         },
