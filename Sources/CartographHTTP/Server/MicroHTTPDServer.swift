@@ -140,9 +140,14 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         // Admission is decided once, here: a request that started before SIGTERM finishes normally.
         state.refusal = server.application.admissionError()
         let limit = server.application.configuration.maxBodyBytes
-        if let length = state.headers["content-length"].flatMap(Int.init), length > limit {
-            state.answered = true
-            return queue(tooLarge(state, limit: limit, server: server), on: connection)
+        if let length = state.headers["content-length"].flatMap(Int.init) {
+            if length > limit {
+                state.answered = true
+                return queue(tooLarge(state, limit: limit, server: server), on: connection)
+            }
+            // The body is copied once instead of grown by doubling; a length only claimed (the bytes
+            // never sent) reserves no more than 4 MiB.
+            state.body.reserveCapacity(min(max(length, 0), 4 << 20))
         }
         return .YES
     }
