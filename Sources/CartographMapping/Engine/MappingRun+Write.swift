@@ -63,6 +63,7 @@ extension MappingRun {
         if node.existing != nil, node.mapping.assignsDefaultValueForMissingAttributes {
             for (name, value) in defaults(of: node.existing?.entity ?? node.entity) where node.values[name] == nil { values[name] = value }
         }
+        if !node.values.isEmpty { values.reserveCapacity(values.count + node.values.count) }
         for (name, value) in node.values { values[name] = value }
         return values
     }
@@ -218,23 +219,26 @@ extension MappingRun {
     // MARK: Result
 
     /// Counts every object the payload touched and lists the top-level ones (R-P12, R-P13).
+    /// Why an identified object was updated or left unchanged, for the explain trace (R-P13).
+    private static func reason(for node: MappedNode, foundAs id: Int64) -> String {
+        let found = "found _id \(id) by \(node.mapping.resolvedIdentificationAttributes.joined(separator: ", "))"
+        if node.skipped {
+            return "\(found); its \(node.mapping.modificationAttribute ?? "modification attribute") is not older than the payload's"
+        }
+        return node.changed ? "\(found); values or relationships changed" : "\(found); every mapped value is equal"
+    }
+
     mutating func summarize(topLevel: [(node: MappedNode, pointer: String)], in store: some MappingStore) throws(CartographError) -> MappingResult {
         for node in nodes where node.reachable {
             if node.discarded {
                 try record(pointer: node.pointer, entity: node.entity, key: Self.key(of: node), action: "discard",
                            reason: node.errors.map(\.message).joined(separator: "; "))
             } else if let existing = node.existing {
-                let found = "found _id \(existing.id) by \(node.mapping.resolvedIdentificationAttributes.joined(separator: ", "))"
-                let (action, reason): (String, String)
-                if node.skipped {
-                    (action, reason) = ("unchanged", "\(found); its \(node.mapping.modificationAttribute ?? "modification attribute") is not older than the payload's")
-                } else if node.changed {
-                    (action, reason) = ("update", "\(found); values or relationships changed")
-                } else {
-                    (action, reason) = ("unchanged", "\(found); every mapped value is equal")
-                }
-                if action == "update" { result.updated += 1 } else { result.unchanged += 1 }
-                try record(pointer: node.pointer, entity: existing.entity, key: Self.key(of: node), action: action, reason: reason)
+                let updated = !node.skipped && node.changed
+                if updated { result.updated += 1 } else { result.unchanged += 1 }
+                // The reason is only written out for an explain trace.
+                try record(pointer: node.pointer, entity: existing.entity, key: Self.key(of: node), action: updated ? "update" : "unchanged",
+                           reason: Self.reason(for: node, foundAs: existing.id))
             } else {
                 let why = node.identity == nil ? "the mapping has no identification attributes" : "no stored object has this identity"
                 try record(pointer: node.pointer, entity: node.entity, key: Self.key(of: node), action: "insert",

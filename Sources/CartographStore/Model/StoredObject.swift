@@ -68,7 +68,9 @@ struct RowReader {
         let id = statement.column(offset).integerValue ?? 0
         let entity = statement.column(offset + 1).textValue ?? table
         var object = StoredObject(id: id, entity: entity, isStub: statement.column(offset + 2).integerValue == 1, values: [:], toOne: [:])
-        for index in fieldsByEntity[entity] ?? [] {
+        let indexes = fieldsByEntity[entity] ?? []
+        object.values.reserveCapacity(indexes.count)
+        for index in indexes {
             let value = statement.column(offset + 3 + Int32(index))
             switch fields[index].kind {
             case .attribute(let attribute):
