@@ -114,9 +114,11 @@ token=bench-ingest-admin-token
 hwm_kib() { awk '/^VmHWM/{print $2}' "/proc/$1/status"; }
 json_field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
-# One cartograph run at size $1 (run $2): appends "first|reload <articles/s> <objects/s> <VmHWM KiB>" to $work/cg-$1.
+wchar() { awk '/^wchar/{print $2}' "/proc/$1/io"; }
+
+# One cartograph run at size $1 (run $2): appends "first|reload <articles/s> <objects/s> <VmHWM KiB> <bytes written>" to $work/cg-$1.
 run_cartograph() {
-  local n=$1 run=$2 data="$work/cg-data" port="" key phase set result secs objects
+  local n=$1 run=$2 data="$work/cg-data" port="" key phase set result secs objects written
   rm -rf "$data"
   "$bin/cartograph" serve --host 127.0.0.1 --port 0 --data-dir "$data" --admin-token "$token" --log-level notice \
     >"$work/server.log" 2>&1 &
@@ -133,7 +135,10 @@ run_cartograph() {
       perf record -g -o "$work/perf.data" -p "$server_pid" >/dev/null 2>&1 &
       perf_pid=$!; sleep 0.5
     fi
+    written=$(wchar "$server_pid")
     result=$(python3 "$work/post.py" "$port" "$key" $(files "$phase" "$n"))
+    sleep 1   # a checkpoint still running on the server's own thread belongs to this load's writes
+    written=$(( $(wchar "$server_pid") - written ))
     if [ -n "$perf_pid" ]; then
       kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; perf_pid=""
       { echo "# perf record -g -p <cartograph> during the first load of $n articles; perf report --no-children, top symbols"
@@ -145,7 +150,7 @@ run_cartograph() {
     fi
     secs=$(json_field "$result" seconds)
     objects=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(r["inserted"]+r["updated"]+r["unchanged"])' "$result")
-    echo "$phase $(awk -v n="$n" -v s="$secs" 'BEGIN{printf "%.1f", n/s}') $(awk -v o="$objects" -v s="$secs" 'BEGIN{printf "%.1f", o/s}') $(hwm_kib "$server_pid")" >>"$work/cg-$n"
+    echo "$phase $(awk -v n="$n" -v s="$secs" 'BEGIN{printf "%.1f", n/s}') $(awk -v o="$objects" -v s="$secs" 'BEGIN{printf "%.1f", o/s}') $(hwm_kib "$server_pid") $written" >>"$work/cg-$n"
     echo "  cartograph $n $phase: $result" >>"$work/detail.txt"
   done
   if [ "$run" = 1 ]; then   # where a batch's time goes at this store size: a dry run with ?explain=true (stores nothing)
@@ -162,7 +167,7 @@ run_cartograph() {
   rm -rf "$data"
 }
 
-# One run of an in-process loader ($1: c | su) at size $2: appends "first|reload <articles/s>" to $work/$1-$2.
+# One run of an in-process loader ($1: c | su) at size $2: appends "first|reload <articles/s> [<bytes written>]" to $work/$1-$2.
 run_loader() {
   local tool=$1 n=$2 db="$work/$1.db" phase result secs
   rm -f "$db" "$db-wal" "$db-shm"
@@ -174,7 +179,7 @@ run_loader() {
     fi
     [ "$(json_field "$result" articles)" = "$n" ] || { echo "$tool loaded $(json_field "$result" articles), expected $n" >&2; exit 1; }
     secs=$(json_field "$result" seconds)
-    echo "$phase $(awk -v n="$n" -v s="$secs" 'BEGIN{printf "%.1f", n/s}')" >>"$work/$tool-$n"
+    echo "$phase $(awk -v n="$n" -v s="$secs" 'BEGIN{printf "%.1f", n/s}') $(python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get("bytesWritten", ""))' "$result")" >>"$work/$tool-$n"
     echo "  $tool $n $phase: $result" >>"$work/detail.txt"
   done
   rm -f "$db" "$db-wal" "$db-shm"
@@ -250,6 +255,23 @@ for n in "${sizes[@]}"; do
   echo "$line"
 done
 [ "$max" = 1000000 ] || echo "(1M not run: INGEST_MAX=$INGEST_MAX; the growth target is judged at 1M — INGEST_FULL=1)"
+# Whether the two targets can hold together: Cartograph writes every row and index entry the C program
+# writes (and the change feed besides), so its cost per article grows by at least as much as C's.
+c10=$(awk -v r="$(col "$work/c-10000" 2 first | median)" 'BEGIN{printf "%.2f", 1e6/r}')
+cmax=$(awk -v r="$(col "$work/c-$max" 2 first | median)" 'BEGIN{printf "%.2f", 1e6/r}')
+if [ "$max" != 10000 ] && [ -f "$work/c-100000" ]; then
+  c100=$(awk -v r="$(col "$work/c-100000" 2 first | median)" 'BEGIN{printf "%.2f", 1e6/r}')
+  awk -v n="$max" -v c10="$c10" -v cmax="$cmax" -v c100="$c100" 'BEGIN{
+    g=cmax-c10; printf "C itself: +%.1f us/article from 10k to %d. Growing at least that much, a load stays within 1.3x only if it costs\n", g, n;
+    printf ">= %.1f us/article at 10k (%.1f / 0.3); >= 0.5x C at 100k allows <= %.1f there (2 x %.1f): %s\n", g/0.3, g, 2*c100, c100,
+      (g/0.3 <= 2*c100 ? "the two targets can hold together" : "the two targets cannot both hold")}'
+fi
+echo
+echo "## Bytes written per article on a first load (median; cartograph: the server's write(2) bytes — WAL, checkpoints, responses; C: its own, final checkpoint included)"
+for n in "${sizes[@]}"; do
+  awk -v n="$n" -v cg="$(col "$work/cg-$n" 5 first | median)" -v c="$(col "$work/c-$n" 3 first | median)" \
+    'BEGIN{printf "%-8s cartograph %.1f KB  C %.1f KB\n", n, cg/n/1024, c/n/1024}'
+done
 echo
 echo "## Cartograph's phases for one more 1,000-article batch (already stored articles) once N are stored (run 1, ?explain=true)"
 cat "$work/phases.txt"
