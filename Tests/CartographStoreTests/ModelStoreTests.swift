@@ -94,6 +94,26 @@ struct ModelStoreTests {
         #expect(try store.read { (r) throws(CartographError) in try r.object(entity: "Character", key: "2") }?["_entity"] == "Hero")
     }
 
+    /// R-M3's `_entity IN (…)` filter is indexed where a table holds several entities; a table of one
+    /// entity is never filtered by it, so it gets no such index (one B-tree insert per row saved), until
+    /// a migration gives its entity a sub-entity.
+    @Test func R_M3_theEntityColumnIsIndexedOnlyWhereATableHoldsSeveralEntities() throws {
+        let store = try makeStore()
+        let entityIndexes = { () throws -> [String] in
+            try SQLiteConnection(path: store.path).rows("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'ix:%:_entity' ORDER BY name")
+                .compactMap { $0.first?.textValue }
+        }
+        #expect(try entityIndexes() == ["ix:Character:_entity"])
+        var entities = libraryModel["entities"]!.arrayValue!
+        entities.append(["name": "Imprint", "parent": "Publisher", "attributes": [["name": "label", "type": "string"]]])
+        let (_, outcome) = try store.register(try ModelDocument.parse(json: ["entities": .array(entities)], name: "library"), allowDestructive: false)
+        #expect(outcome == .migrated)
+        #expect(try entityIndexes() == ["ix:Character:_entity", "ix:Publisher:_entity"])
+        let plan = try SQLiteConnection(path: store.path)
+            .rows("EXPLAIN QUERY PLAN SELECT _id FROM Publisher WHERE _entity IN ('Imprint')").compactMap { $0.last?.textValue }.joined()
+        #expect(plan.contains("ix:Publisher:_entity"), "\(plan)")
+    }
+
     @Test func R_D2_cascadeDeletesDestinationsAndLeavesTombstones() throws {
         let store = try makeStore()
         _ = try store.write { (tx) throws(CartographError) in

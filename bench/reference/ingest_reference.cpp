@@ -144,12 +144,9 @@ int main(int argc, char **argv) {
     CREATE TABLE IF NOT EXISTS "Tag" ("_id" INTEGER PRIMARY KEY AUTOINCREMENT, "_entity" TEXT NOT NULL, "_stub" INTEGER NOT NULL DEFAULT 0,
       "tagID" TEXT, "name" TEXT);
     CREATE TABLE IF NOT EXISTS "Article.tags" ("source" INTEGER NOT NULL, "destination" INTEGER NOT NULL, "position" INTEGER NOT NULL DEFAULT 0);
-    CREATE INDEX IF NOT EXISTS "ix:Article:_entity" ON "Article" ("_entity");
     CREATE INDEX IF NOT EXISTS "ix:Article:articleID" ON "Article" ("articleID");
     CREATE INDEX IF NOT EXISTS "ix:Article:author" ON "Article" ("author");
-    CREATE INDEX IF NOT EXISTS "ix:Author:_entity" ON "Author" ("_entity");
     CREATE INDEX IF NOT EXISTS "ix:Author:authorID" ON "Author" ("authorID");
-    CREATE INDEX IF NOT EXISTS "ix:Tag:_entity" ON "Tag" ("_entity");
     CREATE INDEX IF NOT EXISTS "ix:Tag:tagID" ON "Tag" ("tagID");
     CREATE INDEX IF NOT EXISTS "ix:Article.tags:source,position" ON "Article.tags" ("source", "position");
     CREATE INDEX IF NOT EXISTS "ix:Article.tags:destination" ON "Article.tags" ("destination");

@@ -74,7 +74,8 @@ struct SchemaPlan {
         return tables
     }
 
-    /// Indexes: the entity column, identification attributes, foreign keys, join-table sides.
+    /// Indexes: the entity column of a table shared by several entities (a table holding one entity is
+    /// never filtered by it), identification attributes, foreign keys, join-table sides.
     static func indexes(of layout: StoreLayout) -> [(name: String, sql: String)] {
         var result: [(name: String, sql: String)] = []
         func add(_ table: String, _ columns: [String]) {
@@ -83,8 +84,9 @@ struct SchemaPlan {
             result.append((name, "CREATE INDEX IF NOT EXISTS \(quoted(name)) ON \(quoted(table)) (\(columns.map(quoted).joined(separator: ", ")))"))
         }
         for root in layout.model.entities.filter({ $0.parent == nil }).map(\.name) {
-            add(root, [StoreLayout.entityColumn])
-            for entity in layout.model.entityAndSubentities(of: root) {
+            let entities = layout.model.entityAndSubentities(of: root)
+            if entities.count > 1 { add(root, [StoreLayout.entityColumn]) }
+            for entity in entities {
                 let columns = layout.model.identificationAttributes(of: entity).compactMap { layout.column(ofAttribute: $0, entity: entity) }
                 if !columns.isEmpty { add(root, columns) }
             }
