@@ -30,13 +30,8 @@ struct ChangeFeedPropertyTests {
          "relationships": [["name": "doc", "destination": "Doc", "inverse": "parts"]]],
     ]]
 
-    /// Relationships the feed leaves out (stored by the other side), and unordered to-many ones, compared
-    /// as sets: a write from the other side (Tag.docs) renumbers the join rows' positions, which can
-    /// change the order a doc's tags are listed in without touching the doc (touching every doc of a
-    /// tag would write a feed entry per doc for an order that means nothing). Exact order within one
-    /// transaction is `ModelStoreTests.R_D4_feedEntriesOfInsertedObjectsEqualTheStoredObjects`'s.
+    /// Relationships the feed leaves out: stored by the other side.
     static let derived = ["Person": "docs", "Tag": "docs"]
-    static let unordered = [("Doc", "tags")]
 
     /// The bulk to-one write (one UPDATE for many objects) patches the rows the feed keeps.
     @Test func R_D4_aBulkToOneWriteOfNewObjectsReachesTheFeed() throws {
@@ -56,6 +51,39 @@ struct ChangeFeedPropertyTests {
         }
         #expect(stored.values.filter { $0["_entity"] == "Doc" }.map { $0["owner"] } == [2, 2, 2])
         #expect(try replayFeed(store) == stored)
+    }
+
+    /// A many-to-many written from the side that does not own its order (Tag.docs) moves no other
+    /// object's list: a doc that stays keeps its tags in their order, one that comes gets the tag
+    /// appended — so nothing changes that the feed does not record.
+    @Test func R_D4_writingAManyToManyFromTheOtherSideMovesNoOtherObjectsList() throws {
+        let store = try makeStore(Self.model)
+        var docs: [Int64] = [], tags: [Int64] = []
+        _ = try store.write { (tx) throws(CartographError) in
+            tags = try (1...2).map { (n) throws(CartographError) in try tx.insert(entity: "Tag", values: ["id": .integer(Int64(n))]) }
+            docs = try (3...5).map { (n) throws(CartographError) in try tx.insert(entity: "Doc", values: ["id": .integer(Int64(n))]) }
+            try tx.setRelationship(id: docs[0], entity: "Doc", relationship: "tags", to: [tags[0], tags[1]])
+            try tx.setRelationship(id: docs[1], entity: "Doc", relationship: "tags", to: [tags[1]])
+        }
+        _ = try store.write { (tx) throws(CartographError) in
+            // Doc 3 stays (listed second now), doc 4 comes, nothing leaves.
+            try tx.setRelationship(id: tags[0], entity: "Tag", relationship: "docs", to: [docs[1], docs[0]])
+        }
+        let stored = try storeContents(store, roots: ["Doc", "Person", "Tag", "Part"])
+        let tagsOf = { (id: Int64) in stored.values.first { $0["id"] == .number(JSONNumber(id)) && $0["_entity"] == "Doc" }?["tags"] }
+        #expect(tagsOf(3) == [1, 2])
+        #expect(tagsOf(4) == [2, 1])
+        #expect(tagsOf(5) == [])
+        let feed = try replayFeed(store).mapValues { object -> JSONValue in
+            guard var members = object.objectValue else { return object }
+            if let name = Self.derived[object["_entity"]?.stringValue ?? ""] { members[name] = nil }
+            return .object(members)
+        }
+        #expect(feed == stored.mapValues { object -> JSONValue in
+            guard var members = object.objectValue, let name = Self.derived[object["_entity"]?.stringValue ?? ""] else { return object }
+            members[name] = nil
+            return .object(members)
+        })
     }
 
     @Test(arguments: [1, 2, 3, 4, 5, 6])
@@ -115,11 +143,8 @@ struct ChangeFeedPropertyTests {
         }
         func comparable(_ objects: [Int64: JSONValue]) -> [Int64: JSONValue] {
             objects.mapValues { object in
-                guard var members = object.objectValue, let entity = object["_entity"]?.stringValue else { return object }
-                if let name = Self.derived[entity] { members[name] = nil }
-                for (owner, name) in Self.unordered where owner == entity {
-                    members[name] = members[name]?.arrayValue.map { .array($0.sorted { $0.jsonText < $1.jsonText }) }
-                }
+                guard var members = object.objectValue, let name = Self.derived[object["_entity"]?.stringValue ?? ""] else { return object }
+                members[name] = nil
                 return .object(members)
             }
         }

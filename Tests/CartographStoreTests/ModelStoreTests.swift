@@ -336,8 +336,8 @@ struct ModelStoreTests {
             try tx.setRelationship(id: parts[2], entity: "Part", relationship: "doc", to: [docs[1]])
             try tx.update(id: docs[2], entity: "Doc", values: ["s": .string("changed"), "dbl": nil])
             try tx.delete(id: tags[2], entity: "Tag")
-            // The tags' side writes the shared join table with its own positions: doc 1's tags, written
-            // above as [2, 1], now read [1, 2] (the feed must not keep the list it wrote).
+            // The tags' side adds doc 2 to tag 2 and keeps doc 1: doc 1's tags stay [2, 1] as written
+            // above, doc 2's become [2] (the feed must not keep doc 2's list from before).
             try tx.setRelationship(id: tags[1], entity: "Tag", relationship: "docs", to: [docs[1], docs[0]])
         }
         _ = try store.write { (tx) throws(CartographError) in
@@ -358,7 +358,8 @@ struct ModelStoreTests {
             return .object(members)
         }
         #expect(stored.count == 13)
-        #expect(stored.values.first { $0["id"] == 1 && $0["_entity"] == "Doc" }?["tags"] == [1, 2])
+        #expect(stored.values.first { $0["id"] == 1 && $0["_entity"] == "Doc" }?["tags"] == [2, 1])
+        #expect(stored.values.first { $0["id"] == 2 && $0["_entity"] == "Doc" }?["tags"] == [2])
         #expect(stored.values.first { $0["id"] == 4 && $0["_entity"] == "Doc" }?["owner"] == 7)
         #expect(replayed == stored)
     }

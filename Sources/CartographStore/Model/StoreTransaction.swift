@@ -247,22 +247,33 @@ public final class StoreTransaction {
                 for added in new where !old.contains(added) {
                     try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = ? WHERE _id = ?", [.integer(id), .integer(added)])
                 }
-            case .joinTable(let name, let reversed):
-                if reversed {
-                    // Every source's rows for `id` are written again with this side's positions, which
-                    // can reorder a source's own list: none of them is known any more.
-                    for row in old + new { writtenJoinDestinations[row] = nil }
-                } else if writtenJoinDestinations[id] != nil || writtenJoinDestinations.count < Self.maxKeptRows {
+            case .joinTable(let name, false):
+                if writtenJoinDestinations[id] != nil || writtenJoinDestinations.count < Self.maxKeptRows {
                     writtenJoinDestinations[id, default: [:]][relationship.name] = new
                 }
-                let (mine, theirs) = reversed ? ("destination", "source") : ("source", "destination")
-                if !old.isEmpty { try connection.run("DELETE FROM \(quoted(name)) WHERE \(mine) = ?", [.integer(id)]) }
+                if !old.isEmpty { try connection.run("DELETE FROM \(quoted(name)) WHERE source = ?", [.integer(id)]) }
                 // One statement per 300 rows rather than one per row (its text is cached per row count).
                 for start in stride(from: 0, to: new.count, by: 300) {
                     let positions = start..<min(start + 300, new.count)
                     let rows = Array(repeating: "(?, ?, ?)", count: positions.count).joined(separator: ", ")
-                    try connection.run("INSERT INTO \(quoted(name)) (\(mine), \(theirs), position) VALUES \(rows)",
+                    try connection.run("INSERT INTO \(quoted(name)) (source, destination, position) VALUES \(rows)",
                                        positions.flatMap { [.integer(id), .integer(new[$0]), .integer(Int64($0))] })
+                }
+            case .joinTable(let name, true):
+                // Written from the side that does not own the order: only the sources that come or go
+                // change. A source that stays keeps its row and its place in its own list; one that comes
+                // gets `id` appended to its list (as Core Data appends to an ordered relationship when its
+                // inverse is set). So no other source's list moves without being touched.
+                for source in old where !new.contains(source) {
+                    try connection.run("DELETE FROM \(quoted(name)) WHERE source = ? AND destination = ?", [.integer(source), .integer(id)])
+                    writtenJoinDestinations[source] = nil
+                }
+                for source in new where !old.contains(source) {
+                    try connection.run("""
+                        INSERT INTO \(quoted(name)) (source, destination, position)
+                        SELECT ?1, ?2, coalesce(max(position) + 1, 0) FROM \(quoted(name)) WHERE source = ?1
+                        """, [.integer(source), .integer(id)])
+                    writtenJoinDestinations[source] = nil
                 }
             case nil:
                 break
