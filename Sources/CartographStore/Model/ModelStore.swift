@@ -324,8 +324,8 @@ public final class ModelStore: Sendable {
                 guard let object = try transaction.writtenRows[id] ?? reader.object(id: id, entity: entity) else { continue }
                 text.removeAll(keepingCapacity: true)
                 JSONWriter.write(try reader.json(of: object, storedRelationshipsOnly: true,
-                                                 joinDestinations: transaction.writtenJoinDestinations(of: id), keys: &keys), into: &text)
-                try appendChange(connection, op: "upsert", entity: object.entity, id: id, key: reader.key(of: object), object: text, at: now)
+                                                 joinDestinations: transaction.writtenJoinDestinations[id], keys: &keys), into: &text)
+                try appendChange(connection, op: "upsert", entity: object.entity, id: id, key: keys[id] ?? reader.key(of: object), object: text, at: now)
             }
             for (id, entity, key) in transaction.deleted where id < transaction.firstNewID {
                 try appendChange(connection, op: "delete", entity: entity, id: id, key: key, object: nil, at: now)
@@ -342,6 +342,7 @@ public final class ModelStore: Sendable {
     private static func appendChange(_ connection: SQLiteConnection, op: String, entity: String, id: Int64, key: JSONValue,
                                      object: [UInt8]?, at: Int64) throws(SQLiteError) {
         let statement = try connection.cached(insertChangeSQL)
+        // The object's text is bound over the placeholder straight from its buffer.
         try statement.bind([.text(op), .text(entity), .integer(id), .text(key.jsonText), .null, .integer(at)])
         if let object {
             try object.withUnsafeBufferPointer { (text) throws(SQLiteError) in try statement.bindText(text, at: 5) }

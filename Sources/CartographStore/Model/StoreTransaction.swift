@@ -33,7 +33,7 @@ public final class StoreTransaction {
     /// Forward join-table destinations written here, in order, by object and relationship: writing one
     /// replaces all of its rows, so the list is exact until a write from the other side (which drops
     /// it). The change feed and relationship reads use it instead of a query. Kept for `maxKeptRows` objects.
-    private var writtenJoinDestinations: [Int64: [String: [Int64]]] = [:]
+    private(set) var writtenJoinDestinations: [Int64: [String: [Int64]]] = [:]
     /// Late-binding targets by id (R-C5), loaded on first use.
     var pendingTargetCache: [PendingConnection.Target: Int64]?
 
@@ -133,9 +133,6 @@ public final class StoreTransaction {
                         reading: [String]? = nil) throws(CartographError) -> [[AttributeValue]: [StoredObject]] {
         try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
     }
-
-    /// The forward join-table destinations of `id` written in this transaction, by relationship.
-    func writtenJoinDestinations(of id: Int64) -> [String: [Int64]]? { writtenJoinDestinations[id] }
 
     /// The object whose key (the raw `{key}` path segment) is `key`.
     public func object(entity: String, key: String) throws(CartographError) -> StoredObject? {
