@@ -85,6 +85,7 @@ public struct MappingEngine: Sendable {
                                   errors: [.init(pointer: "", message: "the key path '\(mapping.keyPath?.description ?? "")' is missing")])
         }
         lap("read")
+        // Identification re-reads some representations (R-P9), which can meet a node read ahead too.
         if !run.readAheadMet { try run.identify(in: store) }
         if run.readAheadMet {
             // An object found current before the read (R-P7) is represented again in the payload, so its

@@ -218,7 +218,6 @@ extension MappingRun {
 
     // MARK: Result
 
-    /// Counts every object the payload touched and lists the top-level ones (R-P12, R-P13).
     /// Why an identified object was updated or left unchanged, for the explain trace (R-P13).
     private static func reason(for node: MappedNode, foundAs id: Int64) -> String {
         let found = "found _id \(id) by \(node.mapping.resolvedIdentificationAttributes.joined(separator: ", "))"
@@ -228,6 +227,7 @@ extension MappingRun {
         return node.changed ? "\(found); values or relationships changed" : "\(found); every mapped value is equal"
     }
 
+    /// Counts every object the payload touched and lists the top-level ones (R-P12, R-P13).
     mutating func summarize(topLevel: [(node: MappedNode, pointer: String)], in store: some MappingStore) throws(CartographError) -> MappingResult {
         for node in nodes where node.reachable {
             if node.discarded {
