@@ -294,7 +294,7 @@ public final class ModelStore: Sendable {
     private func checkpointIfDue(writer: SQLiteConnection) {
         let frames = writer.walFrames
         if frames >= Self.writerCheckpointFrames {
-            _ = try? writer.checkpoint()  // a failed checkpoint leaves the log for the next one
+            try? writer.checkpoint()  // a failed checkpoint leaves the log for the next one
             return
         }
         guard frames >= Self.checkpointFrames,
@@ -303,7 +303,7 @@ public final class ModelStore: Sendable {
             defer { checkpointing.store(false, ordering: .releasing) }
             guard let pooled = try? pooledConnection() else { return }
             defer { release(pooled) }
-            _ = try? pooled.connection.checkpoint()
+            try? pooled.connection.checkpoint()
         }
     }
 

@@ -69,12 +69,9 @@ public final class SQLiteConnection {
     }
 
     /// A PASSIVE checkpoint: copies what it can of the WAL into the database file without waiting for
-    /// readers or the writer. Returns the frames in the log and how many of them are now checkpointed.
-    @discardableResult
-    public func checkpoint() throws(SQLiteError) -> (frames: Int, checkpointed: Int) {
-        var frames: Int32 = 0, checkpointed: Int32 = 0
-        try check(sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &checkpointed))
-        return (Int(frames), Int(checkpointed))
+    /// readers or the writer.
+    public func checkpoint() throws(SQLiteError) {
+        try check(sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil))
     }
 
     /// Turns a non-OK return code into an `SQLiteError` carrying the connection's message.
