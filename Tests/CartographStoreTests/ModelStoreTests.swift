@@ -64,6 +64,16 @@ func storeContents(_ store: ModelStore, roots: [String] = ["Publisher", "Charact
     return result
 }
 
+/// The objects without the relationship each entity names in `derived`: the feed leaves out
+/// relationships stored by the other side, so a store read is compared with a replay without them.
+func withoutDerived(_ objects: [Int64: JSONValue], _ derived: [String: String]) -> [Int64: JSONValue] {
+    objects.mapValues { object in
+        guard var members = object.objectValue, let name = derived[object["_entity"]?.stringValue ?? ""] else { return object }
+        members[name] = nil
+        return .object(members)
+    }
+}
+
 /// `#require` for typed-throws closures: fails the write with a message instead of `any Error`.
 func required<T>(_ value: T?, _ what: String = "value") throws(CartographError) -> T {
     guard let value else { throw CartographError(.internalError, "test expected a \(what)") }
@@ -355,12 +365,7 @@ struct ModelStoreTests {
             #expect(try tx.update(id: stub.id, entity: "Person", values: [:], clearStub: true))
         }
         let replayed = try replayFeed(store)
-        let derived = ["Person": "docs", "Tag": "docs"]
-        let stored = try storeContents(store, roots: ["Doc", "Person", "Tag", "Part"]).mapValues { object -> JSONValue in
-            guard var members = object.objectValue, let entity = object["_entity"]?.stringValue, let name = derived[entity] else { return object }
-            members[name] = nil
-            return .object(members)
-        }
+        let stored = withoutDerived(try storeContents(store, roots: ["Doc", "Person", "Tag", "Part"]), ["Person": "docs", "Tag": "docs"])
         #expect(stored.count == 13)
         #expect(stored.values.first { $0["id"] == 1 && $0["_entity"] == "Doc" }?["tags"] == [2, 1])
         #expect(stored.values.first { $0["id"] == 2 && $0["_entity"] == "Doc" }?["tags"] == [1, 2])
@@ -395,12 +400,7 @@ struct ModelStoreTests {
         let contents = try storeContents(store)
         // Feed entries carry stored relationships; derived ones (Publisher.characters, the inverse of
         // Character.publisher, and Team.members, the non-owning side of a many-to-many) are left out...
-        let derived = ["Publisher": "characters", "Team": "members"]
-        let stored = contents.mapValues { object -> JSONValue in
-            guard var members = object.objectValue, let entity = object["_entity"]?.stringValue, let name = derived[entity] else { return object }
-            members[name] = nil
-            return .object(members)
-        }
+        let stored = withoutDerived(contents, ["Publisher": "characters", "Team": "members"])
         #expect(replayed == stored)
         #expect(contents.count == 3)
         // ...and a follower rebuilds them from the owning side.
