@@ -32,6 +32,8 @@ struct ChangeFeedPropertyTests {
 
     /// Relationships the feed leaves out: stored by the other side.
     static let derived = ["Person": "docs", "Tag": "docs"]
+    /// The attribute each entity has besides its identity, which the random writes set.
+    static let attribute = ["Doc": "s", "Person": "name", "Tag": "label", "Part": "n"]
 
     /// The bulk to-one write (one UPDATE for many objects) patches the rows the feed keeps.
     @Test func R_D4_aBulkToOneWriteOfNewObjectsReachesTheFeed() throws {
@@ -92,7 +94,7 @@ struct ChangeFeedPropertyTests {
                     switch random.next() % 12 {
                     case 0, 1, 2:
                         let entity = ["Doc", "Person", "Tag", "Part"][Int(random.next() % 4)]
-                        let attribute = ["Doc": "s", "Person": "name", "Tag": "label", "Part": "n"][entity]!
+                        let attribute = Self.attribute[entity]!
                         let value: AttributeValue = entity == "Part" ? .integer(Int64(random.next() % 100)) : .string("v\(random.next() % 100)")
                         let owner = entity == "Doc" && random.next() % 2 == 0 ? pick("Person")?.id : nil
                         let id = try tx.insert(entity: entity, values: ["id": .integer(nextKey), attribute: value],
@@ -101,7 +103,7 @@ struct ChangeFeedPropertyTests {
                         live.append((id, entity))
                     case 3:
                         guard let object = pick() else { continue }
-                        let attribute = ["Doc": "s", "Person": "name", "Tag": "label", "Part": "n"][object.entity]!
+                        let attribute = Self.attribute[object.entity]!
                         let value: AttributeValue? = random.next() % 4 == 0 ? nil
                             : object.entity == "Part" ? .integer(Int64(random.next() % 100)) : .string("u\(random.next() % 100)")
                         try tx.update(id: object.id, entity: object.entity, values: [attribute: value], clearStub: random.next() % 2 == 0)
