@@ -8,7 +8,7 @@ RUN apt-get update \
 WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
-COPY Benchmarks ./Benchmarks
+COPY bench/swift ./bench/swift
 COPY Tests ./Tests
 COPY openapi.yaml ./
 RUN swift build -c release --product cartograph --static-swift-stdlib \

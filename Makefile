@@ -95,7 +95,7 @@ soak: deps schemathesis-deps
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(SOAK_FUZZ_SECONDS)
 
 bench: deps
-	scripts/bench.sh
+	bench/run.sh
 
 # The libFuzzer targets (docs/fuzzing.md), one at a time. `make test` replays their checked-in
 # corpora and crashers without libFuzzer (FuzzCorpusReplayTests).

@@ -80,9 +80,9 @@ let package = Package(
         .executableTarget(
             name: "cartograph-bench",
             dependencies: ["CartographCore", "CartographPredicate", "CartographTesting"],
-            path: "Benchmarks/cartograph-bench"
+            path: "bench/swift/cartograph-bench"
         ),
-        .executableTarget(name: "cartograph-store-loader", dependencies: ["CartographCore", "CartographStore"], path: "Benchmarks/store-bench-loader"),
+        .executableTarget(name: "cartograph-store-loader", dependencies: ["CartographCore", "CartographStore"], path: "bench/swift/store-bench-loader"),
         // Test support: a live-server harness and a raw HTTP/1.1 client.
         .target(name: "CartographTesting", dependencies: ["CartographCore"]),
         .testTarget(name: "CartographCoreTests", dependencies: ["CartographCore", "CartographTesting"], exclude: ["Fixtures"]),

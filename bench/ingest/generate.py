@@ -15,6 +15,12 @@ are exactly the batches of a k*1000 set, so one generated set serves every size.
 
 `--changed 0.1` writes the re-load set: the same articles, byte for byte, except that in every batch
 exactly 10% of them (chosen by the seed) have a newer `updated_at` and a changed title.
+
+`--changed 0.1 --generation 2` writes a second re-load set, meant to follow the first: generation 1's
+changes are all in it (so against a store that holds generation 1 they are unchanged), and another,
+disjoint 10% of every batch has an `updated_at` newer than anything generation 1 wrote for it (11 to
+21 days after the original, where generation 1 moved it by at most 10 days) and a changed title.
+Generation 1 (the default) is byte-identical whether or not `--generation` is given.
 """
 import argparse
 import json
@@ -99,14 +105,20 @@ def main():
     parser.add_argument("--tags", type=int, default=200, help="tag pool size")
     parser.add_argument("--changed", type=float, default=0.0,
                         help="re-load mode: this fraction of each batch gets a newer updated_at and a new title")
+    parser.add_argument("--generation", type=int, default=1, choices=(1, 2),
+                        help="with --changed: 2 adds a second, disjoint changed fraction, newer than generation 1's")
     args = parser.parse_args()
     if args.articles % args.batch:
         parser.error("--articles must be a multiple of --batch")
+    if args.generation == 2 and not 0 < args.changed <= 0.5:
+        parser.error("--generation 2 needs --changed in (0, 0.5]")
     os.makedirs(args.out, exist_ok=True)
     author_pool, tag_pool = pools(args.seed, args.authors, args.tags)
     change_rng = random.Random(args.seed * 104729 + 3)
+    # Generation 2's own stream: generation 1's draws from change_rng stay exactly as they were.
+    second_rng = random.Random(args.seed * 104729 + 5)
     per_batch = round(args.batch * args.changed)
-    batch, changed, total_bytes, number = [], set(), 0, 0
+    batch, changed, changed2, total_bytes, number = [], set(), set(), 0, 0
 
     def flush():
         nonlocal batch, total_bytes, number
@@ -120,18 +132,27 @@ def main():
     for i, article in articles(args.seed, args.articles, author_pool, tag_pool):
         if i % args.batch == 0 and per_batch:
             changed = set(change_rng.sample(range(args.batch), per_batch))
+            if args.generation == 2:
+                changed2 = set(second_rng.sample(sorted(set(range(args.batch)) - changed), per_batch))
         if i % args.batch in changed:
             # Newer by 1 minute to 10 days (always newer, also than the stored milliseconds).
             seconds = int(datetime.fromisoformat(article["updated_at"].replace("Z", "+00:00")).timestamp() - EPOCH.timestamp())
             article["updated_at"] = iso(seconds + 60 + change_rng.randrange(10 * 86400), change_rng.randrange(1000))
             article["title"] = article["title"] + " (updated)"
+        elif i % args.batch in changed2:
+            # Newer by 11 to 21 days: later than any generation-1 change (at most 10 days + 1 minute).
+            seconds = int(datetime.fromisoformat(article["updated_at"].replace("Z", "+00:00")).timestamp() - EPOCH.timestamp())
+            article["updated_at"] = iso(seconds + 11 * 86400 + second_rng.randrange(10 * 86400), second_rng.randrange(1000))
+            article["title"] = article["title"] + " (updated again)"
         batch.append(article)
         if len(batch) == args.batch:
             flush()
     print("wrote %d batches, %d articles, %.1f MB (largest batch %d bytes)%s" % (
         number, args.articles, total_bytes / 1e6,
         max(os.path.getsize(os.path.join(args.out, "batch-%05d.json" % n)) for n in range(number)),
-        ", %.0f%% changed" % (100 * per_batch / args.batch) if per_batch else ""), file=sys.stderr)
+        (", %.0f%% changed" % (100 * per_batch / args.batch) if per_batch else "")
+        + (" (generation 2: another %.0f%% changed, newer than generation 1)" % (100 * per_batch / args.batch)
+           if per_batch and args.generation == 2 else "")), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ trap 'exit 130' INT TERM
 
 for product in cartograph cartograph-store-loader; do
   swift build -c release --scratch-path "$SCRATCH" --product $product >"$work/build.txt" 2>&1 \
-    || { cat "$work/build.txt" >&2; echo "bench-store: building $product failed" >&2; exit 1; }
+    || { cat "$work/build.txt" >&2; echo "bench/store.sh: building $product failed" >&2; exit 1; }
 done
 bin=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)
 cc -O2 -o "$out/store_reference" bench/reference/store_reference.c $(pkg-config --cflags --libs libmicrohttpd sqlite3)

@@ -1,4 +1,4 @@
-// Loads deterministic benchmark data into a model store for `scripts/bench-store.sh` (`make bench`).
+// Loads deterministic benchmark data into a model store for `bench/store.sh` (`make bench`).
 //
 //   cartograph-store-loader STORE_PATH COUNT [--authors N] [--batch N] [--seed N]
 //   cartograph-store-loader STORE_PATH --open-only [--repeat N]
