@@ -182,7 +182,7 @@ func seedComics(_ server: LiveServer, characters: Int = 3) throws {
         }
     }
 
-    @Test func R_D2_R_D3_deletesApplyRulesAndFeedTheChangeLog() throws {
+    @Test func R_D2_R_D3_R_D6_R_D7_deletesApplyRulesAndFeedTheChangeLog() throws {
         try withComics { (server, key) throws in
             try seedComics(server, characters: 3)
             let client = server.client
@@ -213,6 +213,12 @@ func seedComics(_ server: LiveServer, characters: Int = 3) throws {
             let empty = try client.send("GET", "/v1/tenants/acme/models/comics/changes?since=\(next)", token: key).json()
             #expect(empty["changes"] == [])
             #expect(empty["next"]?.numberValue?.int64Value == next)
+            // R-D7: every page carries the store's epoch; R-D6: a since beyond the head is a 400 naming it.
+            #expect(empty["epoch"]?.stringValue?.count == 32)
+            #expect(empty["epoch"] == start["epoch"])
+            let beyond = try client.send("GET", "/v1/tenants/acme/models/comics/changes?since=\(next + 1)", token: key)
+            #expect(beyond.status == 400)
+            #expect(try beyond.json()["detail"]?.stringValue?.contains("(\(next))") == true)
         }
     }
 

@@ -127,8 +127,8 @@ enum ModelRoutes {
             let limit = try integerQuery(context, "limit") ?? 100
             guard since >= 0 else { throw invalid("/since", "must not be negative") }
             guard (1...1000).contains(limit) else { throw CartographError(.badRequest, "limit must be between 1 and 1000.") }
-            let (changes, next) = try store.read { (reader) throws(CartographError) in try reader.changes(since: Int64(since), limit: limit) }
-            return .json(["changes": .array(changes), "next": .number(JSONNumber(next))])
+            let page = try store.read { (reader) throws(CartographError) in try reader.changes(since: Int64(since), limit: limit) }
+            return .json(["epoch": .string(page.epoch), "changes": .array(page.changes), "next": .number(JSONNumber(page.next))])
         },
     ]
 

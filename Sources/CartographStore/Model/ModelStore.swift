@@ -76,8 +76,7 @@ public final class ModelStore: Sendable {
     /// which — that checkpointer having fallen behind — the commit checkpoints it itself.
     static let checkpointFrames = 1_000, writerCheckpointFrames = 10_000
 
-    static let metaTable = "_cartograph_meta", changesTable = "_cartograph_changes", mappingsTable = "_cartograph_mappings",
-        idempotencyTable = "_cartograph_idempotency"
+    static let metaTable = "_cartograph_meta", mappingsTable = "_cartograph_mappings", idempotencyTable = "_cartograph_idempotency"
 
     /// Opens or creates the store file at `path`. `checkpointsInBackground` is for the server, whose
     /// writer goes on to the next request meanwhile; a one-shot writer (`cartograph map`) keeps SQLite's
@@ -101,10 +100,8 @@ public final class ModelStore: Sendable {
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.mappingsTable)) (name TEXT PRIMARY KEY NOT NULL, document TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.idempotencyTable)) (
                     key TEXT PRIMARY KEY NOT NULL, request_sha256 BLOB NOT NULL, response TEXT NOT NULL, at INTEGER NOT NULL);
-                CREATE TABLE IF NOT EXISTS \(quoted(Self.changesTable)) (
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT, op TEXT NOT NULL, entity TEXT NOT NULL,
-                    object_id INTEGER NOT NULL, key TEXT NOT NULL, object TEXT, at INTEGER NOT NULL);
                 """ + StoreTransaction.pendingConnectionsSchema)
+            try ChangeFeed.prepare(connection, metaTable: Self.metaTable)
             let loaded = try Self.loadModel(connection, name: name)
             bytes = try Self.measureBytes(connection)
             writer = Writer(connection: connection, model: loaded?.model)
@@ -205,11 +202,13 @@ public final class ModelStore: Sendable {
                 // Objects of entities that leave the model (or change hierarchy) get tombstones first.
                 if let oldLayout {
                     let reader = ObjectReader(connection: connection, layout: oldLayout)
+                    var seq = try ChangeFeed.head(connection)
                     for entity in plan.removedEntities {
                         let table = oldLayout.table(of: entity)
                         for row in try connection.rows("SELECT _id FROM \(quoted(table)) WHERE _entity = ?", [.text(entity)]) {
                             guard let id = row[0].integerValue, let object = try reader.object(id: id, entity: entity) else { continue }
-                            try Self.appendChange(connection, op: "delete", entity: entity, id: id, key: reader.key(of: object), object: nil, at: now)
+                            seq += 1
+                            try ChangeFeed.recordDeletion(connection, id: id, entity: entity, key: reader.key(of: object), seq: seq, at: now)
                         }
                         if oldLayout.model.entity(named: table) != nil, newLayout.model.entity(named: table)?.parent == nil {
                             try connection.run("DELETE FROM \(quoted(table)) WHERE _entity = ?", [.text(entity)])
@@ -262,7 +261,7 @@ public final class ModelStore: Sendable {
                     guard let model = writer.model else { throw CartographError(.notFound, "Model '\(name)' has no schema yet.") }
                     let transaction = StoreTransaction(connection: connection, layout: writer.layout(for: model), nextID: nextID)
                     let value = try body(transaction)
-                    let seq = try Self.commitChanges(of: transaction)
+                    let seq = try ChangeFeed.record(transaction)
                     try beforeCommit?(transaction, value, seq)
                     do {
                         try connection.run("INSERT OR REPLACE INTO \(quoted(Self.metaTable)) (key, value) VALUES ('next_id', ?)",
@@ -305,49 +304,6 @@ public final class ModelStore: Sendable {
             defer { release(pooled) }
             try? pooled.connection.checkpoint()
         }
-    }
-
-    /// Writes the feed entries for everything the transaction touched, in first-touch order.
-    private static func commitChanges(of transaction: StoreTransaction) throws(CartographError) -> Int64 {
-        let connection = transaction.connection
-        let reader = transaction.reader
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let deletedIDs = Set(transaction.deleted.map(\.id))
-        // Rows written here are known as they stand, and so are the join-table destinations written:
-        // neither is read back.
-        var keys = transaction.writtenRows.mapValues { reader.key(of: $0) }
-        // Objects are rendered into one buffer, reused from row to row.
-        var text: [UInt8] = []
-        text.reserveCapacity(4096)
-        do {
-            for (id, entity) in transaction.touched where !deletedIDs.contains(id) {
-                guard let object = try transaction.writtenRows[id] ?? reader.object(id: id, entity: entity) else { continue }
-                text.removeAll(keepingCapacity: true)
-                JSONWriter.write(try reader.json(of: object, storedRelationshipsOnly: true,
-                                                 joinDestinations: transaction.writtenJoinDestinations[id], keys: &keys), into: &text)
-                try appendChange(connection, op: "upsert", entity: object.entity, id: id, key: keys[id] ?? reader.key(of: object), object: text, at: now)
-            }
-            for (id, entity, key) in transaction.deleted where id < transaction.firstNewID {
-                try appendChange(connection, op: "delete", entity: entity, id: id, key: key, object: nil, at: now)
-            }
-            return try connection.rows("SELECT coalesce(max(seq), 0) FROM \(quoted(changesTable))").first?.first?.integerValue ?? 0
-        } catch {
-            throw CartographError(.internalError, "Cannot write the change feed: \(error)")
-        }
-    }
-
-    private static let insertChangeSQL = "INSERT INTO \(quoted(changesTable)) (op, entity, object_id, key, object, at) VALUES (?, ?, ?, ?, ?, ?)"
-
-    /// `object` is the object's JSON text (nil for a deletion).
-    private static func appendChange(_ connection: SQLiteConnection, op: String, entity: String, id: Int64, key: JSONValue,
-                                     object: [UInt8]?, at: Int64) throws(SQLiteError) {
-        let statement = try connection.cached(insertChangeSQL)
-        // The object's text is bound over the placeholder straight from its buffer.
-        try statement.bind([.text(op), .text(entity), .integer(id), .text(key.jsonText), .null, .integer(at)])
-        if let object {
-            try object.withUnsafeBufferPointer { (text) throws(SQLiteError) in try statement.bindText(text, at: 5) }
-        }
-        try statement.runBound()
     }
 
     // MARK: Reads

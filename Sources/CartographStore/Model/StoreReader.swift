@@ -206,31 +206,9 @@ public struct StoreReader {
         return try reader.object(entity: entity, rawKey: rawKey)
     }
 
-    /// Change-feed entries after `since`, in commit order (R-D4), and the `next` to resume from.
-    public func changes(since: Int64, limit: Int) throws(CartographError) -> (changes: [JSONValue], next: Int64) {
-        let rows = try sqlite { () throws(SQLiteError) in
-            try reader.connection.rows(
-                "SELECT seq, op, entity, key, object, at FROM \(quoted(ModelStore.changesTable)) WHERE seq > ? ORDER BY seq LIMIT ?",
-                [.integer(since), .integer(Int64(limit))])
-        }
-        var next = since
-        let jsonReader = JSONReader()
-        let changes: [JSONValue] = rows.map { row in
-            let seq = row[0].integerValue ?? 0
-            next = max(next, seq)
-            var entry = JSONObject()
-            entry.append("seq", .number(JSONNumber(seq)))
-            entry.append("op", .string(row[1].textValue ?? ""))
-            entry.append("entity", .string(row[2].textValue ?? ""))
-            entry.append("key", (try? jsonReader.parse(row[3].textValue ?? "null")) ?? .null)
-            if let object = row[4].textValue {
-                entry.append("object", (try? jsonReader.parse(object)) ?? .null)
-            } else {
-                entry.append("deletedAt", .string(ISO8601Instant.render(milliseconds: row[5].integerValue ?? 0)))
-            }
-            return .object(entry)
-        }
-        return (changes, next)
+    /// Change-feed entries after `since`, in order (R-D4): see `ChangeFeed`.
+    public func changes(since: Int64, limit: Int) throws(CartographError) -> ChangeFeedPage {
+        try ChangeFeed.page(reader, metaTable: ModelStore.metaTable, since: since, limit: limit)
     }
 }
 

@@ -19,21 +19,18 @@ public final class StoreTransaction {
     /// The first id this transaction assigns: objects from it on were inserted here, so deleting
     /// one leaves no tombstone (no reader ever saw it).
     let firstNewID: Int64
-    private var deletedIDs: Set<Int64> = []
+    private(set) var deletedIDs: Set<Int64> = []
     /// Objects inserted here whose relationship storage, on either side, nothing has written since,
     /// with the to-one destinations their row was inserted with: every other relationship of theirs is
     /// empty, so reading one needs no query (most of a payload's new objects are asked for their old
     /// destinations right after they are inserted).
     private var bareInserts: [Int64: [String: Int64]] = [:]
-    /// Rows inserted or updated here, as they now stand (later attribute and foreign-key writes patched
-    /// in), so the change feed needs no read of them; a row is dropped at the first write not patched
-    /// here (it is read then). Kept for `maxKeptRows` rows only: a huge payload must not hold every row twice.
-    private(set) var writtenRows: [Int64: StoredObject] = [:]
-    static let maxKeptRows = 100_000
     /// Forward join-table destinations written here, in order, by object and relationship: writing one
     /// replaces all of its rows, so the list is exact until a write from the other side (which drops
-    /// it). The change feed and relationship reads use it instead of a query. Kept for `maxKeptRows` objects.
+    /// it). Relationship reads use it instead of a query. Kept for `maxKeptObjects` objects only: a huge
+    /// payload must not hold every list twice.
     private(set) var writtenJoinDestinations: [Int64: [String: [Int64]]] = [:]
+    static let maxKeptObjects = 100_000
     /// Late-binding targets by id (R-C5), loaded on first use.
     var pendingTargetCache: [PendingConnection.Target: Int64]?
 
@@ -84,9 +81,6 @@ public final class StoreTransaction {
         let written = toOne.filter { plan.toOne.contains($0.key) }
         relationshipsWritten(of: toOne.values)
         bareInserts[id] = written
-        if writtenRows.count < Self.maxKeptRows {
-            writtenRows[id] = StoredObject(id: id, entity: entity, isStub: stub, values: values, toOne: written)
-        }
         for (name, destination) in toOne where !plan.toOne.contains(name) {
             try setRelationship(id: id, entity: entity, relationship: name, to: [destination], current: [])
         }
@@ -113,12 +107,6 @@ public final class StoreTransaction {
         guard !assignments.isEmpty else { return false }
         let sql = "UPDATE \(quoted(layout.table(of: entity))) SET \(assignments.joined(separator: ", ")) WHERE _id = ?"
         try sqlite { () throws(SQLiteError) in try connection.run(sql, bound + [.integer(id)]) }
-        // `current` is the whole row (every attribute and foreign key): with the new values it is the row now.
-        if writtenRows[id] != nil || writtenRows.count < Self.maxKeptRows {
-            var now = current.values
-            for (name, value) in values { now[name] = value }
-            writtenRows[id] = StoredObject(id: id, entity: current.entity, isStub: current.isStub && !clearStub, values: now, toOne: current.toOne)
-        }
         touch(id, current.entity)
         return true
     }
@@ -206,10 +194,7 @@ public final class StoreTransaction {
                                    [.integer(destination), .integer(destination)] + chunk.map { .integer($0) })
             }
         }
-        for id in ids {
-            touch(id, entity)
-            writtenRows[id]?.toOne[name] = destination
-        }
+        for id in ids { touch(id, entity) }
         relationshipsWritten(of: ids + [destination])
     }
 
@@ -234,9 +219,7 @@ public final class StoreTransaction {
             case .foreignKey(let table, let column):
                 try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = ? WHERE _id = ?",
                                    [new.first.map { .integer($0) } ?? .null, .integer(id)])
-                writtenRows[id]?.toOne[relationship.name] = new.first
             case .inverseForeignKey(let table, let column):
-                for row in changed { writtenRows[row] = nil }
                 for removed in old where !new.contains(removed) {
                     try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = NULL WHERE _id = ? AND \(quoted(column)) = ?",
                                        [.integer(removed), .integer(id)])
@@ -245,7 +228,7 @@ public final class StoreTransaction {
                     try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = ? WHERE _id = ?", [.integer(id), .integer(added)])
                 }
             case .joinTable(let name, false):
-                if writtenJoinDestinations[id] != nil || writtenJoinDestinations.count < Self.maxKeptRows {
+                if writtenJoinDestinations[id] != nil || writtenJoinDestinations.count < Self.maxKeptObjects {
                     writtenJoinDestinations[id, default: [:]][relationship.name] = new
                 }
                 if !old.isEmpty { try connection.run("DELETE FROM \(quoted(name)) WHERE source = ?", [.integer(id)]) }
@@ -318,7 +301,6 @@ public final class StoreTransaction {
                 try removePendingConnections(of: object.id)
             }
             deletedIDs.insert(object.id)
-            writtenRows[object.id] = nil
             deleted.append((object.id, object.entity, key))
         }
         return deleted.count - before
@@ -337,7 +319,6 @@ public final class StoreTransaction {
                     for row in sources {
                         guard let id = row[0].integerValue else { continue }
                         relationshipsWritten(of: [id])
-                        writtenRows[id] = nil
                         try sqlite { () throws(SQLiteError) in
                             try connection.run("UPDATE \(quoted(table)) SET \(quoted(column)) = NULL WHERE _id = ?", [.integer(id)])
                         }

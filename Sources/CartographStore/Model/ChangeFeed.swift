@@ -1,0 +1,161 @@
+// The change feed (R-D4, docs/change-feed.md), compacted as CouchDB's `_changes` is: one row per
+// object that ever changed, at the sequence number of its latest change, and rendered when it is read.
+// A write costs one small row per touched object (no copy of the object), and the feed holds at most
+// one row per object plus one tombstone per deleted object, whatever the number of updates.
+//
+// What a reader is promised: a page lists entries with `seq > since` in order; an entry shows the
+// object as it stands when read, which is its state at that seq (any later change would have moved it
+// to a later seq). A follower paging from 0 while writers commit reaches every object's final state,
+// because a change after the follower's position moves the object past that position.
+import Foundation
+public import CartographCore
+
+/// One page of the feed.
+public struct ChangeFeedPage: Sendable {
+    /// The store's epoch: fixed when the store file was created. A follower that saved another must start again from 0.
+    public var epoch: String
+    public var changes: [JSONValue]
+    /// The `since` to resume from: the last entry's seq, or the request's `since` when the page is empty.
+    public var next: Int64
+}
+
+enum ChangeFeed {
+    static let table = "_cartograph_feed"
+    /// The feed of stores written before compaction: one row (with the object's JSON) per change.
+    static let legacyTable = "_cartograph_changes"
+
+    /// `object_id` is the rowid: writing an object's entry replaces the one it had. Upserts carry no key
+    /// (the object is read for it); a tombstone keeps the key and time of the deletion.
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS \(quoted(table)) (
+            object_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL, entity TEXT NOT NULL, key TEXT, deleted_at INTEGER);
+        CREATE UNIQUE INDEX IF NOT EXISTS "_cartograph_feed_by_seq" ON \(quoted(table)) (seq);
+        """
+
+    /// Creates the feed, moves a legacy feed into it (keeping each object's latest entry, so the head and
+    /// every follower's position stay valid) and gives the store its epoch. One transaction: a store
+    /// whose migration was interrupted still holds its legacy feed and migrates when next opened.
+    static func prepare(_ connection: SQLiteConnection, metaTable: String) throws(SQLiteError) {
+        let hasLegacy = try !connection.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(legacyTable)]).isEmpty
+        let hasEpoch = try !connection.rows("SELECT 1 FROM \(quoted(metaTable)) WHERE key = 'epoch'").isEmpty
+        let hasFeed = try !connection.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(table)]).isEmpty
+        guard hasLegacy || !hasEpoch || !hasFeed else { return }
+        do {
+            try connection.transaction { () throws(SQLiteError) in
+                try connection.execute(schema)
+                if hasLegacy {
+                    // SQLite takes the bare columns of an aggregate query with max() from the row holding the max.
+                    try connection.execute("""
+                        INSERT OR REPLACE INTO \(quoted(table)) (object_id, seq, entity, key, deleted_at)
+                        SELECT object_id, max(seq), entity, CASE op WHEN 'delete' THEN key END, CASE op WHEN 'delete' THEN at END
+                        FROM \(quoted(legacyTable)) GROUP BY object_id;
+                        DROP TABLE \(quoted(legacyTable));
+                        """)
+                }
+                try connection.run("INSERT OR IGNORE INTO \(quoted(metaTable)) (key, value) VALUES ('epoch', ?)", [.text(newEpoch())])
+            }
+        } catch {
+            switch error {
+            case .body(let error), .sqlite(let error): throw error
+            }
+        }
+    }
+
+    /// 128 random bits as hex.
+    private static func newEpoch() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
+    }
+
+    /// The last sequence number given (0 for a store that has none).
+    static func head(_ connection: SQLiteConnection) throws(SQLiteError) -> Int64 {
+        try connection.cached("SELECT coalesce(max(seq), 0) FROM \(quoted(table))").rows().first?.first?.integerValue ?? 0
+    }
+
+    static func epoch(_ connection: SQLiteConnection, metaTable: String) throws(SQLiteError) -> String {
+        try connection.rows("SELECT value FROM \(quoted(metaTable)) WHERE key = 'epoch'").first?.first?.textValue ?? ""
+    }
+
+    private static let upsertSQL = "INSERT OR REPLACE INTO \(quoted(table)) (object_id, seq, entity, key, deleted_at) VALUES (?, ?, ?, NULL, NULL)"
+    private static let tombstoneSQL = "INSERT OR REPLACE INTO \(quoted(table)) (object_id, seq, entity, key, deleted_at) VALUES (?, ?, ?, ?, ?)"
+
+    /// Gives every object the transaction changed its next sequence number, in first-touch order, then
+    /// the deleted objects that existed before it their tombstones. Returns the head after the write.
+    static func record(_ transaction: StoreTransaction) throws(CartographError) -> Int64 {
+        let connection = transaction.connection
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        do {
+            var seq = try head(connection)
+            let upsert = try connection.cached(upsertSQL)
+            let deleted = transaction.deletedIDs
+            for (id, entity) in transaction.touched where !deleted.contains(id) {
+                seq += 1
+                try upsert.bind([.integer(id), .integer(seq), .text(entity)])
+                try upsert.runBound()
+            }
+            for (id, entity, key) in transaction.deleted where id < transaction.firstNewID {
+                seq += 1
+                try recordDeletion(connection, id: id, entity: entity, key: key, seq: seq, at: now)
+            }
+            return seq
+        } catch {
+            throw CartographError(.internalError, "Cannot write the change feed: \(error)")
+        }
+    }
+
+    static func recordDeletion(_ connection: SQLiteConnection, id: Int64, entity: String, key: JSONValue, seq: Int64, at: Int64) throws(SQLiteError) {
+        let statement = try connection.cached(tombstoneSQL)
+        try statement.bind([.integer(id), .integer(seq), .text(entity), .text(key.jsonText), .integer(at)])
+        try statement.runBound()
+    }
+
+    /// Up to `limit` entries after `since`. A `since` beyond the head is a 400 naming the head.
+    static func page(_ reader: ObjectReader, metaTable: String, since: Int64, limit: Int) throws(CartographError) -> ChangeFeedPage {
+        let connection = reader.connection
+        do {
+            let head = try head(connection)
+            guard since <= head else {
+                throw CartographError(.badRequest, "since \(since) is beyond the head of the change feed (\(head)).",
+                                      errors: [.init(pointer: "/since", message: "must be at most \(head)")])
+            }
+            let rows = try connection.rows(
+                "SELECT seq, object_id, entity, key, deleted_at FROM \(quoted(table)) WHERE seq > ? ORDER BY seq LIMIT ?",
+                [.integer(since), .integer(Int64(limit))])
+            var keys: [Int64: JSONValue] = [:]
+            var changes: [JSONValue] = []
+            changes.reserveCapacity(rows.count)
+            let jsonReader = JSONReader()
+            for row in rows {
+                let seq = row[0].integerValue ?? 0, id = row[1].integerValue ?? 0, entity = row[2].textValue ?? ""
+                var entry = JSONObject()
+                entry.append("seq", .number(JSONNumber(seq)))
+                if let deletedAt = row[4].integerValue {
+                    entry.append("op", "delete")
+                    entry.append("entity", .string(entity))
+                    entry.append("key", (try? jsonReader.parse(row[3].textValue ?? "null")) ?? .null)
+                    entry.append("deletedAt", .string(ISO8601Instant.render(milliseconds: deletedAt)))
+                } else {
+                    // Every upsert row's object exists in the same snapshot: a deletion replaces the row.
+                    guard let object = try reader.object(id: id, entity: entity) else { continue }
+                    entry.append("op", "upsert")
+                    entry.append("entity", .string(object.entity))
+                    entry.append("key", reader.key(of: object))
+                    entry.append("object", try reader.json(of: object, storedRelationshipsOnly: true, keys: &keys))
+                }
+                changes.append(.object(entry))
+            }
+            return ChangeFeedPage(epoch: try epoch(connection, metaTable: metaTable), changes: changes,
+                                  next: rows.last?[0].integerValue ?? since)
+        } catch let error as CartographError {
+            throw error
+        } catch {
+            throw CartographError(.internalError, "Cannot read the change feed: \(error)")
+        }
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
