@@ -1,8 +1,8 @@
 // R-D4 as a property: whatever a sequence of writes does — inserts, stubs filled in, attribute updates,
 // relationships set from either side and in bulk, deletions — a follower replaying the change feed
-// from 0 holds exactly what the store holds. The feed renders rows and relationship lists the
-// transaction wrote without reading them back (`StoreTransaction.writtenRows`,
-// `writtenJoinDestinations`, `bareInserts`); this is what keeps those caches honest.
+// from 0 holds exactly what the store holds. The feed renders objects when it is read; inside a
+// transaction, relationship reads answer from the lists it wrote (`StoreTransaction.writtenJoinDestinations`,
+// `bareInserts`) instead of queries, and this keeps those caches honest.
 import Foundation
 import Testing
 import CartographCore

@@ -1,0 +1,68 @@
+// R-P11's Idempotency-Key, checked and stored inside the write transaction (docs/mapping.md, "Posting
+// a payload"): two concurrent requests with one key apply the payload once.
+import Foundation
+import Synchronization
+import Testing
+import CartographCore
+@testable import CartographStore
+
+/// What the two requests saw, shared by their threads.
+private final class Requests: Sendable {
+    let applied = Atomic<Int>(0)
+    let responses = Mutex<[JSONValue]>([])
+}
+
+struct IdempotencyTests {
+    /// The first request is still mapping (inside its transaction) when the second, with the same key and
+    /// body, arrives: the second must wait and answer the first's stored result, not apply the payload again.
+    @Test func R_P11_twoConcurrentRequestsWithOneKeyApplyThePayloadOnce() throws {
+        let store = try makeStore()
+        // A pooled read connection exists already (opening one can wait for the writer's lock, which
+        // would hide a lookup made outside the transaction).
+        _ = try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Team")) }
+        let requests = Requests()
+        let firstIsInside = DispatchSemaphore(value: 0)
+        @Sendable func post(signalling: Bool) {
+            let request: (key: String, requestHash: [UInt8]) = ("retry-1", [1, 2, 3])
+            let response = try? store.applyPayload(idempotency: request, dryRun: false) { (tx) throws(CartographError) -> JSONObject in
+                let n = requests.applied.add(1, ordering: .relaxed).newValue
+                if signalling {
+                    firstIsInside.signal()
+                    Thread.sleep(forTimeInterval: 0.3)  // the second request arrives meanwhile
+                }
+                _ = try tx.insert(entity: "Team", values: ["id": .integer(Int64(n))])
+                return JSONObject([("inserted", .number(JSONNumber(1)))])
+            }
+            requests.responses.withLock { $0.append(response ?? .null) }
+        }
+        // Threads of their own, as the server's request threads are (a dispatch queue may not start the
+        // second while the first sleeps).
+        let done = DispatchSemaphore(value: 0)
+        Thread { post(signalling: true); done.signal() }.start()
+        firstIsInside.wait()
+        Thread { post(signalling: false); done.signal() }.start()
+        done.wait()
+        done.wait()
+        #expect(requests.applied.load(ordering: .relaxed) == 1)
+        let answers = requests.responses.withLock { $0 }
+        #expect(answers.count == 2)
+        #expect(answers.first == answers.last, "the second answers the first's stored result")
+        #expect(answers.first?["changeSeq"] != nil)
+        let teams = try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Team")) }.items
+        #expect(teams.count == 1)
+    }
+
+    @Test func R_P11_aKeyReusedWithAnotherRequestIsRefusedAndAppliesNothing() throws {
+        let store = try makeStore()
+        let body = { (tx: StoreTransaction) throws(CartographError) -> JSONObject in
+            _ = try tx.insert(entity: "Team", values: ["id": .integer(1)])
+            return JSONObject()
+        }
+        _ = try store.applyPayload(idempotency: ("k", [1]), dryRun: false, body)
+        #expect {
+            _ = try store.applyPayload(idempotency: ("k", [2]), dryRun: false, body)
+        } throws: { error in (error as? CartographError)?.code == .unprocessable }
+        let teams = try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Team")) }.items
+        #expect(teams.count == 1)
+    }
+}
