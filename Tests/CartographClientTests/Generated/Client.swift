@@ -4202,6 +4202,8 @@ internal struct Client: APIProtocol {
     }
     /// The change feed (read)
     ///
+    /// Compacted (docs/change-feed.md): each object appears once, at the sequence number of its latest change, with its state when read; deleted objects appear as tombstones. Replaying from 0 rebuilds the store; a follower that keeps paging reaches every object's final state. A `since` beyond the head is a 400 naming the head. When `epoch` differs from the one a follower saved, the store was created anew: start again from 0.
+    ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/changes`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/changes/get(getChanges)`.
     internal func getChanges(_ input: Operations.GetChanges.Input) async throws -> Operations.GetChanges.Output {
@@ -4265,6 +4267,28 @@ internal struct Client: APIProtocol {
                         preconditionFailure("bestContentType chose an invalid content type.")
                     }
                     return .ok(.init(body: body))
+                case 400:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.BadRequest.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .badRequest(.init(body: body))
                 case 429:
                     let headers: Components.Responses.TooManyRequests.Headers = .init(
                         retryAfter: try converter.getOptionalHeaderFieldAsURI(

@@ -1411,6 +1411,10 @@ extension Components {
         }
         /// - Remark: Generated from `#/components/schemas/ChangePage`.
         internal struct ChangePage: Codable, Hashable, Sendable {
+            /// The store's epoch, fixed when its file was created: a follower whose saved epoch differs starts again from 0.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChangePage/epoch`.
+            internal var epoch: Swift.String
             /// - Remark: Generated from `#/components/schemas/ChangePage/changes`.
             internal var changes: [Components.Schemas.Change]
             /// The `since` to ask for the next page with; equals `since` on an empty page.
@@ -1420,21 +1424,25 @@ extension Components {
             /// Creates a new `ChangePage`.
             ///
             /// - Parameters:
+            ///   - epoch: The store's epoch, fixed when its file was created: a follower whose saved epoch differs starts again from 0.
             ///   - changes:
             ///   - next: The `since` to ask for the next page with; equals `since` on an empty page.
             internal init(
+                epoch: Swift.String,
                 changes: [Components.Schemas.Change],
                 next: Swift.Int
             ) {
+                self.epoch = epoch
                 self.changes = changes
                 self.next = next
             }
             internal enum CodingKeys: String, CodingKey {
+                case epoch
                 case changes
                 case next
             }
         }
-        /// A change-feed entry (R-D4) — an upsert carries the object as stored, a delete (a tombstone) its `deletedAt`.
+        /// A change-feed entry (R-D4) — an upsert carries the object as it stands (its latest change is this entry), a delete (a tombstone) its `deletedAt`.
         ///
         /// - Remark: Generated from `#/components/schemas/Change`.
         internal struct Change: Codable, Hashable, Sendable {

@@ -6117,6 +6117,8 @@ internal enum Operations {
     }
     /// The change feed (read)
     ///
+    /// Compacted (docs/change-feed.md): each object appears once, at the sequence number of its latest change, with its state when read; deleted objects appear as tombstones. Replaying from 0 rebuilds the store; a follower that keeps paging reaches every object's final state. A `since` beyond the head is a 400 naming the head. When `epoch` differs from the one a follower saved, the store was created anew: start again from 0.
+    ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/changes`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/changes/get(getChanges)`.
     internal enum GetChanges {
@@ -6219,7 +6221,7 @@ internal enum Operations {
                     self.body = body
                 }
             }
-            /// Changes after `since`, in commit order.
+            /// Changes after `since`, in sequence order.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/changes/get(getChanges)/responses/200`.
             ///
@@ -6237,6 +6239,29 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/changes/get(getChanges)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
                             response: self
                         )
                     }
