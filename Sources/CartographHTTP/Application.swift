@@ -25,6 +25,8 @@ public final class Application: Sendable {
     private let state = Atomic<ServiceState>(.starting)
     private let metricsExposition: @Sendable () -> [UInt8]
     let rateLimiter = TenantRateLimiter()
+    /// Long polls waiting for a store to change.
+    let changeWaiters = ChangeWaiters()
 
     /// - Parameter metricsExposition: renders the Prometheus text for `/metrics`.
     public init(configuration: ServerConfiguration, control: ControlStore, stores: StoreRegistry, adminToken: String, logger: Logger,
@@ -102,6 +104,22 @@ public final class Application: Sendable {
         }
     }
 
+    /// Parks a response that waits for its store to change (`response.pending`): `resolve` is called once,
+    /// on another thread, with the answer, as `respond` would have given it.
+    public func park(_ response: HTTPResponse, for request: HTTPRequest, resolve: @escaping @Sendable (HTTPResponse) -> Void) {
+        guard let pending = response.pending else { return resolve(response) }
+        changeWaiters.park(pending) { [self] answer in
+            var answer = answer
+            answer.headers.append(("X-Request-Id", pending.requestID))
+            record(request: request, response: answer, labels: Labels(route: pending.route, tenant: pending.tenant),
+                   requestID: pending.requestID, duration: ContinuousClock.now - pending.started)
+            resolve(answer)
+        }
+    }
+
+    /// Answers every parked long poll now (the server is draining).
+    public func answerParkedRequests() { changeWaiters.answerAll() }
+
     /// Answers a request that the transport refused before it was complete (e.g. a body over the limit).
     public func reject(_ request: HTTPRequest, with error: CartographError) -> HTTPResponse {
         finish(request) { (_, _) throws(CartographError) -> HTTPResponse in throw error }
@@ -130,7 +148,15 @@ public final class Application: Sendable {
             }
         }
         switch outcome {
-        case .success(let answer):
+        case .success(var answer):
+            if answer.pending != nil {
+                // Logged and counted when it is answered (`park`).
+                answer.pending?.requestID = requestID
+                answer.pending?.started = started
+                answer.pending?.route = labels.route
+                answer.pending?.tenant = labels.tenant
+                return answer
+            }
             response = answer
         case .failure(let error):
             if error.code == .timeLimitExceeded {
@@ -174,7 +200,12 @@ public final class Application: Sendable {
             let context = RequestContext(application: self, request: request, parameters: parameters, principal: principal,
                                          requestID: requestID)
             do {
-                return try route.handler(context)
+                let response = try route.handler(context)
+                // A write to a model's store wakes the long polls of its change feed.
+                if request.method != "GET", response.status < 300, let tenant = parameters["tenant"], let model = parameters["model"] {
+                    changeWaiters.notify("\(tenant)/\(model)")
+                }
+                return response
             } catch let error as CartographError {
                 throw error
             } catch {

@@ -32,8 +32,10 @@ public struct RawHTTPClient: Sendable {
     public init(port: Int) { self.port = port }
 
     /// Sends a request built from parts; `Content-Length` is added for a body unless given.
+    /// `halfClose` shuts the socket's write side once the request is sent (most tests); a long poll keeps
+    /// it open, as HTTP clients do: libmicrohttpd may drop a suspended connection whose peer closed its side.
     public func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
-                     token: String? = nil) throws -> RawResponse {
+                     token: String? = nil, halfClose: Bool = true) throws -> RawResponse {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
@@ -41,7 +43,7 @@ public struct RawHTTPClient: Sendable {
             head += "Content-Length: \(body.count)\r\n"
         }
         head += "\r\n"
-        return try sendRaw(Array(head.utf8) + (body ?? []))
+        return try sendRaw(Array(head.utf8) + (body ?? []), halfClose: halfClose)
     }
 
     /// Sends JSON with `Content-Type: application/json`.
@@ -51,11 +53,11 @@ public struct RawHTTPClient: Sendable {
 
     /// Writes `bytes` as they are and parses whatever comes back. Write errors (the server may close
     /// early, e.g. after a 413) do not stop the read.
-    public func sendRaw(_ bytes: [UInt8], timeoutSeconds: Int = 30) throws -> RawResponse {
+    public func sendRaw(_ bytes: [UInt8], timeoutSeconds: Int = 30, halfClose: Bool = true) throws -> RawResponse {
         let socket = try connect()
         defer { close(socket) }
         _ = writeAll(socket, bytes)
-        shutdown(socket, Int32(SHUT_WR))
+        if halfClose { shutdown(socket, Int32(SHUT_WR)) }
         return try readResponse(socket, timeoutSeconds: timeoutSeconds)
     }
 

@@ -730,7 +730,7 @@ extension HostileSweep {
         "GET /v1/tenants/{tenant}/models/{model}/entities/{entity}/objects": ["where", "orderBy", "limit", "cursor", "include", "shape", "count"],
         "GET /v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}": ["include", "shape"],
         "DELETE /v1/tenants/{tenant}/models/{model}/entities/{entity}/objects": ["where"],
-        "GET /v1/tenants/{tenant}/models/{model}/changes": ["since", "limit"],
+        "GET /v1/tenants/{tenant}/models/{model}/changes": ["since", "limit", "wait"],
         "PUT /v1/tenants/{tenant}/models/{model}": ["allowDestructive"],
         "POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads": ["dryRun", "explain"],
         "POST /v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads": ["dryRun", "explain"],

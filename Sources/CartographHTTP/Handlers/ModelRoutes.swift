@@ -127,8 +127,27 @@ enum ModelRoutes {
             let limit = try integerQuery(context, "limit") ?? 100
             guard since >= 0 else { throw invalid("/since", "must not be negative") }
             guard (1...1000).contains(limit) else { throw CartographError(.badRequest, "limit must be between 1 and 1000.") }
-            let page = try store.read { (reader) throws(CartographError) in try reader.changes(since: Int64(since), limit: limit) }
-            return .json(["epoch": .string(page.epoch), "changes": .array(page.changes), "next": .number(JSONNumber(page.next))])
+            let wait = try integerQuery(context, "wait") ?? 0
+            guard (0...60).contains(wait) else { throw invalid("/wait", "must be between 0 and 60 seconds") }
+            @Sendable func page() throws(CartographError) -> (isEmpty: Bool, response: HTTPResponse) {
+                let page = try store.read { (reader) throws(CartographError) in try reader.changes(since: Int64(since), limit: limit) }
+                return (page.changes.isEmpty,
+                        .json(["epoch": .string(page.epoch), "changes": .array(page.changes), "next": .number(JSONNumber(page.next))]))
+            }
+            let first = try page()
+            guard first.isEmpty, wait > 0 else { return first.response }
+            // R-D8: nothing after `since` yet: answer when a write commits, or with the empty page at the deadline.
+            let path = context.request.path
+            return PendingResponse.waiting(for: "\(context.parameter("tenant"))/\(store.name)", until: .now + .seconds(wait)) { final in
+                do throws(CartographError) {
+                    let next = try page()
+                    return next.isEmpty && !final ? nil : next.response
+                } catch {
+                    // As `Application.finish` answers: a server fault's own words stay out of the answer.
+                    return .problem(error.code == .internalError ? CartographError(.internalError, "An internal error occurred.") : error,
+                                    instance: path)
+                }
+            }
         },
     ]
 

@@ -66,6 +66,9 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+    /// Set on an answer that waits for a store to change (a long poll): the transport parks the
+    /// connection with `Application.park` instead of sending this response.
+    public internal(set) var pending: PendingResponse?
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
@@ -86,5 +89,27 @@ public struct HTTPResponse: Sendable {
     public func header(_ name: String) -> String? {
         let lowered = name.lowercased()
         return headers.first { $0.name.lowercased() == lowered }?.value
+    }
+}
+
+/// An answer that waits for a write to one model's store (`GET …/changes?wait=`, docs/change-feed.md):
+/// `poll` is asked again after every write to that store, and a last time (`final`) at the deadline,
+/// when it must answer.
+public struct PendingResponse: Sendable {
+    /// The store whose writes may answer it: `tenant/model`.
+    let store: String
+    let deadline: ContinuousClock.Instant
+    /// The answer if there is one now; nil to go on waiting (never when `final`).
+    let poll: @Sendable (_ final: Bool) -> HTTPResponse?
+    /// What the request log needs when the answer is finally given (set by `Application`).
+    var requestID = ""
+    var started = ContinuousClock.now
+    var route = "", tenant: String?
+
+    static func waiting(for store: String, until deadline: ContinuousClock.Instant,
+                        poll: @escaping @Sendable (_ final: Bool) -> HTTPResponse?) -> HTTPResponse {
+        var response = HTTPResponse(status: 200)
+        response.pending = PendingResponse(store: store, deadline: deadline, poll: poll)
+        return response
     }
 }

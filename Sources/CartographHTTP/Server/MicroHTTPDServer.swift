@@ -33,8 +33,9 @@ public final class MicroHTTPDServer: Sendable {
     @discardableResult
     public func start() throws -> Int {
         let configuration = application.configuration
+        // Suspend/resume parks long polls without holding a pool thread (ChangeWaiters).
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
-            | MHD_USE_ERROR_LOG.rawValue
+            | MHD_USE_ERROR_LOG.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         let options: [MHD_OptionItem] = [
             MHD_OptionItem(option: .THREAD_POOL_SIZE, value: max(1, configuration.threads), ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_LIMIT, value: configuration.connectionLimit, ptr_value: nil),
@@ -71,6 +72,7 @@ public final class MicroHTTPDServer: Sendable {
             let socket = MHD_quiesce_daemon(handle.pointer)
             listenSocket.withLock { $0 = socket }
         }
+        application.answerParkedRequests()
     }
 
     /// Waits until no request is in flight, or `timeout` passes; true when drained.
@@ -100,6 +102,18 @@ public final class MicroHTTPDServer: Sendable {
     deinit { stop() }
 }
 
+/// The answer a parked request's connection is resumed with: written on a dispatch thread, read by MHD's.
+private final class ParkedAnswer: Sendable {
+    private let answer = Mutex<HTTPResponse?>(nil)
+    func put(_ response: HTTPResponse) { answer.withLock { $0 = response } }
+    func take() -> HTTPResponse? { answer.withLock { $0.take() } }
+}
+
+/// A connection handle that crosses to the thread resuming it. @unchecked Sendable: MHD allows
+/// `MHD_resume_connection` from any thread (the daemon runs with an inter-thread channel), and the
+/// connection stays valid while suspended: MHD does not time out or complete a suspended connection.
+private struct SuspendedConnection: @unchecked Sendable { let pointer: OpaquePointer }
+
 /// One request's state across MHD's calls.
 private final class RequestState {
     let method: String
@@ -114,6 +128,8 @@ private final class RequestState {
     var receivedBytes = 0
     /// Set when the request arrived while the server was draining: it is answered 503.
     var refusal: CartographError?
+    /// The answer of a parked long poll, set before its connection is resumed.
+    let parkedAnswer = ParkedAnswer()
 
     init(method: String, target: String) {
         self.method = method
@@ -175,6 +191,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         }
         return .YES
     }
+    if let parked = state.parkedAnswer.take() { return queue(parked, on: connection) }
     if state.answered { return .YES }
     state.answered = true
     if state.receivedBytes > server.application.configuration.maxBodyBytes {
@@ -188,7 +205,16 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         response.headers.append(("Connection", "close"))
         return queue(response, on: connection)
     }
-    return queue(server.application.respond(to: request), on: connection)
+    let response = server.application.respond(to: request)
+    guard response.pending != nil else { return queue(response, on: connection) }
+    // A long poll: the connection waits suspended, and MHD calls this handler again once it is resumed.
+    MHD_suspend_connection(connection)
+    let suspended = SuspendedConnection(pointer: connection), parkedAnswer = state.parkedAnswer
+    server.application.park(response, for: request) { answer in
+        parkedAnswer.put(answer)
+        MHD_resume_connection(suspended.pointer)
+    }
+    return .YES
 }
 
 private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in

@@ -6150,17 +6150,24 @@ internal enum Operations {
                 internal var since: Swift.Int?
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/changes/GET/query/limit`.
                 internal var limit: Swift.Int?
+                /// Long poll. When nothing follows `since`, answer as soon as a write commits an entry, or with an empty page after this many seconds.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/changes/GET/query/wait`.
+                internal var wait: Swift.Int?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
                 ///   - since:
                 ///   - limit:
+                ///   - wait: Long poll. When nothing follows `since`, answer as soon as a write commits an entry, or with an empty page after this many seconds.
                 internal init(
                     since: Swift.Int? = nil,
-                    limit: Swift.Int? = nil
+                    limit: Swift.Int? = nil,
+                    wait: Swift.Int? = nil
                 ) {
                     self.since = since
                     self.limit = limit
+                    self.wait = wait
                 }
             }
             internal var query: Operations.GetChanges.Input.Query

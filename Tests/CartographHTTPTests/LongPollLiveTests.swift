@@ -1,0 +1,73 @@
+// R-D8 (docs/change-feed.md): `GET …/changes?since=N&wait=S` answers as soon as a write commits an
+// entry after N, or with an empty page at the deadline; a parked request holds no server thread.
+import Foundation
+import Synchronization
+import Testing
+import CartographCore
+import CartographTesting
+
+/// The answers of the long polls a test started, by the thread that got each.
+private final class Answers: Sendable {
+    let responses = Mutex<[RawResponse]>([])
+}
+
+@Suite(.serialized) struct LongPollLiveTests {
+    private static let changes = "/v1/tenants/acme/models/comics/changes"
+
+    @Test func R_D8_aLongPollIsAnsweredByTheNextWriteWhileTheServerGoesOnServing() throws {
+        // One server thread: requests parked on it must not keep it from answering others.
+        try withLiveServer(arguments: ["--threads", "1"]) { (server) throws in
+            let key = try #require(try server.client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+            #expect(try server.client.sendJSON("PUT", "/v1/tenants/acme/models/comics", comicsModel, token: key).status == 201)
+            try seedComics(server, characters: 2)
+            let head = try #require(try server.client.send("GET", Self.changes, token: key).json()["next"]?.numberValue?.int64Value)
+
+            let answers = Answers()
+            let done = DispatchSemaphore(value: 0)
+            let started = Date()
+            for _ in 0..<3 {
+                let client = server.client
+                Thread {
+                    if let response = try? client.send("GET", "\(Self.changes)?since=\(head)&wait=60", token: key, halfClose: false) {
+                        answers.responses.withLock { $0.append(response) }
+                    }
+                    done.signal()
+                }.start()
+            }
+            Thread.sleep(forTimeInterval: 0.5)  // the three are parked by now
+            #expect(answers.responses.withLock { $0.isEmpty }, "nothing after since: they wait")
+            #expect(try server.client.send("GET", "/healthz").status == 200, "parked polls hold no thread")
+
+            #expect(try server.client.send("DELETE", "/v1/tenants/acme/models/comics/entities/Character/objects/100", token: key).status == 204)
+            for _ in 0..<3 { done.wait() }
+            #expect(Date().timeIntervalSince(started) < 30, "answered by the write, not at the 60 s deadline")
+            let pages = try answers.responses.withLock { $0 }.map { try $0.json() }
+            #expect(pages.count == 3)
+            for page in pages {
+                #expect(page["changes"]?.arrayValue?.map { $0["key"] } == [100])
+                #expect(page["changes"]?.arrayValue?.first?["op"] == "delete")
+                #expect(page["next"]?.numberValue?.int64Value == head + 1)
+                #expect(page["epoch"]?.stringValue?.count == 32)
+            }
+        }
+    }
+
+    @Test func R_D8_aLongPollWithNothingNewAnswersAnEmptyPageAtItsDeadline() throws {
+        try withComics { (server, key) throws in
+            try seedComics(server, characters: 1)
+            let head = try #require(try server.client.send("GET", Self.changes, token: key).json()["next"]?.numberValue?.int64Value)
+            let started = Date()
+            let response = try server.client.send("GET", "\(Self.changes)?since=\(head)&wait=1", token: key, halfClose: false)
+            #expect(response.status == 200)
+            #expect(Date().timeIntervalSince(started) >= 0.9, "it waited")
+            #expect(try response.json()["changes"] == [])
+            #expect(try response.json()["next"]?.numberValue?.int64Value == head)
+            #expect(response.header("X-Request-Id") != nil)
+            // Entries already there answer at once, whatever the wait.
+            #expect(try server.client.send("GET", "\(Self.changes)?since=0&wait=60", token: key).json()["changes"]?.arrayValue?.count == 2)
+            let tooLong = try server.client.send("GET", "\(Self.changes)?wait=61", token: key)
+            #expect(tooLong.status == 400)
+            #expect(try tooLong.json()["errors"]?.arrayValue?.first?["pointer"] == "/wait")
+        }
+    }
+}
