@@ -542,7 +542,8 @@ struct StoreRegistryTests {
 extension StoreRegistryTests {
     /// In the server SQLite's automatic checkpoint is replaced (ModelStore.checkpointIfDue): a commit past 1,000 WAL
     /// frames has the log copied into the database file on another thread, and one past 10,000 copies
-    /// it before it returns. Either way the database file ends up holding every page.
+    /// it before it returns. Either way the database file ends up holding every page; a background
+    /// checkpoint that finds no write running truncates the log's file.
     @Test func R_S4_theWriteAheadLogIsCheckpointedAfterLargeCommits() throws {
         let store = try makeStore(checkpointsInBackground: true)
         func databaseFileBytes() -> Int64 {
@@ -554,10 +555,14 @@ extension StoreRegistryTests {
                 for id in ids { _ = try tx.insert(entity: "Publisher", values: ["id": .integer(id), "name": .string(big)]) }
             }
         }
+        func logFileBytes() -> Int64 {
+            ((try? FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? NSNumber)?.int64Value) ?? 0
+        }
         try insertPublishers(0..<45)  // about 1,100 frames: the pages of 4.5 MB of objects
         let deadline = Date().addingTimeInterval(20)
-        while databaseFileBytes() < store.usedBytes, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        while databaseFileBytes() < store.usedBytes || logFileBytes() > 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         #expect(databaseFileBytes() >= store.usedBytes, "checkpointed in the background")
+        #expect(logFileBytes() == 0, "and, no write running, the log's file was cut to nothing")
         try insertPublishers(45..<500)  // over 11,000 frames: checkpointed by the commit itself
         #expect(databaseFileBytes() >= store.usedBytes, "checkpointed before the write returned")
         let count = try store.read { (r) throws(CartographError) in

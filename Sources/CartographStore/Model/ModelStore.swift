@@ -94,6 +94,8 @@ public final class ModelStore: Sendable {
             // The writer walks identity indexes of large tables: a 32 MiB page cache (grown only as used)
             // instead of SQLite's 2 MiB keeps them in memory.
             try connection.execute("PRAGMA cache_size = -32768")
+            // When the log restarts after a checkpoint, its file is cut back to 4 MiB.
+            try connection.execute("PRAGMA journal_size_limit = 4194304")
             if checkpointsInBackground { connection.recordWALFramesInsteadOfCheckpointing() }
             try connection.execute("""
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.metaTable)) (key TEXT PRIMARY KEY NOT NULL, value);
@@ -302,7 +304,11 @@ public final class ModelStore: Sendable {
             defer { checkpointing.store(false, ordering: .releasing) }
             guard let pooled = try? pooledConnection() else { return }
             defer { release(pooled) }
-            try? pooled.connection.checkpoint()
+            guard (try? pooled.connection.checkpoint()) == true else { return }
+            // The whole log is in the database file. If no write is running, cut the log's file to zero
+            // (nothing left to copy, so this is quick): a load that has ended leaves no WAL of its own
+            // size beside the database. A write in progress will restart the log itself.
+            writeLock.withLockIfAvailable { _ in try? self.writer.connection.truncateLog() }
         }
     }
 

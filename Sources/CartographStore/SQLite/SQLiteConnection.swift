@@ -69,9 +69,18 @@ public final class SQLiteConnection {
     }
 
     /// A PASSIVE checkpoint: copies what it can of the WAL into the database file without waiting for
-    /// readers or the writer.
-    public func checkpoint() throws(SQLiteError) {
-        try check(sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil))
+    /// readers or the writer. Returns true when every frame of the log is in the database file now.
+    @discardableResult
+    public func checkpoint() throws(SQLiteError) -> Bool {
+        var logFrames: Int32 = 0, copiedFrames: Int32 = 0
+        try check(sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &copiedFrames))
+        return logFrames == copiedFrames
+    }
+
+    /// A TRUNCATE checkpoint: copies the rest of the WAL and cuts its file to zero bytes; SQLITE_BUSY
+    /// (thrown) while a reader still uses the log. Call it only where no other connection writes.
+    public func truncateLog() throws(SQLiteError) {
+        try check(sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil))
     }
 
     /// Turns a non-OK return code into an `SQLiteError` carrying the connection's message.
