@@ -85,6 +85,10 @@ enum MappingRoutes {
         let idempotency = idempotencyKey.map { key in
             (key, SecretHash.sha256(bytes: Array(context.request.path.utf8) + [0x0A] + context.request.body))
         }
+        // Without an Idempotency-Key (whose stored response needs the whole body as a JSON value), the
+        // response is written straight from the result: its `objects` list is one entry per top-level
+        // representation, a JSON value each otherwise.
+        var mapped: MappingResult?
         let response = try store.applyPayload(idempotency: idempotency, dryRun: dryRun,
                                               checkBytes: storeQuota(context, store: store)) {
             (transaction) throws(CartographError) -> JSONObject in
@@ -97,7 +101,16 @@ enum MappingRoutes {
             }
             let result = try engine.map(payload, mapping: mapping, metadata: metadata, explain: explain, into: transaction)
             Counter(label: "cartograph_objects_mapped_total").increment(by: result.inserted + result.updated + result.unchanged)
+            if idempotency == nil {
+                mapped = result
+                return JSONObject()
+            }
             return result.json(changeSeq: 0).objectValue ?? JSONObject()
+        }
+        if let mapped, let changeSeq = response["changeSeq"]?.numberValue?.int64Value {
+            var body = mapped.jsonBytes(changeSeq: changeSeq)
+            body.append(0x0A)
+            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: body)
         }
         return .json(response)
     }

@@ -254,17 +254,15 @@ extension MappingRun {
         }
         for (node, _) in topLevel {
             let entity = node.existing?.entity ?? node.entity
-            var entry = JSONObject([("entity", .string(entity))])
             if let id = node.id {
                 // The identity is the key when the mapping identifies by the entity's key attributes (no read);
                 // an object the payload then deleted (R-D1) is named by its identity.
                 let identifiesByKey = node.identity != nil && node.mapping.resolvedIdentificationAttributes == tables.keyAttributes(of: entity)
-                entry.append("key", identifiesByKey ? Self.key(of: node) : try store.key(ofObject: id, entity: entity) ?? Self.key(of: node))
+                result.appendObject(entity: entity, key: identifiesByKey ? Self.key(of: node) : try store.key(ofObject: id, entity: entity) ?? Self.key(of: node),
+                                    discarded: false)
             } else {
-                entry.append("key", Self.key(of: node))
-                entry.append("discarded", .bool(true))
+                result.appendObject(entity: entity, key: Self.key(of: node), discarded: true)
             }
-            result.objects.append(.object(entry))
         }
         result.explain = trace
         return result

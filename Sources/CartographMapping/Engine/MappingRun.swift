@@ -13,6 +13,8 @@ struct MappingRun {
     private var byIdentity: [String: [[AttributeValue]: MappedNode]] = [:]
     /// Representations read so far (objects and identity values), against the engine's maximumObjects.
     private var representationsRead = 0
+    /// The mappings nodes were read with, by entity: nodes read with equal mappings share one.
+    private var mappingReferences: [String: [MappingReference]] = [:]
     /// Annotation mappings compiled so far, by entity (R-P10).
     private var annotationMappings: [String: EntityMapping] = [:]
     /// Identities that a lookup before the read found no stored object for, by identification group:
@@ -151,7 +153,7 @@ struct MappingRun {
             }
             guard let stored = existing.values[modification], case .some(.some(let incoming)) = candidate.values[modification],
                   Self.isCurrent(stored: stored, incoming: incoming) else { continue }
-            let node = MappedNode(mapping: mapping, pointer: selected[candidate.index].pointer, identity: candidate.identity, isReference: false)
+            let node = MappedNode(mapping: reference(to: mapping), pointer: selected[candidate.index].pointer, identity: candidate.identity, isReference: false)
             node.values = candidate.values
             node.existing = existing
             node.identified = true
@@ -159,6 +161,15 @@ struct MappingRun {
             current[candidate.index] = node
         }
         return current
+    }
+
+    /// The shared reference for `mapping` (a payload uses few mappings; their comparison finds equal
+    /// arrays and strings by identity first, as copies of one mapping share them).
+    private mutating func reference(to mapping: EntityMapping) -> MappingReference {
+        if let found = mappingReferences[mapping.entity]?.first(where: { $0.mapping == mapping }) { return found }
+        let reference = MappingReference(mapping)
+        mappingReferences[mapping.entity, default: []].append(reference)
+        return reference
     }
 
     /// The mapping that applies: an annotation reference becomes the entity's annotation mapping (R-P10).
@@ -237,7 +248,7 @@ struct MappingRun {
         guard case .object = representation else {
             // R-P5: a primitive where an object is expected is an identity value.
             guard identityNames.count == 1, let type = tables.attributeType(identityNames[0], of: mapping.entity) else {
-                let node = MappedNode(mapping: mapping, pointer: pointer, identity: nil, isReference: true)
+                let node = MappedNode(mapping: reference(to: mapping), pointer: pointer, identity: nil, isReference: true)
                 node.errors.append(.init(pointer: pointer, message: "expected an object (\(mapping.entity) has \(identityNames.count) identification attributes, so a bare value cannot identify it)"))
                 nodes.append(node)
                 return node
@@ -248,7 +259,7 @@ struct MappingRun {
             } catch {
                 errors.append(.init(pointer: pointer, message: "\(error.message)"))
             }
-            let node = intern(MappedNode(mapping: mapping, pointer: pointer, identity: identity, isReference: true))
+            let node = intern(MappedNode(mapping: reference(to: mapping), pointer: pointer, identity: identity, isReference: true))
             node.errors += errors
             node.insertionProblem = node.insertionProblem ?? choice.insertionProblem
             node.identificationEntity = choice.identificationEntity
@@ -273,12 +284,12 @@ struct MappingRun {
                 errors.append(.init(pointer: pointer, message: "the identification attribute '\(name)' has no value"))
             }
         }
-        let node = intern(MappedNode(mapping: mapping, pointer: pointer, identity: identity, isReference: false))
+        let node = intern(MappedNode(mapping: reference(to: mapping), pointer: pointer, identity: identity, isReference: false))
         node.isReference = false
         node.errors += errors
         node.insertionProblem = choice.insertionProblem
         node.identificationEntity = choice.identificationEntity
-        if let dynamicBase = choice.dynamicBase { node.dynamicSource = (original, parent, dynamicBase) }
+        if let dynamicBase = choice.dynamicBase { node.dynamicSource = (original, parent, reference(to: dynamicBase)) }
         // Later representations win (R-I5); a node read for the first time takes the values whole.
         if node.values.isEmpty { node.values = values } else { for (name, value) in values { node.values[name] = value } }
         for relationshipMapping in mapping.relationships {
@@ -430,7 +441,7 @@ struct MappingRun {
         var remapped = false
         for node in nodes {
             guard let source = node.dynamicSource, let existing = node.existing, existing.entity != node.entity,
-                  let cases = source.base.dynamic?.cases else { continue }
+                  let cases = source.base.mapping.dynamic?.cases else { continue }
             node.dynamicSource = nil
             let candidate = cases.first { $0.mapping.entity == existing.entity }?.mapping
                 ?? (cases.contains { $0.mapping.isAnnotationReference } ? .annotationReference(to: existing.entity) : nil)
