@@ -79,7 +79,13 @@ enum MappingRoutes {
         if let idempotencyKey, !(1...255).contains(idempotencyKey.utf8.count) {
             throw CartographError(.badRequest, "Idempotency-Key must be 1 to 255 characters.")
         }
-        let payload = try context.jsonBody()
+        // A large array of flat objects is mapped in chunks from the body's bytes (bounded memory);
+        // any other payload is parsed whole.
+        let streamed: StreamedPayload?
+        do {
+            streamed = try engine.streamingPlan(body: context.request.body, reader: context.application.jsonReader, mapping: mapping, explain: explain)
+        } catch { throw CartographError(error) }
+        let payload = streamed == nil ? try context.jsonBody() : .null
         let metadata = requestMetadata(context.request)
         // The request is hashed only when a key will be stored with it: hashing a large body costs.
         let idempotency = idempotencyKey.map { key in
@@ -99,7 +105,15 @@ enum MappingRoutes {
                 mapping = try makeMapping(transaction.model)
                 engine = try MappingEngine(model: transaction.model, maximumObjects: context.application.configuration.maxObjectsPerPayload)
             }
-            let result = try engine.map(payload, mapping: mapping, metadata: metadata, explain: explain, into: transaction)
+            let result: MappingResult
+            if let streamed, mapping == streamed.mapping {
+                result = try engine.map(streamed, metadata: metadata, into: transaction)
+            } else if streamed != nil {
+                // A migration changed the mapping since the plan: map the whole payload with it.
+                result = try engine.map(try context.jsonBody(), mapping: mapping, metadata: metadata, explain: explain, into: transaction)
+            } else {
+                result = try engine.map(payload, mapping: mapping, metadata: metadata, explain: explain, into: transaction)
+            }
             Counter(label: "cartograph_objects_mapped_total").increment(by: result.inserted + result.updated + result.unchanged)
             if idempotency == nil {
                 mapped = result

@@ -39,6 +39,8 @@ public struct MappingResult: Sendable, Equatable {
             && a.discarded == b.discarded && a.objectsJSON == b.objectsJSON && a.explain == b.explain
     }
 
+    mutating func reserveObjectsJSON(_ capacity: Int) { objectsJSON.reserveCapacity(capacity) }
+
     /// Appends a top-level representation's entry to `objects`.
     mutating func appendObject(entity: String, key: JSONValue, discarded: Bool) {
         if objectCount > 0 { objectsJSON.append(UInt8(ascii: ",")) }
@@ -98,10 +100,13 @@ public struct MappingEngine: Sendable {
     let dictionaryTransformers: DictionaryTransformerRegistry
     /// Most representations one payload may hold (R-S2; DESIGN default 1,000,000): beyond, a 413.
     public let maximumObjects: Int
+    /// Top-level representations per chunk of a streamed payload (`map(_ streamed:)`).
+    public let chunkSize: Int
 
-    public init(model: Model, maximumObjects: Int = 1_000_000) throws(CartographError) {
+    public init(model: Model, maximumObjects: Int = 1_000_000, chunkSize: Int = MappingEngine.defaultChunkSize) throws(CartographError) {
         self.model = model
         self.maximumObjects = maximumObjects
+        self.chunkSize = max(1, chunkSize)
         self.transformers = try ValueTransformerRegistry(model: model)
         self.dictionaryTransformers = try DictionaryTransformerRegistry(model: model)
     }

@@ -9,6 +9,17 @@ extension MappingRun {
     /// Applies `modificationAttribute` (R-P7), then checks each object's final state (R-P8). Invalid new
     /// objects are discarded where the mapping allows it; any other invalid object fails the payload.
     func validate(topLevel: [MappedNode], in store: some MappingStore) throws(CartographError) {
+        let failures = try validationFailures(topLevel: topLevel, in: store)
+        guard failures.isEmpty else { throw Self.invalidPayload(failures) }
+    }
+
+    /// The error a payload with invalid objects fails with.
+    static func invalidPayload(_ failures: [CartographError.Detail]) -> CartographError {
+        CartographError(.unprocessable, "The payload has \(failures.count) invalid value(s); nothing was stored.", errors: failures)
+    }
+
+    /// `validate` without the throw: the problems that fail the payload (discarded objects are marked).
+    func validationFailures(topLevel: [MappedNode], in store: some MappingStore) throws(CartographError) -> [CartographError.Detail] {
         for node in nodes {
             if let existing = node.existing, let name = node.mapping.modificationAttribute,
                let stored = existing.values[name], case .some(.some(let incoming)) = node.values[name] {
@@ -40,9 +51,7 @@ extension MappingRun {
                 failures += problems
             }
         }
-        guard failures.isEmpty else {
-            throw CartographError(.unprocessable, "The payload has \(failures.count) invalid value(s); nothing was stored.", errors: failures)
-        }
+        return failures
     }
 
     /// R-P7 as RestKit's code compares: strings skip when equal, numbers and dates when stored >= incoming.

@@ -21,7 +21,7 @@ struct MappingRun {
     /// `identify` does not look them up again.
     private var knownAbsent: [String: Set<[AttributeValue]>] = [:]
     /// Whether current top-level objects are found before the read (R-P7, `currentObjects`).
-    let readsAhead: Bool
+    private(set) var readsAhead: Bool
     /// A representation met a node that was only read ahead: the payload must be mapped again without
     /// reading ahead (the node's representation was not read).
     private(set) var readAheadMet = false
@@ -95,6 +95,49 @@ struct MappingRun {
 
     /// A top-level representation, the container its key path was read from, and its pointer.
     typealias Selected = (value: JSONValue, parent: JSONValue, pointer: String)
+
+    // MARK: Chunks of a streamed payload
+
+    /// Starts the next chunk of a streamed payload (see `MappingEngine.map(_ streamed:)`): the nodes of
+    /// the chunk before are written and summarized, so they are dropped; what the run counts and lists
+    /// (the result, the objects read) goes on.
+    mutating func startChunk(readsAhead: Bool = true) {
+        nodes = []
+        byIdentity = [:]
+        knownAbsent = [:]
+        readAheadMet = false
+        self.readsAhead = readsAhead
+    }
+
+    /// Reads a chunk of top-level representations as `readTopLevel` reads a payload's.
+    mutating func readChunk(_ selected: [Selected], mapping: EntityMapping, in store: some MappingStore) throws(CartographError)
+        -> [(node: MappedNode, pointer: String)] {
+        let current = readsAhead ? try currentObjects(among: selected, mapping: mapping, in: store) : [:]
+        return try read(selected, mapping: mapping, current: current)
+    }
+
+    /// A hash of the identity a top-level object representation has with `mapping` (a flat one: see
+    /// `MappingEngine.streamingPlan`), nil when it has none (no identification attributes, or a value
+    /// missing or with a problem: such a representation is never merged with another).
+    mutating func identityHash(of representation: JSONValue, mapping base: EntityMapping) -> Int? {
+        let mapping = resolved(base)
+        let names = mapping.resolvedIdentificationAttributes
+        guard !names.isEmpty else { return nil }
+        var values: [String: AttributeValue] = [:]
+        var errors: [CartographError.Detail] = []
+        for attributeMapping in mapping.attributes where names.contains(attributeMapping.attribute) {
+            if case .some(.some(let value)) = mappedValue(attributeMapping, of: mapping.entity, in: representation, parent: .null,
+                                                          pointer: "", errors: &errors) {
+                values[attributeMapping.attribute] = value
+            }
+        }
+        var hasher = Hasher()
+        for name in names {
+            guard let value = values[name] else { return nil }
+            hasher.combine(value)
+        }
+        return hasher.finalize()
+    }
 
     /// Reads the selected representations in payload order, registering the `current` ones (read ahead)
     /// as they are; stops when a representation meets a node read ahead (the caller starts again).
