@@ -241,6 +241,9 @@ public final class ModelStore: Sendable {
     /// `beforeCommit` sees the result and the change sequence inside the transaction (to record them atomically).
     /// `checkBytes`, called last before COMMIT with the store's `usedBytes` before the write and as
     /// the write leaves them, may throw to roll the write back (a quota, R-S2).
+    /// Objects a write touches from which its page cache is released afterwards.
+    static let shrinkCacheAfterObjects = 10_000
+
     public func write<T: Sendable>(dryRun: Bool = false, _ body: (StoreTransaction) throws(CartographError) -> T,
                                    beforeCommit: ((StoreTransaction, T, Int64) throws(CartographError) -> Void)? = nil,
                                    checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)? = nil)
@@ -251,6 +254,10 @@ public final class ModelStore: Sendable {
             let connection = writer.connection
             let outcome: (T, Int64)
             var bytesAfter: Int64?
+            // A write of many objects filled the page cache (up to cache_size): give it back once it is
+            // over (issue 14, bounded memory), committed or not; the pages are read again from the OS's cache.
+            var touchedObjects = 0
+            defer { if touchedObjects >= Self.shrinkCacheAfterObjects { try? connection.execute("PRAGMA shrink_memory") } }
             do throws(TransactionError<CartographError>) {
                 outcome = try connection.transaction(rollingBack: dryRun) { () throws(CartographError) -> (T, Int64) in
                     // Under BEGIN IMMEDIATE the file is ours: re-read what another instance of this store
@@ -261,6 +268,7 @@ public final class ModelStore: Sendable {
                     } catch { throw CartographError(.internalError, "Cannot read the id counter: \(error)") }
                     guard let model = writer.model else { throw CartographError(.notFound, "Model '\(name)' has no schema yet.") }
                     let transaction = StoreTransaction(connection: connection, layout: writer.layout(for: model), nextID: nextID)
+                    defer { touchedObjects = transaction.touched.count }
                     let value = try body(transaction)
                     let seq = try Self.commitChanges(of: transaction)
                     try beforeCommit?(transaction, value, seq)
