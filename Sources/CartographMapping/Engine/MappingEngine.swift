@@ -225,7 +225,8 @@ final class MappedNode {
     /// The mapping, shared by every node read with it: an `EntityMapping` is several hundred bytes,
     /// which a payload of many small objects would otherwise hold once per node.
     let mappingReference: MappingReference
-    var mapping: EntityMapping { mappingReference.mapping }
+    /// Borrowed, not copied: a copy would retain each of the mapping's parts on every access.
+    var mapping: EntityMapping { _read { yield mappingReference.mapping } }
     let pointer: String
     /// The entity the object is inserted as.
     let entity: String
