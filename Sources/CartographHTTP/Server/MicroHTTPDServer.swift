@@ -26,14 +26,14 @@ public final class MicroHTTPDServer: Sendable {
     private let listenSocket = Mutex<Int32>(-1)
     /// Requests between their first access-handler call and their completion callback.
     public let inFlight = Atomic<Int>(0)
-    /// Whether a release of freed memory is scheduled (see `releaseMemory(after:)`).
+    /// Whether a release of freed memory is scheduled (see `releaseMemory(afterRequestOf:)`).
     private let releaseScheduled = Atomic<Bool>(false)
     /// A request whose body was at least this large gives its memory back to the system once answered.
     static let releaseThresholdBytes = 1 << 20
 
     /// After a large request, the memory its payload freed goes back to the system: glibc keeps it in
     /// its arenas otherwise, and the process would hold its peak for good. Runs shortly after the
-    /// request completes (MHD frees the response it copied after the completion callback); small
+    /// request completes (MHD releases its response after the completion callback); small
     /// requests do not pay for it, and requests completing together share one release.
     fileprivate func releaseMemory(afterRequestOf bodyBytes: Int) {
         guard bodyBytes >= Self.releaseThresholdBytes,
