@@ -87,7 +87,7 @@ let package = Package(
         .target(name: "CartographTesting", dependencies: ["CartographCore"]),
         .testTarget(name: "CartographCoreTests", dependencies: ["CartographCore", "CartographTesting"], exclude: ["Fixtures"]),
         .testTarget(name: "CartographPredicateTests", dependencies: ["CartographPredicate", "CartographStore", "CartographCore", "CartographTesting"]),
-        .testTarget(name: "CartographStoreTests", dependencies: ["CartographStore", "CartographCore"]),
+        .testTarget(name: "CartographStoreTests", dependencies: ["CartographStore", "CartographCore", "CartographMapping"]),
         .testTarget(
             name: "CartographHTTPTests",
             dependencies: [

@@ -50,19 +50,34 @@ struct Map: ParsableCommand {
             let started = Date()
             let payloadBytes = try Self.read(payload)
             progressLine("reading \(payloadBytes.count / 1024) KiB")
-            let payloadJSON: JSONValue
-            do { payloadJSON = try JSONReader().parse(payloadBytes) } catch { throw CartographError(error) }
             let explain = self.explain
+            // A large array of flat objects is mapped in chunks, as the server maps it (bounded memory).
+            let streamed: StreamedPayload?
+            let payloadJSON: JSONValue
+            do {
+                streamed = try engine.streamingPlan(body: payloadBytes, reader: JSONReader(), mapping: entityMapping, explain: explain)
+                payloadJSON = streamed == nil ? try JSONReader().parse(payloadBytes) : .null
+            } catch { throw CartographError(error) }
+            var mapped: MappingResult?
             let response = try modelStore.applyPayload(idempotency: nil, dryRun: dryRun || explain) {
                 (transaction) throws(CartographError) -> JSONObject in
-                let result = try engine.map(payloadJSON, mapping: entityMapping, explain: explain, progress: { phase, done, total in
-                    progressLine("\(phase) \(done)/\(total) \(bar(done, total))")
-                }, into: transaction)
-                return result.json(changeSeq: 0).objectValue ?? JSONObject()
+                let progress = { (phase: String, done: Int, total: Int) in progressLine("\(phase) \(done)/\(total) \(bar(done, total))") }
+                let result = if let streamed {
+                    try engine.map(streamed, progress: progress, into: transaction)
+                } else {
+                    try engine.map(payloadJSON, mapping: entityMapping, explain: explain, progress: progress, into: transaction)
+                }
+                mapped = result
+                return JSONObject()
             }
             progressLine(String(format: "done in %.2f s", Date().timeIntervalSince(started)))
             FileHandle.standardError.write(Data("\n".utf8))
-            print(response.jsonText)
+            // Written straight from the result: its objects list is one entry per top-level representation.
+            if let mapped, let changeSeq = response["changeSeq"]?.numberValue?.int64Value {
+                FileHandle.standardOutput.write(Data(mapped.jsonBytes(changeSeq: changeSeq) + [0x0A]))
+            } else {
+                print(response.jsonText)
+            }
         } catch let error as CartographError {
             FileHandle.standardError.write(Data("\nerror: \(error.detail)\n".utf8))
             for detail in error.errors { FileHandle.standardError.write(Data("  \(detail.pointer.isEmpty ? "/" : detail.pointer): \(detail.message)\n".utf8)) }

@@ -71,6 +71,40 @@ struct JSONReaderTests {
         }
     }
 
+    /// A streamed payload is checked without building its values: the same error at the same offset.
+    @Test(arguments: ["", "{", "[1,]", "[1 2]", #"{"a" 1}"#, "01", "[1.]", #"{"a": [tru]}"#, #"{"a": "b\x"}"#, "[1] x",
+                      "\"a\u{1}b\"", String(repeating: "[", count: 513) + String(repeating: "]", count: 513)])
+    func validateReportsWhatParseReports(input: String) {
+        let bytes = Array(input.utf8)
+        var parsed: JSONSyntaxError?
+        var validated: JSONSyntaxError?
+        do { _ = try reader.parse(bytes) } catch { parsed = error }
+        do { try reader.validate(bytes) } catch { validated = error }
+        #expect(parsed != nil)
+        #expect(validated == parsed)
+    }
+
+    @Test func locatesTheArrayAtAKeyPathAndReadsItsElementsOneAtATime() throws {
+        let bytes = Array(#"{"items": [0], "data": {"items": "no", "x": {}}, "data": {"items": [{"id": 1}, null, [2, {"a": "\u00e9"}], 3.50]}}"#.utf8)
+        try reader.validate(bytes)
+        // A repeated name resolves to its last occurrence, as JSONObject lookups do.
+        let location = try #require(reader.locateArray(in: bytes, at: ["data", "items"]))
+        #expect(location.count == 4)
+        var elements: [JSONValue] = []
+        var indices: [Int] = []
+        reader.forEachElement(in: bytes, of: location) { index, element in
+            indices.append(index)
+            elements.append(element)
+        }
+        #expect(indices == [0, 1, 2, 3])
+        #expect(.array(elements) == (try reader.parse(bytes))["data"]?["items"])
+        #expect(reader.locateArray(in: bytes, at: ["items"])?.count == 1)
+        #expect(reader.locateArray(in: bytes, at: ["data", "x"]) == nil, "an object, not an array")
+        #expect(reader.locateArray(in: bytes, at: ["missing"]) == nil)
+        #expect(reader.locateArray(in: Array(" [ ] ".utf8), at: [])?.count == 0)
+        #expect(reader.locateArray(in: Array(#"{"items": [1, 2"#.utf8), at: ["items"]) == nil, "an error on the way")
+    }
+
     @Test func rejectsInvalidUTF8WithTheOffsetOfTheBadByte() {
         let bytes: [UInt8] = Array(#"{"name": "ok"#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8)
         #expect {

@@ -35,6 +35,56 @@ public struct JSONReader: Sendable {
     public func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
         try parse(Array(text.utf8))
     }
+
+    /// Checks a document exactly as `parse` does (the same errors at the same offsets) without
+    /// building its values: what a streamed payload is checked with before any of it is mapped.
+    public func validate(_ bytes: [UInt8]) throws(JSONSyntaxError) {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) in
+            var cursor = Cursor(bytes: buffer, maxDepth: maxDepth)
+            cursor.materializes = false
+            _ = try cursor.document()
+        }
+    }
+
+    /// The array at `path` (object member names from the root; a repeated name resolves to its last
+    /// occurrence, as `JSONObject` lookups do): its offset and element count; nil when a name is
+    /// missing, the value there is not an array, or the document has an error on the way. Only a
+    /// document `validate` accepts is known to have no error further on.
+    public func locateArray(in bytes: [UInt8], at path: [String]) -> JSONArrayLocation? {
+        bytes.withUnsafeBufferPointer { buffer -> JSONArrayLocation? in
+            var cursor = Cursor(bytes: buffer, maxDepth: maxDepth)
+            cursor.materializes = false
+            return try? cursor.locateArray(at: path)
+        }
+    }
+
+    /// Parses the elements of the array `location` names one at a time, in order, calling `body`
+    /// with each element's index and value: no element outlives its call unless `body` keeps it.
+    public func forEachElement<E: Error>(in bytes: [UInt8], of location: JSONArrayLocation,
+                                         _ body: (Int, JSONValue) throws(E) -> Void) throws(E) {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(E) in
+            var cursor = Cursor(bytes: buffer, maxDepth: Int.max)
+            cursor.index = location.offset + 1
+            var index = 0
+            while true {
+                cursor.skipWhitespace()
+                guard cursor.index < buffer.count, buffer[cursor.index] != UInt8(ascii: "]") else { return }
+                // The document was validated: an element always parses.
+                guard let element = try? cursor.value() else { return }
+                try body(index, element)
+                index += 1
+                cursor.skipWhitespace()
+                if cursor.index < buffer.count, buffer[cursor.index] == UInt8(ascii: ",") { cursor.index += 1 }
+            }
+        }
+    }
+}
+
+/// An array found in a document by `JSONReader.locateArray`.
+public struct JSONArrayLocation: Sendable, Equatable {
+    /// The byte offset of its `[`.
+    public let offset: Int
+    public let count: Int
 }
 
 private let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
@@ -50,6 +100,8 @@ private struct Cursor {
     /// is built from its own stretch at its end, with its exact size, instead of growing by doubling.
     var pendingKeys: [String] = []
     var pendingValues: [JSONValue] = []
+    /// False to check a document without building its objects and arrays (they read as null).
+    var materializes = true
 
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
@@ -68,6 +120,47 @@ private struct Cursor {
         skipWhitespace()
         guard index == bytes.count else { throw fail("unexpected data after the JSON value") }
         return value
+    }
+
+    /// See `JSONReader.locateArray`; the document is valid.
+    mutating func locateArray(at path: [String]) throws(JSONSyntaxError) -> JSONArrayLocation? {
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+        skipWhitespace()
+        for name in path {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return nil }
+            index += 1
+            var found: Int?
+            while true {
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == quote else { break }  // `}` of an empty object
+                let key = try string()
+                skipWhitespace()
+                index += 1  // ':'
+                skipWhitespace()
+                if key == name { found = index }
+                _ = try value()
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ",") else { break }
+                index += 1
+            }
+            guard let found else { return nil }
+            index = found
+        }
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "[") else { return nil }
+        let offset = index
+        index += 1
+        var count = 0
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] != UInt8(ascii: "]") else { break }
+            _ = try value()
+            count += 1
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ",") else { break }
+            index += 1
+        }
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "]") else { return nil }
+        return JSONArrayLocation(offset: offset, count: count)
     }
 
     mutating func skipWhitespace() {
@@ -127,8 +220,10 @@ private struct Cursor {
             index += 1
             skipWhitespace()
             let member = try value()
-            pendingKeys.append(key)
-            pendingValues.append(member)
+            if materializes {
+                pendingKeys.append(key)
+                pendingValues.append(member)
+            }
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of document: expected ',' or '}'") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -136,6 +231,7 @@ private struct Cursor {
             throw fail("expected ',' or '}' in an object")
         }
         depth -= 1
+        guard materializes else { return .null }
         let valueBase = pendingValues.count - (pendingKeys.count - base)
         let object = JSONObject(keys: Array(pendingKeys[base...]), values: Array(pendingValues[valueBase...]))
         pendingKeys.removeLast(pendingKeys.count - base)
@@ -155,7 +251,7 @@ private struct Cursor {
         while true {
             skipWhitespace()
             let element = try value()
-            pendingValues.append(element)
+            if materializes { pendingValues.append(element) }
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of document: expected ',' or ']'") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -163,6 +259,7 @@ private struct Cursor {
             throw fail("expected ',' or ']' in an array")
         }
         depth -= 1
+        guard materializes else { return .null }
         let elements = Array(pendingValues[base...])
         pendingValues.removeLast(pendingValues.count - base)
         return .array(elements)

@@ -26,6 +26,23 @@ public final class MicroHTTPDServer: Sendable {
     private let listenSocket = Mutex<Int32>(-1)
     /// Requests between their first access-handler call and their completion callback.
     public let inFlight = Atomic<Int>(0)
+    /// Whether a release of freed memory is scheduled (see `releaseMemory(afterRequestOf:)`).
+    private let releaseScheduled = Atomic<Bool>(false)
+    /// A request whose body was at least this large gives its memory back to the system once answered.
+    static let releaseThresholdBytes = 1 << 20
+
+    /// After a large request, the memory its payload freed goes back to the system: glibc keeps it in
+    /// its arenas otherwise, and the process would hold its peak for good. Runs shortly after the
+    /// request completes (MHD releases its response after the completion callback); small
+    /// requests do not pay for it, and requests completing together share one release.
+    fileprivate func releaseMemory(afterRequestOf bodyBytes: Int) {
+        guard bodyBytes >= Self.releaseThresholdBytes,
+              releaseScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .milliseconds(50)) { [self] in
+            releaseScheduled.store(false, ordering: .releasing)
+            cmhd_release_free_memory()
+        }
+    }
 
     public init(application: Application) { self.application = application }
 
@@ -219,9 +236,12 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
 
 private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
     guard let requestContext, let pointer = requestContext.pointee else { return }
-    Unmanaged<RequestState>.fromOpaque(pointer).release()
+    let state = Unmanaged<RequestState>.fromOpaque(pointer)
+    let bodyBytes = state.takeUnretainedValue().receivedBytes
+    state.release()
     requestContext.pointee = nil
     server(cls).inFlight.subtract(1, ordering: .relaxed)
+    server(cls).releaseMemory(afterRequestOf: bodyBytes)
 }
 
 private let collectHeader: MHD_KeyValueIterator = { cls, _, key, value in
@@ -251,10 +271,33 @@ private func tooLarge(_ state: RequestState, limit: Int, server: MicroHTTPDServe
     return response
 }
 
+/// A large response body handed to MHD without a copy: retained until MHD frees the response.
+/// The array is never mutated while MHD holds it, so its storage stays where it is.
+private final class ResponseBody {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+}
+
+/// Bodies at least this large are handed over instead of copied (a payload's response lists every
+/// top-level object: as large as a few times its body).
+private let handOverBodyBytes = 64 * 1024
+
 private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
     var body = response.body
-    let mhdResponse = body.withUnsafeMutableBytes { bytes in
-        MHD_create_response_from_buffer(bytes.count, bytes.baseAddress, .RESPMEM_MUST_COPY)
+    let mhdResponse: OpaquePointer?
+    if body.count >= handOverBodyBytes {
+        let owner = ResponseBody(body)
+        body = []
+        let address = owner.bytes.withUnsafeBufferPointer { UnsafeMutableRawPointer(mutating: $0.baseAddress) }
+        let retained = Unmanaged.passRetained(owner).toOpaque()
+        mhdResponse = MHD_create_response_from_buffer_with_free_callback_cls(owner.bytes.count, address, { cls in
+            if let cls { Unmanaged<ResponseBody>.fromOpaque(cls).release() }
+        }, retained)
+        if mhdResponse == nil { Unmanaged<ResponseBody>.fromOpaque(retained).release() }
+    } else {
+        mhdResponse = body.withUnsafeMutableBytes { bytes in
+            MHD_create_response_from_buffer(bytes.count, bytes.baseAddress, .RESPMEM_MUST_COPY)
+        }
     }
     guard let mhdResponse else { return .NO }
     for (name, value) in response.headers {

@@ -20,8 +20,15 @@ public struct MappingResult: Sendable, Equatable {
     public var deleted = 0
     /// `{"pointer", "entity", "key", "errors"}` for each dropped invalid new object (R-P8).
     public var discarded: [JSONValue] = []
-    /// `{"entity", "key"}` per top-level representation, in payload order.
-    public var objects: [JSONValue] = []
+    /// `{"entity", "key"}` per top-level representation, in payload order, as the JSON text of the
+    /// array's elements separated by commas: a payload of many small objects would otherwise hold a
+    /// JSON value (two arrays) per object until the response is written.
+    public private(set) var objectsJSON: [UInt8] = []
+    public private(set) var objectCount = 0
+    /// `objects` as JSON values.
+    public var objects: [JSONValue] {
+        (try? JSONReader().parse([UInt8(ascii: "[")] + objectsJSON + [UInt8(ascii: "]")]))?.arrayValue ?? []
+    }
     /// R-P13: `{"pointer", "entity", "key", "action", "reason"}` per object, when asked for.
     public var explain: [JSONValue]?
     /// R-P13: milliseconds per phase, when asked for.
@@ -29,21 +36,60 @@ public struct MappingResult: Sendable, Equatable {
 
     public static func == (a: MappingResult, b: MappingResult) -> Bool {
         a.inserted == b.inserted && a.updated == b.updated && a.unchanged == b.unchanged && a.deleted == b.deleted
-            && a.discarded == b.discarded && a.objects == b.objects && a.explain == b.explain
+            && a.discarded == b.discarded && a.objectsJSON == b.objectsJSON && a.explain == b.explain
+    }
+
+    mutating func reserveObjectsJSON(_ capacity: Int) { objectsJSON.reserveCapacity(capacity) }
+
+    /// Appends a top-level representation's entry to `objects`.
+    mutating func appendObject(entity: String, key: JSONValue, discarded: Bool) {
+        if objectCount > 0 { objectsJSON.append(UInt8(ascii: ",")) }
+        objectCount += 1
+        objectsJSON.append(contentsOf: #"{"entity":"#.utf8)
+        JSONWriter.writeString(entity, into: &objectsJSON)
+        objectsJSON.append(contentsOf: #","key":"#.utf8)
+        JSONWriter.write(key, into: &objectsJSON)
+        if discarded { objectsJSON.append(contentsOf: #","discarded":true"#.utf8) }
+        objectsJSON.append(UInt8(ascii: "}"))
+    }
+
+    /// `json(changeSeq:)` as compact JSON text, written straight from `objectsJSON`.
+    public func jsonBytes(changeSeq: Int64) -> [UInt8] {
+        var body = json(changeSeq: changeSeq, objects: .array([]))
+        body["objects"] = nil
+        var out: [UInt8] = []
+        out.reserveCapacity(objectsJSON.count + 256)
+        out.append(UInt8(ascii: "{"))
+        for (index, (key, value)) in body.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            if key == "changeSeq" {
+                // "objects" stands before "changeSeq" (DESIGN order).
+                out.append(contentsOf: #""objects":["#.utf8)
+                out.append(contentsOf: objectsJSON)
+                out.append(contentsOf: "],".utf8)
+            }
+            JSONWriter.writeString(key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            JSONWriter.write(value, into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 
     /// The response body members, in DESIGN order.
-    public func json(changeSeq: Int64) -> JSONValue {
+    public func json(changeSeq: Int64) -> JSONValue { .object(json(changeSeq: changeSeq, objects: .array(objects))) }
+
+    private func json(changeSeq: Int64, objects: JSONValue) -> JSONObject {
         var body = JSONObject([
             ("inserted", .number(JSONNumber(inserted))), ("updated", .number(JSONNumber(updated))),
             ("unchanged", .number(JSONNumber(unchanged))), ("deleted", .number(JSONNumber(deleted))),
-            ("discarded", .array(discarded)), ("objects", .array(objects)), ("changeSeq", .number(JSONNumber(changeSeq))),
+            ("discarded", .array(discarded)), ("objects", objects), ("changeSeq", .number(JSONNumber(changeSeq))),
         ])
         if let explain {
             body.append("explain", .array(explain))
             body.append("timings", .object(JSONObject(timings.map { ($0.phase, JSONNumber($0.milliseconds).map { .number($0) } ?? .null) })))
         }
-        return .object(body)
+        return body
     }
 }
 
@@ -54,10 +100,13 @@ public struct MappingEngine: Sendable {
     let dictionaryTransformers: DictionaryTransformerRegistry
     /// Most representations one payload may hold (R-S2; DESIGN default 1,000,000): beyond, a 413.
     public let maximumObjects: Int
+    /// Top-level representations per chunk of a streamed payload (`map(_ streamed:)`).
+    public let chunkSize: Int
 
-    public init(model: Model, maximumObjects: Int = 1_000_000) throws(CartographError) {
+    public init(model: Model, maximumObjects: Int = 1_000_000, chunkSize: Int = MappingEngine.defaultChunkSize) throws(CartographError) {
         self.model = model
         self.maximumObjects = maximumObjects
+        self.chunkSize = max(1, chunkSize)
         self.transformers = try ValueTransformerRegistry(model: model)
         self.dictionaryTransformers = try DictionaryTransformerRegistry(model: model)
     }
@@ -173,7 +222,11 @@ final class EntityTables {
 /// One representation's mapped state. A class: nodes are shared by identity and referenced by
 /// relationships of other nodes.
 final class MappedNode {
-    let mapping: EntityMapping
+    /// The mapping, shared by every node read with it: an `EntityMapping` is several hundred bytes,
+    /// which a payload of many small objects would otherwise hold once per node.
+    let mappingReference: MappingReference
+    /// Borrowed, not copied: a copy would retain each of the mapping's parts on every access.
+    var mapping: EntityMapping { _read { yield mappingReference.mapping } }
     let pointer: String
     /// The entity the object is inserted as.
     let entity: String
@@ -201,7 +254,7 @@ final class MappedNode {
     var insertionProblem: CartographError.Detail?
     /// The representation as read through a dynamic mapping, kept to read it again by the stored
     /// object's entity (R-P9).
-    var dynamicSource: (representation: JSONValue, parent: JSONValue, base: EntityMapping)?
+    var dynamicSource: (representation: JSONValue, parent: JSONValue, base: MappingReference)?
     /// Looked up in the store already (phase 2).
     var identified = false
     /// Read ahead of the payload, identity and modification value only: R-P7 found the stored object
@@ -213,14 +266,20 @@ final class MappedNode {
     /// mapped (a skipped object's nested representations are skipped with it, as in RestKit).
     var reachable = false
 
-    init(mapping: EntityMapping, pointer: String, identity: [AttributeValue]?, isReference: Bool) {
-        self.mapping = mapping
+    init(mapping: MappingReference, pointer: String, identity: [AttributeValue]?, isReference: Bool) {
+        self.mappingReference = mapping
         self.pointer = pointer
-        self.entity = mapping.entity
-        self.identificationEntity = mapping.entity
+        self.entity = mapping.mapping.entity
+        self.identificationEntity = mapping.mapping.entity
         self.identity = identity
         self.isReference = isReference
     }
 
     var isNew: Bool { existing == nil }
+}
+
+/// An `EntityMapping` held once for the nodes that share it (see `MappingRun.reference(to:)`).
+final class MappingReference {
+    let mapping: EntityMapping
+    init(_ mapping: EntityMapping) { self.mapping = mapping }
 }

@@ -9,6 +9,17 @@ extension MappingRun {
     /// Applies `modificationAttribute` (R-P7), then checks each object's final state (R-P8). Invalid new
     /// objects are discarded where the mapping allows it; any other invalid object fails the payload.
     func validate(topLevel: [MappedNode], in store: some MappingStore) throws(CartographError) {
+        let failures = try validationFailures(topLevel: topLevel, in: store)
+        guard failures.isEmpty else { throw Self.invalidPayload(failures) }
+    }
+
+    /// The error a payload with invalid objects fails with.
+    static func invalidPayload(_ failures: [CartographError.Detail]) -> CartographError {
+        CartographError(.unprocessable, "The payload has \(failures.count) invalid value(s); nothing was stored.", errors: failures)
+    }
+
+    /// `validate` without the throw: the problems that fail the payload (discarded objects are marked).
+    func validationFailures(topLevel: [MappedNode], in store: some MappingStore) throws(CartographError) -> [CartographError.Detail] {
         for node in nodes {
             if let existing = node.existing, let name = node.mapping.modificationAttribute,
                let stored = existing.values[name], case .some(.some(let incoming)) = node.values[name] {
@@ -40,9 +51,7 @@ extension MappingRun {
                 failures += problems
             }
         }
-        guard failures.isEmpty else {
-            throw CartographError(.unprocessable, "The payload has \(failures.count) invalid value(s); nothing was stored.", errors: failures)
-        }
+        return failures
     }
 
     /// R-P7 as RestKit's code compares: strings skip when equal, numbers and dates when stored >= incoming.
@@ -254,17 +263,15 @@ extension MappingRun {
         }
         for (node, _) in topLevel {
             let entity = node.existing?.entity ?? node.entity
-            var entry = JSONObject([("entity", .string(entity))])
             if let id = node.id {
                 // The identity is the key when the mapping identifies by the entity's key attributes (no read);
                 // an object the payload then deleted (R-D1) is named by its identity.
                 let identifiesByKey = node.identity != nil && node.mapping.resolvedIdentificationAttributes == tables.keyAttributes(of: entity)
-                entry.append("key", identifiesByKey ? Self.key(of: node) : try store.key(ofObject: id, entity: entity) ?? Self.key(of: node))
+                result.appendObject(entity: entity, key: identifiesByKey ? Self.key(of: node) : try store.key(ofObject: id, entity: entity) ?? Self.key(of: node),
+                                    discarded: false)
             } else {
-                entry.append("key", Self.key(of: node))
-                entry.append("discarded", .bool(true))
+                result.appendObject(entity: entity, key: Self.key(of: node), discarded: true)
             }
-            result.objects.append(.object(entry))
         }
         result.explain = trace
         return result

@@ -13,13 +13,15 @@ struct MappingRun {
     private var byIdentity: [String: [[AttributeValue]: MappedNode]] = [:]
     /// Representations read so far (objects and identity values), against the engine's maximumObjects.
     private var representationsRead = 0
+    /// The mappings nodes were read with, by entity: nodes read with equal mappings share one.
+    private var mappingReferences: [String: [MappingReference]] = [:]
     /// Annotation mappings compiled so far, by entity (R-P10).
     private var annotationMappings: [String: EntityMapping] = [:]
     /// Identities that a lookup before the read found no stored object for, by identification group:
     /// `identify` does not look them up again.
     private var knownAbsent: [String: Set<[AttributeValue]>] = [:]
     /// Whether current top-level objects are found before the read (R-P7, `currentObjects`).
-    let readsAhead: Bool
+    private(set) var readsAhead: Bool
     /// A representation met a node that was only read ahead: the payload must be mapped again without
     /// reading ahead (the node's representation was not read).
     private(set) var readAheadMet = false
@@ -94,6 +96,49 @@ struct MappingRun {
     /// A top-level representation, the container its key path was read from, and its pointer.
     typealias Selected = (value: JSONValue, parent: JSONValue, pointer: String)
 
+    // MARK: Chunks of a streamed payload
+
+    /// Starts the next chunk of a streamed payload (see `MappingEngine.map(_ streamed:)`): the nodes of
+    /// the chunk before are written and summarized, so they are dropped; what the run counts and lists
+    /// (the result, the objects read) goes on.
+    mutating func startChunk(readsAhead: Bool = true) {
+        nodes = []
+        byIdentity = [:]
+        knownAbsent = [:]
+        readAheadMet = false
+        self.readsAhead = readsAhead
+    }
+
+    /// Reads a chunk of top-level representations as `readTopLevel` reads a payload's.
+    mutating func readChunk(_ selected: [Selected], mapping: EntityMapping, in store: some MappingStore) throws(CartographError)
+        -> [(node: MappedNode, pointer: String)] {
+        let current = readsAhead ? try currentObjects(among: selected, mapping: mapping, in: store) : [:]
+        return try read(selected, mapping: mapping, current: current)
+    }
+
+    /// A hash of the identity a top-level object representation has with `mapping` (a flat one: see
+    /// `MappingEngine.streamingPlan`), nil when it has none (no identification attributes, or a value
+    /// missing or with a problem: such a representation is never merged with another).
+    mutating func identityHash(of representation: JSONValue, mapping base: EntityMapping) -> Int? {
+        let mapping = resolved(base)
+        let names = mapping.resolvedIdentificationAttributes
+        guard !names.isEmpty else { return nil }
+        var values: [String: AttributeValue] = [:]
+        var errors: [CartographError.Detail] = []
+        for attributeMapping in mapping.attributes where names.contains(attributeMapping.attribute) {
+            if case .some(.some(let value)) = mappedValue(attributeMapping, of: mapping.entity, in: representation, parent: .null,
+                                                          pointer: "", errors: &errors) {
+                values[attributeMapping.attribute] = value
+            }
+        }
+        var hasher = Hasher()
+        for name in names {
+            guard let value = values[name] else { return nil }
+            hasher.combine(value)
+        }
+        return hasher.finalize()
+    }
+
     /// Reads the selected representations in payload order, registering the `current` ones (read ahead)
     /// as they are; stops when a representation meets a node read ahead (the caller starts again).
     private mutating func read(_ selected: [Selected], mapping: EntityMapping, current: [Int: MappedNode]) throws(CartographError)
@@ -151,7 +196,7 @@ struct MappingRun {
             }
             guard let stored = existing.values[modification], case .some(.some(let incoming)) = candidate.values[modification],
                   Self.isCurrent(stored: stored, incoming: incoming) else { continue }
-            let node = MappedNode(mapping: mapping, pointer: selected[candidate.index].pointer, identity: candidate.identity, isReference: false)
+            let node = MappedNode(mapping: reference(to: mapping), pointer: selected[candidate.index].pointer, identity: candidate.identity, isReference: false)
             node.values = candidate.values
             node.existing = existing
             node.identified = true
@@ -159,6 +204,15 @@ struct MappingRun {
             current[candidate.index] = node
         }
         return current
+    }
+
+    /// The shared reference for `mapping` (a payload uses few mappings; their comparison finds equal
+    /// arrays and strings by identity first, as copies of one mapping share them).
+    private mutating func reference(to mapping: EntityMapping) -> MappingReference {
+        if let found = mappingReferences[mapping.entity]?.first(where: { $0.mapping == mapping }) { return found }
+        let reference = MappingReference(mapping)
+        mappingReferences[mapping.entity, default: []].append(reference)
+        return reference
     }
 
     /// The mapping that applies: an annotation reference becomes the entity's annotation mapping (R-P10).
@@ -237,7 +291,7 @@ struct MappingRun {
         guard case .object = representation else {
             // R-P5: a primitive where an object is expected is an identity value.
             guard identityNames.count == 1, let type = tables.attributeType(identityNames[0], of: mapping.entity) else {
-                let node = MappedNode(mapping: mapping, pointer: pointer, identity: nil, isReference: true)
+                let node = MappedNode(mapping: reference(to: mapping), pointer: pointer, identity: nil, isReference: true)
                 node.errors.append(.init(pointer: pointer, message: "expected an object (\(mapping.entity) has \(identityNames.count) identification attributes, so a bare value cannot identify it)"))
                 nodes.append(node)
                 return node
@@ -248,7 +302,7 @@ struct MappingRun {
             } catch {
                 errors.append(.init(pointer: pointer, message: "\(error.message)"))
             }
-            let node = intern(MappedNode(mapping: mapping, pointer: pointer, identity: identity, isReference: true))
+            let node = intern(MappedNode(mapping: reference(to: mapping), pointer: pointer, identity: identity, isReference: true))
             node.errors += errors
             node.insertionProblem = node.insertionProblem ?? choice.insertionProblem
             node.identificationEntity = choice.identificationEntity
@@ -273,12 +327,12 @@ struct MappingRun {
                 errors.append(.init(pointer: pointer, message: "the identification attribute '\(name)' has no value"))
             }
         }
-        let node = intern(MappedNode(mapping: mapping, pointer: pointer, identity: identity, isReference: false))
+        let node = intern(MappedNode(mapping: reference(to: mapping), pointer: pointer, identity: identity, isReference: false))
         node.isReference = false
         node.errors += errors
         node.insertionProblem = choice.insertionProblem
         node.identificationEntity = choice.identificationEntity
-        if let dynamicBase = choice.dynamicBase { node.dynamicSource = (original, parent, dynamicBase) }
+        if let dynamicBase = choice.dynamicBase { node.dynamicSource = (original, parent, reference(to: dynamicBase)) }
         // Later representations win (R-I5); a node read for the first time takes the values whole.
         if node.values.isEmpty { node.values = values } else { for (name, value) in values { node.values[name] = value } }
         for relationshipMapping in mapping.relationships {
@@ -430,7 +484,7 @@ struct MappingRun {
         var remapped = false
         for node in nodes {
             guard let source = node.dynamicSource, let existing = node.existing, existing.entity != node.entity,
-                  let cases = source.base.dynamic?.cases else { continue }
+                  let cases = source.base.mapping.dynamic?.cases else { continue }
             node.dynamicSource = nil
             let candidate = cases.first { $0.mapping.entity == existing.entity }?.mapping
                 ?? (cases.contains { $0.mapping.isAnnotationReference } ? .annotationReference(to: existing.entity) : nil)

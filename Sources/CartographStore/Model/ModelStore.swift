@@ -236,6 +236,9 @@ public final class ModelStore: Sendable {
 
     // MARK: Writes
 
+    /// Objects a write touches from which its page cache is released afterwards.
+    static let shrinkCacheAfterObjects = 10_000
+
     /// Runs `body` in one write transaction and commits it with its change-feed entries. Returns the
     /// body's result and the last change sequence number. Nothing is stored if `body` throws.
     /// With `dryRun` everything runs, feed entries included, and is then rolled back (R-P11).
@@ -252,6 +255,10 @@ public final class ModelStore: Sendable {
             let connection = writer.connection
             let outcome: (T, Int64)
             var bytesAfter: Int64?
+            // A write of many objects filled the page cache (up to cache_size): give it back once it is
+            // over (issue 14, bounded memory), committed or not; the pages are read again from the OS's cache.
+            var touchedObjects = 0
+            defer { if touchedObjects >= Self.shrinkCacheAfterObjects { try? connection.execute("PRAGMA shrink_memory") } }
             do throws(TransactionError<CartographError>) {
                 outcome = try connection.transaction(rollingBack: dryRun) { () throws(CartographError) -> (T, Int64) in
                     // Under BEGIN IMMEDIATE the file is ours: re-read what another instance of this store
@@ -262,6 +269,7 @@ public final class ModelStore: Sendable {
                     } catch { throw CartographError(.internalError, "Cannot read the id counter: \(error)") }
                     guard let model = writer.model else { throw CartographError(.notFound, "Model '\(name)' has no schema yet.") }
                     let transaction = StoreTransaction(connection: connection, layout: writer.layout(for: model), nextID: nextID)
+                    defer { touchedObjects = transaction.touched.count }
                     let value = try body(transaction)
                     let seq = try ChangeFeed.record(transaction)
                     try beforeCommit?(transaction, value, seq)

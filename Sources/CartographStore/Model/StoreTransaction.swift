@@ -30,7 +30,8 @@ public final class StoreTransaction {
     /// it). Relationship reads use it instead of a query. Kept for `maxKeptObjects` objects only: a huge
     /// payload must not hold every list twice.
     private(set) var writtenJoinDestinations: [Int64: [String: [Int64]]] = [:]
-    static let maxKeptObjects = 100_000
+    /// (16,384 lists are a few MiB; a payload of 200,000 objects must not hold tens of MiB here.)
+    static let maxKeptObjects = 16_384
     /// Late-binding targets by id (R-C5), loaded on first use.
     var pendingTargetCache: [PendingConnection.Target: Int64]?
 

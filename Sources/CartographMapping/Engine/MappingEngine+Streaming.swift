@@ -1,0 +1,120 @@
+// Streamed payloads (issue 14, bounded memory): a large array of flat representations is mapped in
+// chunks inside the one transaction (R-P11) — each chunk read from the request's bytes, identified,
+// validated, written and summarized before the next is parsed — so that neither the payload's JSON
+// values nor its nodes are held whole. The result is the one `map` gives the whole payload; payloads
+// and mappings for which chunks could differ from it take the whole-payload path instead.
+public import CartographCore
+
+/// A payload the engine can map in chunks, found by `MappingEngine.streamingPlan`.
+public struct StreamedPayload: Sendable {
+    /// The request body (a valid JSON document).
+    public let body: [UInt8]
+    let reader: JSONReader
+    /// The top-level array: the value at the mapping's key path, or the root.
+    let array: JSONArrayLocation
+    /// The pointer of the array (`/items`); an element's is this plus `/<index>`.
+    let pointer: String
+    /// The mapping the plan was made for: a transaction under another model maps the whole payload.
+    public let mapping: EntityMapping
+}
+
+extension MappingEngine {
+    /// Top-level representations mapped per chunk.
+    public static let defaultChunkSize = 4096
+
+    /// Whether `body` can be mapped in chunks with `mapping`, checked before the transaction:
+    /// - the mapping is flat: no relationship mappings, connections, `dynamic`, dictionary transformer,
+    ///   `deleteMissing` (R-D5 needs every object mentioned), `deletionPredicate` (R-D1 runs before the
+    ///   objects are listed, which may name a deleted one by its identity), or key paths reading `@parent` or `@root`;
+    /// - the payload is a JSON object whose key path is an array (or a root array, with no key path)
+    ///   of more than one chunk of objects (or nulls);
+    /// - no two of them have the same identity (R-I5 merges those before anything is validated);
+    /// - and no explain trace is asked for.
+    /// Otherwise nil, and the payload is mapped whole. Checking the document costs one pass over it
+    /// without building values (after one to find the array); a syntax error is thrown as parsing would throw it.
+    public func streamingPlan(body: [UInt8], reader: JSONReader, mapping base: EntityMapping,
+                              explain: Bool) throws(JSONSyntaxError) -> StreamedPayload? {
+        guard !explain, body.count > 0 else { return nil }
+        var run = MappingRun(engine: self, root: .null, metadata: .null)
+        let mapping = base.isAnnotationReference ? EntityMapping.annotationMapping(of: base.entity, model: model) : base
+        guard mapping.relationships.isEmpty, mapping.connections.isEmpty, mapping.dynamic == nil, mapping.dictionaryTransformer == nil,
+              mapping.deleteMissing == nil, mapping.deletionPredicate == nil,
+              mapping.attributes.allSatisfy({ $0.source.root == .representation || $0.source.root == .metadata }) else { return nil }
+        let path = mapping.keyPath?.components ?? []
+        guard let array = reader.locateArray(in: body, at: path), array.count > chunkSize else { return nil }
+        try reader.validate(body)
+        var identities = Set<Int>()
+        identities.reserveCapacity(array.count)
+        var flat = true
+        reader.forEachElement(in: body, of: array) { (_, element) in
+            guard flat else { return }
+            switch element {
+            case .null: return
+            case .object:
+                if let hash = run.identityHash(of: element, mapping: mapping), !identities.insert(hash).inserted { flat = false }
+            default: flat = false  // a bare identity value (R-P5)
+            }
+        }
+        guard flat else { return nil }
+        return StreamedPayload(body: body, reader: reader, array: array,
+                               pointer: path.map { "/" + MappingRun.escape($0) }.joined(), mapping: base)
+    }
+
+    /// Maps a payload `streamingPlan` accepted, in chunks, into `store` (already inside a transaction);
+    /// the result and the error are those `map` gives the whole payload. A store with connections
+    /// waiting for arriving objects (R-C5) maps the whole payload.
+    public func map(_ streamed: StreamedPayload, metadata: JSONValue = .object(JSONObject()),
+                    progress: ((String, Int, Int) -> Void)? = nil,
+                    into store: some MappingStore) throws(CartographError) -> MappingResult {
+        let mapping = streamed.mapping
+        if try store.hasPendingConnections() {
+            let payload: JSONValue
+            do { payload = try streamed.reader.parse(streamed.body) } catch { throw CartographError(error) }
+            return try map(payload, mapping: mapping, metadata: metadata, progress: progress, into: store)
+        }
+        var run = MappingRun(engine: self, root: .null, metadata: metadata)
+        // Problems found so far: once there is one, nothing more is written, but every later chunk is
+        // still read and validated, so that the error lists what the whole payload's would.
+        var failures: [CartographError.Detail] = []
+        var chunk: [MappingRun.Selected] = []
+        chunk.reserveCapacity(chunkSize)
+        var done = 0
+        let total = streamed.array.count
+        func flush() throws(CartographError) {
+            guard !chunk.isEmpty else { return }
+            run.startChunk()
+            var topLevel = try run.readChunk(chunk, mapping: mapping, in: store)
+            if !run.readAheadMet { try run.identify(in: store) }
+            if run.readAheadMet {
+                // As in `map`: a representation met an object read ahead; read the chunk again without reading ahead.
+                run.startChunk(readsAhead: false)
+                topLevel = try run.readChunk(chunk, mapping: mapping, in: store)
+                try run.identify(in: store)
+            }
+            failures += try run.validationFailures(topLevel: topLevel.map(\.node), in: store)
+            if failures.isEmpty {
+                try run.preconnect(in: store)
+                let offset = done
+                try run.write(progress: progress.map { report in { phase, count, _ in report(phase, offset + count, total) } }, into: store)
+                try run.connect(in: store)
+                _ = try run.summarize(topLevel: topLevel, in: store)
+                if done == 0 {
+                    // The objects list is as long as the first chunk's entries say: reserved once, not doubled.
+                    run.result.reserveObjectsJSON(run.result.objectsJSON.count / chunk.count * total * 9 / 8)
+                }
+            }
+            done += chunk.count
+            chunk.removeAll(keepingCapacity: true)
+        }
+        try streamed.reader.forEachElement(in: streamed.body, of: streamed.array) { (index, element) throws(CartographError) in
+            guard !element.isNull else { return }
+            chunk.append((element, .null, streamed.pointer + "/\(index)"))
+            if chunk.count == chunkSize { try flush() }
+        }
+        try flush()
+        guard failures.isEmpty else { throw MappingRun.invalidPayload(failures) }
+        run.startChunk()
+        try run.applyDeletions(of: mapping, in: store)
+        return run.result
+    }
+}

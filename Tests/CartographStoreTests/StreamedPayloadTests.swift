@@ -1,0 +1,199 @@
+// Streamed payloads (issue 14): a payload larger than one chunk is mapped chunk by chunk inside its
+// one transaction, and must map exactly as the whole payload does — the same counts, objects,
+// discarded list, stored objects and change feed, or the same error with nothing stored (R-P11).
+// Each case maps the payload both ways, on two stores given the same earlier payload, and compares.
+import Foundation
+import Testing
+import CartographCore
+import CartographMapping
+@testable import CartographStore
+
+private let itemsModel: JSONValue = ["entities": [
+    ["name": "Item", "userInfo": ["identityAttributes": "id"],
+     "attributes": [["name": "id", "type": "integer64"], ["name": "name", "type": "string", "minLength": 1],
+                    ["name": "version", "type": "integer64"], ["name": "note", "type": "string", "default": "none"]]],
+]]
+
+private func itemsMapping(_ extra: [(String, JSONValue)] = []) throws -> EntityMapping {
+    var document = JSONObject([("entity", "Item"), ("keyPath", "items"), ("attributes", ["id": "id", "name": "name", "version": "version"])])
+    for (key, value) in extra { document[key] = value }
+    return try EntityMapping.parse(.object(document), model: try ModelDocument.parse(json: itemsModel, name: "items"))
+}
+
+/// `{"items": [...]}` with objects `{"id": n, "name": "item n", "version": 1}` for `ids`, `changes` replacing members.
+private func itemsPayload(_ ids: [Int], _ changes: [Int: [(String, JSONValue)]] = [:]) -> [UInt8] {
+    let items: [JSONValue] = ids.enumerated().map { index, id in
+        var object = JSONObject([("id", .number(JSONNumber(id))), ("name", .string("item \(id)")), ("version", 1)])
+        for (key, value) in changes[index] ?? [] { object[key] = value }
+        return .object(object)
+    }
+    return JSONValue.object(JSONObject([("items", .array(items))])).jsonBytes
+}
+
+/// What mapping a payload did: the response body (or the error) and the store afterwards.
+private struct Outcome: Equatable {
+    var response: JSONValue?
+    var error: CartographError?
+    var contents: [Int64: JSONValue]
+    var feed: [Int64: JSONValue]
+
+    static func == (a: Outcome, b: Outcome) -> Bool {
+        a.response == b.response && a.contents == b.contents && a.feed == b.feed && a.error?.code == b.error?.code
+            && a.error?.detail == b.error?.detail && a.error?.errors == b.error?.errors
+    }
+}
+
+private let chunkSize = 3
+
+/// Maps `payload` whole and in chunks of `chunkSize`, each on a new store that first mapped `before`.
+/// `streamed` says whether the payload should take the chunked path at all.
+private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UInt8]? = nil, maximumObjects: Int = 1_000_000,
+                         streamed: Bool = true, sourceLocation: SourceLocation = #_sourceLocation) throws -> (whole: Outcome, chunked: Outcome) {
+    func outcome(chunked: Bool) throws -> Outcome {
+        let store = try makeStore(itemsModel)
+        let engine = try MappingEngine(model: try #require(store.model), maximumObjects: maximumObjects, chunkSize: chunkSize)
+        if let before {
+            let earlier = try JSONReader().parse(before)
+            _ = try store.write { (transaction) throws(CartographError) in try engine.map(earlier, mapping: mapping, into: transaction) }
+        }
+        let plan = chunked ? try engine.streamingPlan(body: payload, reader: JSONReader(), mapping: mapping, explain: false) : nil
+        if chunked { #expect((plan != nil) == streamed, "the chunked path is \(streamed ? "" : "not ")taken", sourceLocation: sourceLocation) }
+        let whole = try JSONReader().parse(payload)
+        var result = Outcome(contents: [:], feed: [:])
+        let written: (value: MappingResult, changeSeq: Int64)?
+        do {
+            written = try store.write { (transaction) throws(CartographError) in
+                if let plan { return try engine.map(plan, into: transaction) }
+                return try engine.map(whole, mapping: mapping, into: transaction)
+            }
+        } catch {
+            written = nil
+            result.error = error
+        }
+        if let (mapped, changeSeq) = written {
+            result.response = try JSONReader().parse(mapped.jsonBytes(changeSeq: changeSeq))
+            #expect(mapped.json(changeSeq: changeSeq) == result.response, "the response written from bytes is the JSON value's", sourceLocation: sourceLocation)
+        }
+        result.contents = try storeContents(store, roots: ["Item"])
+        result.feed = try replayFeed(store)
+        return result
+    }
+    return (try outcome(chunked: false), try outcome(chunked: true))
+}
+
+@Suite struct StreamedPayloadTests {
+    @Test func R_P12_aPayloadOfSeveralChunksMapsAsTheWholePayload() throws {
+        // Ten objects in four chunks of three: 2 and 5 exist and change, 4 exists unchanged.
+        let before = itemsPayload([2, 4, 5])
+        let payload = itemsPayload(Array(0..<10), [2: [("name", "two, renamed")], 5: [("name", "five, renamed")]])
+        let (whole, chunked) = try mapBothWays(payload, mapping: try itemsMapping(), before: before)
+        #expect(chunked == whole)
+        #expect(chunked.response?["inserted"] == 7)
+        #expect(chunked.response?["updated"] == 2)
+        #expect(chunked.response?["unchanged"] == 1)
+        #expect(chunked.response?["objects"]?.arrayValue?.count == 10)
+        #expect(chunked.response?["objects"]?.arrayValue?[9] == ["entity": "Item", "key": 9])
+        #expect(chunked.contents.values.first { $0["id"] == 5 }?["name"] == "five, renamed")
+        #expect(chunked.contents.values.first { $0["id"] == 9 }?["note"] == "none", "a new object gets the model default (R-P4)")
+        #expect(chunked.contents.count == 10)
+    }
+
+    @Test func R_P7_currentObjectsAreSkippedInEveryChunk() throws {
+        // Stored at version 1; the payload brings 3 and 7 at version 2, the others at version 1 (current).
+        let mapping = try itemsMapping([("modificationAttribute", "version")])
+        let before = itemsPayload(Array(0..<10))
+        let payload = itemsPayload(Array(0..<10), [3: [("version", 2), ("name", "three, v2")], 7: [("version", 2), ("name", "seven, v2")]])
+        let (whole, chunked) = try mapBothWays(payload, mapping: mapping, before: before)
+        #expect(chunked == whole)
+        #expect(chunked.response?["updated"] == 2)
+        #expect(chunked.response?["unchanged"] == 8)
+        #expect(chunked.contents.values.first { $0["id"] == 7 }?["name"] == "seven, v2")
+    }
+
+    @Test func R_I5_duplicatesAcrossChunkBoundariesAreMergedAsBefore() throws {
+        // Object 1 at index 0 and index 7 (another chunk): one object, later values winning.
+        let payload = itemsPayload([1, 2, 3, 4, 5, 6, 7, 1], [7: [("name", "one, later")]])
+        let (whole, chunked) = try mapBothWays(payload, mapping: try itemsMapping(), streamed: false)
+        #expect(chunked == whole)
+        #expect(chunked.response?["inserted"] == 7, "the duplicate is counted once")
+        #expect(chunked.response?["objects"]?.arrayValue?.count == 8)
+        #expect(chunked.contents.values.first { $0["id"] == 1 }?["name"] == "one, later")
+    }
+
+    @Test func R_I5_R_P7_duplicatesAcrossChunkBoundariesWithAModificationAttributeAreMergedAsBefore() throws {
+        // Stored at version 2; the first representation is newer (3), the later one (index 7) is not (1):
+        // merged, the later values win, so the merged object is not newer and is skipped (R-I5, then R-P7).
+        let mapping = try itemsMapping([("modificationAttribute", "version")])
+        let before = itemsPayload([1], [0: [("version", 2), ("name", "stored")]])
+        let payload = itemsPayload([1, 2, 3, 4, 5, 6, 7, 1], [0: [("version", 3), ("name", "newer")], 7: [("version", 1), ("name", "older")]])
+        let (whole, chunked) = try mapBothWays(payload, mapping: mapping, before: before, streamed: false)
+        #expect(chunked == whole)
+        #expect(chunked.response?["unchanged"] == 1)
+        #expect(chunked.response?["inserted"] == 6)
+        #expect(chunked.contents.values.first { $0["id"] == 1 }?["name"] == "stored")
+    }
+
+    @Test func R_P11_anInvalidObjectInALaterChunkStoresNothing() throws {
+        // Objects 1 (first chunk) and 8 (third chunk) have an empty name (minLength 1): nothing is stored,
+        // and the error names both, as the whole payload's does.
+        let payload = itemsPayload(Array(0..<10), [1: [("name", "")], 8: [("name", "")]])
+        let (whole, chunked) = try mapBothWays(payload, mapping: try itemsMapping(), before: itemsPayload([20]))
+        #expect(chunked == whole)
+        #expect(chunked.error?.code == .unprocessable)
+        #expect(chunked.error?.errors.map(\.pointer) == ["/items/1/name", "/items/8/name"])
+        #expect(chunked.contents.count == 1, "only the earlier payload's object")
+        // Only in the last chunk: the chunks before it were written, and are rolled back.
+        let late = itemsPayload(Array(0..<10), [9: [("name", "")]])
+        let (wholeLate, chunkedLate) = try mapBothWays(late, mapping: try itemsMapping())
+        #expect(chunkedLate == wholeLate)
+        #expect(chunkedLate.error?.errors.map(\.pointer) == ["/items/9/name"])
+        #expect(chunkedLate.contents.isEmpty)
+        #expect(chunkedLate.feed.isEmpty)
+    }
+
+    @Test func R_S2_tooManyObjectsFailsAtTheSameObjectAfterSomeChunksWereWritten() throws {
+        let (whole, chunked) = try mapBothWays(itemsPayload(Array(0..<10)), mapping: try itemsMapping(), maximumObjects: 8)
+        #expect(chunked == whole)
+        #expect(chunked.error?.code == .payloadTooLarge)
+        #expect(chunked.error?.errors.map(\.pointer) == ["/items/8"])
+        #expect(chunked.contents.isEmpty)
+    }
+
+    @Test func R_P8_invalidNewObjectsAreDiscardedInEveryChunk() throws {
+        let mapping = try itemsMapping([("discardsInvalidObjectsOnInsert", true)])
+        let payload = itemsPayload(Array(0..<10), [0: [("name", "")], 4: [("name", "")], 9: [("name", "")]])
+        let (whole, chunked) = try mapBothWays(payload, mapping: mapping)
+        #expect(chunked == whole)
+        #expect(chunked.response?["inserted"] == 7)
+        #expect(chunked.response?["discarded"]?.arrayValue?.compactMap { $0["pointer"]?.stringValue } == ["/items/0", "/items/4", "/items/9"])
+        #expect(chunked.response?["objects"]?.arrayValue?[4] == ["entity": "Item", "key": 4, "discarded": true])
+        #expect(chunked.contents.count == 7)
+    }
+
+    @Test func R_P2_nullsAndTheKeyPathsLastOccurrenceAreReadAsBefore() throws {
+        // A repeated key resolves to its last occurrence; null elements map nothing but keep their index.
+        let payload = Array(#"{"items": [{"id": 99}], "other": {"items": 1}, "items": [{"id": 1, "name": "a"}, null, {"id": 2, "name": "b"}, {"id": 3, "name": "c"}, null, {"id": 4, "name": ""}]}"#.utf8)
+        let (whole, chunked) = try mapBothWays(payload, mapping: try itemsMapping([("discardsInvalidObjectsOnInsert", true)]))
+        #expect(chunked == whole)
+        #expect(chunked.response?["inserted"] == 3)
+        #expect(chunked.response?["discarded"]?.arrayValue?.first?["pointer"] == "/items/5")
+    }
+
+    @Test func streamingIsOnlyPlannedForFlatMappingsOfLargeArrays() throws {
+        let model = try ModelDocument.parse(json: itemsModel, name: "items")
+        let engine = try MappingEngine(model: model, chunkSize: chunkSize)
+        let large = itemsPayload(Array(0..<10))
+        #expect(try engine.streamingPlan(body: large, reader: JSONReader(), mapping: try itemsMapping(), explain: false) != nil)
+        #expect(try engine.streamingPlan(body: itemsPayload([1, 2, 3]), reader: JSONReader(), mapping: try itemsMapping(), explain: false) == nil,
+                "one chunk: mapped whole")
+        #expect(try engine.streamingPlan(body: large, reader: JSONReader(), mapping: try itemsMapping(), explain: true) == nil, "R-P13 explain")
+        #expect(try engine.streamingPlan(body: large, reader: JSONReader(), mapping: try itemsMapping([("deletionPredicate", "version == 0")]),
+                                         explain: false) == nil)
+        #expect(try engine.streamingPlan(body: Array(#"[{"items": [1, 2, 3, 4]}]"#.utf8), reader: JSONReader(), mapping: try itemsMapping(),
+                                         explain: false) == nil, "a root array with a key path")
+        // A syntax error after the array is reported as parsing reports it, before anything is mapped.
+        var broken = large
+        broken.removeLast()
+        #expect(throws: JSONSyntaxError.self) { try engine.streamingPlan(body: broken, reader: JSONReader(), mapping: try itemsMapping(), explain: false) }
+    }
+}
