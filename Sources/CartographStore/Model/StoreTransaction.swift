@@ -13,6 +13,7 @@ public final class StoreTransaction {
     var nextID: Int64
     /// Objects changed in this transaction, in first-touch order, with their entity.
     private(set) var touched: [(id: Int64, entity: String)] = []
+    /// The objects of `touched` that existed before the transaction.
     private var touchedIDs: Set<Int64> = []
     /// Deleted objects with the key they had (for tombstones).
     private(set) var deleted: [(id: Int64, entity: String, key: JSONValue)] = []
@@ -45,7 +46,10 @@ public final class StoreTransaction {
     public var model: Model { layout.model }
     var reader: ObjectReader { ObjectReader(connection: connection, layout: layout) }
 
+    /// Records that object `id` changed. An object inserted here was recorded by `insert` (its first
+    /// touch), so only objects that existed before the transaction need the set.
     func touch(_ id: Int64, _ entity: String) {
+        guard id < firstNewID else { return }
         if touchedIDs.insert(id).inserted { touched.append((id, entity)) }
     }
 
@@ -78,10 +82,11 @@ public final class StoreTransaction {
         let id = nextID
         nextID += 1
         try sqlite { () throws(SQLiteError) in try connection.run(plan.sql, bound) }
-        touch(id, entity)
+        touched.append((id, entity))
         let written = toOne.filter { plan.toOne.contains($0.key) }
         relationshipsWritten(of: toOne.values)
-        bareInserts[id] = written
+        // An entity without relationships is never asked for destinations: nothing to remember.
+        if !layout.properties(of: entity).relationships.isEmpty { bareInserts[id] = written }
         for (name, destination) in toOne where !plan.toOne.contains(name) {
             try setRelationship(id: id, entity: entity, relationship: name, to: [destination], current: [])
         }
