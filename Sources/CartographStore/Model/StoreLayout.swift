@@ -1,7 +1,7 @@
 // How a model's objects are laid out in SQLite (issue 4's schema design):
-// - one table per inheritance hierarchy, named after its root entity, with `_id` (AUTOINCREMENT, so
-//   ids are never reused), `_entity` (the concrete entity) and `_stub`; querying an entity is one
-//   indexed `_entity IN (…)` filter (R-M3);
+// - one table per inheritance hierarchy, named after its root entity, with `_id` (from the store's
+//   `next_id` counter, so ids are never reused), `_entity` (the concrete entity) and `_stub`; querying
+//   an entity is one indexed `_entity IN (…)` filter (R-M3); docs/storage.md;
 // - one column per attribute, named after the attribute when its root declares it and
 //   `Entity.attribute` when a sub-entity does (names are validated, so these never collide);
 // - a to-one relationship is an INTEGER column holding the destination's `_id`;
