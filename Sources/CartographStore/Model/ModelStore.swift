@@ -364,59 +364,6 @@ public final class ModelStore: Sendable {
         readers.withLock { if $0.idle.count < 8 { $0.idle.append(pooled) } }
     }
 
-    // MARK: Payloads
-
-    /// Applies a payload once per `Idempotency-Key` (R-P11): `body` runs in a write transaction and its
-    /// result (with `changeSeq`) is stored with the key and the request's hash in the same transaction.
-    /// The key is looked up inside that transaction, under the write lock: of two concurrent requests
-    /// with one key, the second waits for the first to commit and answers its stored result, so the
-    /// payload is applied once. The same key with another request is a 422. Keys expire after 24 hours.
-    /// Dry runs neither look keys up nor record them. `checkBytes` is `write`'s.
-    public func applyPayload(idempotency: (key: String, requestHash: [UInt8])?, dryRun: Bool,
-                             checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)? = nil,
-                             _ body: (StoreTransaction) throws(CartographError) -> JSONObject) throws(CartographError) -> JSONValue {
-        /// What the transaction did: answered a stored result, or applied the payload.
-        enum Outcome: Sendable {
-            case replayed(JSONValue)
-            case applied(JSONObject)
-        }
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let table = quoted(Self.idempotencyTable)
-        let key = dryRun ? nil : idempotency
-        let (outcome, changeSeq) = try write(dryRun: dryRun, { (transaction) throws(CartographError) -> Outcome in
-            if let (key, requestHash) = key {
-                let stored: [[SQLiteValue]]
-                do {
-                    stored = try transaction.connection.rows("SELECT request_sha256, response FROM \(table) WHERE key = ? AND at > ?",
-                                                             [.text(key), .integer(now - 86_400_000)])
-                } catch { throw CartographError(.internalError, "Cannot read idempotency keys: \(error)") }
-                if let row = stored.first {
-                    guard row[0].blobValue == requestHash else {
-                        throw CartographError(.unprocessable, "This Idempotency-Key was used with a different request.",
-                                              errors: [.init(pointer: "", message: "Idempotency-Key reused with another body")])
-                    }
-                    return .replayed((try? JSONReader().parse(row[1].textValue ?? "")) ?? .null)
-                }
-            }
-            return .applied(try body(transaction))
-        }, beforeCommit: { (transaction, outcome, changeSeq) throws(CartographError) in
-            guard case .applied(var response) = outcome, let (key, requestHash) = key else { return }
-            response["changeSeq"] = .number(JSONNumber(changeSeq))
-            do {
-                try transaction.connection.run("DELETE FROM \(table) WHERE at <= ?", [.integer(now - 86_400_000)])
-                try transaction.connection.run("INSERT OR REPLACE INTO \(table) (key, request_sha256, response, at) VALUES (?, ?, ?, ?)",
-                                               [.text(key), .blob(requestHash), .text(JSONValue.object(response).jsonText), .integer(now)])
-            } catch { throw CartographError(.internalError, "Cannot record the Idempotency-Key: \(error)") }
-        }, checkBytes: checkBytes)
-        switch outcome {
-        case .replayed(let stored):
-            return stored
-        case .applied(var response):
-            response["changeSeq"] = .number(JSONNumber(changeSeq))
-            return .object(response)
-        }
-    }
-
     // MARK: Mapping documents
     // Mappings live in their model's file: deleting the model deletes them, and a migration and the
     // mappings it may invalidate are never out of step on disk. Validation is the caller's (it needs the
