@@ -52,32 +52,16 @@ struct Map: ParsableCommand {
             progressLine("reading \(payloadBytes.count / 1024) KiB")
             let explain = self.explain
             // A large array of flat objects is mapped in chunks, as the server maps it (bounded memory).
-            let streamed: StreamedPayload?
-            let payloadJSON: JSONValue
-            do {
-                streamed = try engine.streamingPlan(body: payloadBytes, reader: JSONReader(), mapping: entityMapping, explain: explain)
-                payloadJSON = streamed == nil ? try JSONReader().parse(payloadBytes) : .null
-            } catch { throw CartographError(error) }
-            var mapped: MappingResult?
+            let prepared = try engine.prepare(body: payloadBytes, reader: JSONReader(), mapping: entityMapping, explain: explain)
             let response = try modelStore.applyPayload(idempotency: nil, dryRun: dryRun || explain) {
-                (transaction) throws(CartographError) -> JSONObject in
-                let progress = { (phase: String, done: Int, total: Int) in progressLine("\(phase) \(done)/\(total) \(bar(done, total))") }
-                let result = if let streamed {
-                    try engine.map(streamed, progress: progress, into: transaction)
-                } else {
-                    try engine.map(payloadJSON, mapping: entityMapping, explain: explain, progress: progress, into: transaction)
-                }
-                mapped = result
-                return JSONObject()
+                (transaction) throws(CartographError) -> MappingResult in
+                try engine.map(prepared, mapping: entityMapping, explain: explain, progress: { phase, done, total in
+                    progressLine("\(phase) \(done)/\(total) \(bar(done, total))")
+                }, into: transaction)
             }
             progressLine(String(format: "done in %.2f s", Date().timeIntervalSince(started)))
             FileHandle.standardError.write(Data("\n".utf8))
-            // Written straight from the result: its objects list is one entry per top-level representation.
-            if let mapped, let changeSeq = response["changeSeq"]?.numberValue?.int64Value {
-                FileHandle.standardOutput.write(Data(mapped.jsonBytes(changeSeq: changeSeq) + [0x0A]))
-            } else {
-                print(response.jsonText)
-            }
+            FileHandle.standardOutput.write(Data(response + [0x0A]))
         } catch let error as CartographError {
             FileHandle.standardError.write(Data("\nerror: \(error.detail)\n".utf8))
             for detail in error.errors { FileHandle.standardError.write(Data("  \(detail.pointer.isEmpty ? "/" : detail.pointer): \(detail.message)\n".utf8)) }

@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 import CartographCore
+import CartographMapping
 @testable import CartographStore
 
 /// What the two requests saw, shared by their threads.
@@ -24,16 +25,18 @@ struct IdempotencyTests {
         let firstIsInside = DispatchSemaphore(value: 0)
         @Sendable func post(signalling: Bool) {
             let request: (key: String, requestHash: [UInt8]) = ("retry-1", [1, 2, 3])
-            let response = try? store.applyPayload(idempotency: request, dryRun: false) { (tx) throws(CartographError) -> JSONObject in
+            let response = try? store.applyPayload(idempotency: request, dryRun: false) { (tx) throws(CartographError) -> MappingResult in
                 let n = requests.applied.add(1, ordering: .relaxed).newValue
                 if signalling {
                     firstIsInside.signal()
                     Thread.sleep(forTimeInterval: 0.3)  // the second request arrives meanwhile
                 }
                 _ = try tx.insert(entity: "Team", values: ["id": .integer(Int64(n))])
-                return JSONObject([("inserted", .number(JSONNumber(1)))])
+                var result = MappingResult()
+                result.inserted = 1
+                return result
             }
-            requests.responses.withLock { $0.append(response ?? .null) }
+            requests.responses.withLock { $0.append(response.flatMap { try? JSONReader().parse($0) } ?? .null) }
         }
         // Threads of their own, as the server's request threads are (a dispatch queue may not start the
         // second while the first sleeps).
@@ -48,15 +51,16 @@ struct IdempotencyTests {
         #expect(answers.count == 2)
         #expect(answers.first == answers.last, "the second answers the first's stored result")
         #expect(answers.first?["changeSeq"] != nil)
+        #expect(answers.first?["inserted"] == 1)
         let teams = try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Team")) }.items
         #expect(teams.count == 1)
     }
 
     @Test func R_P11_aKeyReusedWithAnotherRequestIsRefusedAndAppliesNothing() throws {
         let store = try makeStore()
-        let body = { (tx: StoreTransaction) throws(CartographError) -> JSONObject in
+        let body = { (tx: StoreTransaction) throws(CartographError) -> MappingResult in
             _ = try tx.insert(entity: "Team", values: ["id": .integer(1)])
-            return JSONObject()
+            return MappingResult()
         }
         _ = try store.applyPayload(idempotency: ("k", [1]), dryRun: false, body)
         #expect {

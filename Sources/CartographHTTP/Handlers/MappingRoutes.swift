@@ -79,25 +79,17 @@ enum MappingRoutes {
         if let idempotencyKey, !(1...255).contains(idempotencyKey.utf8.count) {
             throw CartographError(.badRequest, "Idempotency-Key must be 1 to 255 characters.")
         }
-        // A large array of flat objects is mapped in chunks from the body's bytes (bounded memory);
-        // any other payload is parsed whole.
-        let streamed: StreamedPayload?
-        do {
-            streamed = try engine.streamingPlan(body: context.request.body, reader: context.application.jsonReader, mapping: mapping, explain: explain)
-        } catch { throw CartographError(error) }
-        let payload = streamed == nil ? try context.jsonBody() : .null
+        // Read before the write transaction: a large array of flat objects is planned for mapping in
+        // chunks from the body's bytes (bounded memory), any other payload is parsed whole.
+        let payload = try engine.prepare(body: try context.nonEmptyBody(), reader: context.application.jsonReader, mapping: mapping,
+                                         explain: explain)
         let metadata = requestMetadata(context.request)
         // The request is hashed only when a key will be stored with it: hashing a large body costs.
         let idempotency = idempotencyKey.map { key in
             (key, SecretHash.sha256(bytes: Array(context.request.path.utf8) + [0x0A] + context.request.body))
         }
-        // Without an Idempotency-Key (whose stored response needs the whole body as a JSON value), the
-        // response is written straight from the result: its `objects` list is one entry per top-level
-        // representation, a JSON value each otherwise.
-        var mapped: MappingResult?
-        let response = try store.applyPayload(idempotency: idempotency, dryRun: dryRun,
-                                              checkBytes: storeQuota(context, store: store)) {
-            (transaction) throws(CartographError) -> JSONObject in
+        var body = try store.applyPayload(idempotency: idempotency, dryRun: dryRun, checkBytes: storeQuota(context, store: store)) {
+            (transaction) throws(CartographError) -> MappingResult in
             // A migration may have committed since `model` was read: map with the model this transaction
             // writes under, or new objects would miss the defaults of attributes it added (R-P4, R-M6).
             var (mapping, engine) = (mapping, engine)
@@ -105,28 +97,12 @@ enum MappingRoutes {
                 mapping = try makeMapping(transaction.model)
                 engine = try MappingEngine(model: transaction.model, maximumObjects: context.application.configuration.maxObjectsPerPayload)
             }
-            let result: MappingResult
-            if let streamed, mapping == streamed.mapping {
-                result = try engine.map(streamed, metadata: metadata, into: transaction)
-            } else if streamed != nil {
-                // A migration changed the mapping since the plan: map the whole payload with it.
-                result = try engine.map(try context.jsonBody(), mapping: mapping, metadata: metadata, explain: explain, into: transaction)
-            } else {
-                result = try engine.map(payload, mapping: mapping, metadata: metadata, explain: explain, into: transaction)
-            }
+            let result = try engine.map(payload, mapping: mapping, metadata: metadata, explain: explain, into: transaction)
             Counter(label: "cartograph_objects_mapped_total").increment(by: result.inserted + result.updated + result.unchanged)
-            if idempotency == nil {
-                mapped = result
-                return JSONObject()
-            }
-            return result.json(changeSeq: 0).objectValue ?? JSONObject()
+            return result
         }
-        if let mapped, let changeSeq = response["changeSeq"]?.numberValue?.int64Value {
-            var body = mapped.jsonBytes(changeSeq: changeSeq)
-            body.append(0x0A)
-            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: body)
-        }
-        return .json(response)
+        body.append(0x0A)
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: body)
     }
 
     /// R-S2: with a `maxStoreBytes` in force, the check that runs inside the payload's transaction,

@@ -40,10 +40,16 @@ public struct RequestContext: Sendable {
 
     /// The body parsed as JSON (the router has checked the content type).
     public func jsonBody() throws(CartographError) -> JSONValue {
+        let body = try nonEmptyBody()
+        do { return try application.jsonReader.parse(body) } catch { throw CartographError(error) }
+    }
+
+    /// The body bytes, refused with 400 when there are none.
+    public func nonEmptyBody() throws(CartographError) -> [UInt8] {
         guard !request.body.isEmpty else {
             throw CartographError(.badRequest, "The request body is empty: send a JSON document.")
         }
-        do { return try application.jsonReader.parse(request.body) } catch { throw CartographError(error) }
+        return request.body
     }
 }
 

@@ -18,9 +18,42 @@ public struct StreamedPayload: Sendable {
     public let mapping: EntityMapping
 }
 
+/// A request body ready to map: parsed whole, or planned for mapping in chunks.
+public enum PreparedPayload: Sendable {
+    case whole(JSONValue)
+    case streamed(StreamedPayload)
+}
+
 extension MappingEngine {
     /// Top-level representations mapped per chunk.
     public static let defaultChunkSize = 4096
+
+    /// Reads `body` for `mapping` before the write transaction: planned for chunks when `streamingPlan`
+    /// accepts it, parsed whole otherwise. A syntax error is a 400 with its offset.
+    public func prepare(body: [UInt8], reader: JSONReader, mapping: EntityMapping, explain: Bool) throws(CartographError) -> PreparedPayload {
+        do {
+            if let streamed = try streamingPlan(body: body, reader: reader, mapping: mapping, explain: explain) { return .streamed(streamed) }
+            return .whole(try reader.parse(body))
+        } catch { throw CartographError(error) }
+    }
+
+    /// Maps a prepared payload with `mapping` into `store` (inside a transaction): in chunks when it was
+    /// planned for this very mapping, whole otherwise (a migration committed since may have changed it).
+    public func map(_ payload: PreparedPayload, mapping: EntityMapping, metadata: JSONValue = .object(JSONObject()), explain: Bool = false,
+                    progress: ((String, Int, Int) -> Void)? = nil, into store: some MappingStore) throws(CartographError) -> MappingResult {
+        switch payload {
+        case .streamed(let streamed) where streamed.mapping == mapping:
+            return try map(streamed, metadata: metadata, progress: progress, into: store)
+        case .streamed(let streamed):
+            return try map(try parsed(streamed), mapping: mapping, metadata: metadata, explain: explain, progress: progress, into: store)
+        case .whole(let json):
+            return try map(json, mapping: mapping, metadata: metadata, explain: explain, progress: progress, into: store)
+        }
+    }
+
+    private func parsed(_ streamed: StreamedPayload) throws(CartographError) -> JSONValue {
+        do { return try streamed.reader.parse(streamed.body) } catch { throw CartographError(error) }
+    }
 
     /// Whether `body` can be mapped in chunks with `mapping`, checked before the transaction:
     /// - the mapping is flat: no relationship mappings, connections, `dynamic`, dictionary transformer,
@@ -63,14 +96,12 @@ extension MappingEngine {
     /// Maps a payload `streamingPlan` accepted, in chunks, into `store` (already inside a transaction);
     /// the result and the error are those `map` gives the whole payload. A store with connections
     /// waiting for arriving objects (R-C5) maps the whole payload.
-    public func map(_ streamed: StreamedPayload, metadata: JSONValue = .object(JSONObject()),
+    func map(_ streamed: StreamedPayload, metadata: JSONValue = .object(JSONObject()),
                     progress: ((String, Int, Int) -> Void)? = nil,
                     into store: some MappingStore) throws(CartographError) -> MappingResult {
         let mapping = streamed.mapping
         if try store.hasPendingConnections() {
-            let payload: JSONValue
-            do { payload = try streamed.reader.parse(streamed.body) } catch { throw CartographError(error) }
-            return try map(payload, mapping: mapping, metadata: metadata, progress: progress, into: store)
+            return try map(try parsed(streamed), mapping: mapping, metadata: metadata, progress: progress, into: store)
         }
         var run = MappingRun(engine: self, root: .null, metadata: metadata)
         // Problems found so far: once there is one, nothing more is written, but every later chunk is

@@ -24,15 +24,12 @@ public struct MappingResult: Sendable, Equatable {
     /// array's elements separated by commas: a payload of many small objects would otherwise hold a
     /// JSON value (two arrays) per object until the response is written.
     public private(set) var objectsJSON: [UInt8] = []
-    public private(set) var objectCount = 0
-    /// `objects` as JSON values.
-    public var objects: [JSONValue] {
-        (try? JSONReader().parse([UInt8(ascii: "[")] + objectsJSON + [UInt8(ascii: "]")]))?.arrayValue ?? []
-    }
     /// R-P13: `{"pointer", "entity", "key", "action", "reason"}` per object, when asked for.
     public var explain: [JSONValue]?
     /// R-P13: milliseconds per phase, when asked for.
     public var timings: [(phase: String, milliseconds: Double)] = []
+
+    public init() {}
 
     public static func == (a: MappingResult, b: MappingResult) -> Bool {
         a.inserted == b.inserted && a.updated == b.updated && a.unchanged == b.unchanged && a.deleted == b.deleted
@@ -43,8 +40,7 @@ public struct MappingResult: Sendable, Equatable {
 
     /// Appends a top-level representation's entry to `objects`.
     mutating func appendObject(entity: String, key: JSONValue, discarded: Bool) {
-        if objectCount > 0 { objectsJSON.append(UInt8(ascii: ",")) }
-        objectCount += 1
+        if !objectsJSON.isEmpty { objectsJSON.append(UInt8(ascii: ",")) }
         objectsJSON.append(contentsOf: #"{"entity":"#.utf8)
         JSONWriter.writeString(entity, into: &objectsJSON)
         objectsJSON.append(contentsOf: #","key":"#.utf8)
@@ -53,43 +49,32 @@ public struct MappingResult: Sendable, Equatable {
         objectsJSON.append(UInt8(ascii: "}"))
     }
 
-    /// `json(changeSeq:)` as compact JSON text, written straight from `objectsJSON`.
+    /// The response body (R-P12) as compact JSON text, its members in DESIGN order; `objects` is written
+    /// straight from `objectsJSON`.
     public func jsonBytes(changeSeq: Int64) -> [UInt8] {
-        var body = json(changeSeq: changeSeq, objects: .array([]))
-        body["objects"] = nil
-        var out: [UInt8] = []
+        var out: [UInt8] = [UInt8(ascii: "{")]
         out.reserveCapacity(objectsJSON.count + 256)
-        out.append(UInt8(ascii: "{"))
-        for (index, (key, value)) in body.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            if key == "changeSeq" {
-                // "objects" stands before "changeSeq" (DESIGN order).
-                out.append(contentsOf: #""objects":["#.utf8)
-                out.append(contentsOf: objectsJSON)
-                out.append(contentsOf: "],".utf8)
-            }
-            JSONWriter.writeString(key, into: &out)
+        func member(_ name: String, _ value: JSONValue) {
+            if out.count > 1 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(name, into: &out)
             out.append(UInt8(ascii: ":"))
             JSONWriter.write(value, into: &out)
         }
+        member("inserted", .number(JSONNumber(inserted)))
+        member("updated", .number(JSONNumber(updated)))
+        member("unchanged", .number(JSONNumber(unchanged)))
+        member("deleted", .number(JSONNumber(deleted)))
+        member("discarded", .array(discarded))
+        out.append(contentsOf: #","objects":["#.utf8)
+        out.append(contentsOf: objectsJSON)
+        out.append(UInt8(ascii: "]"))
+        member("changeSeq", .number(JSONNumber(changeSeq)))
+        if let explain {
+            member("explain", .array(explain))
+            member("timings", .object(JSONObject(timings.map { ($0.phase, JSONNumber($0.milliseconds).map { .number($0) } ?? .null) })))
+        }
         out.append(UInt8(ascii: "}"))
         return out
-    }
-
-    /// The response body members, in DESIGN order.
-    public func json(changeSeq: Int64) -> JSONValue { .object(json(changeSeq: changeSeq, objects: .array(objects))) }
-
-    private func json(changeSeq: Int64, objects: JSONValue) -> JSONObject {
-        var body = JSONObject([
-            ("inserted", .number(JSONNumber(inserted))), ("updated", .number(JSONNumber(updated))),
-            ("unchanged", .number(JSONNumber(unchanged))), ("deleted", .number(JSONNumber(deleted))),
-            ("discarded", .array(discarded)), ("objects", objects), ("changeSeq", .number(JSONNumber(changeSeq))),
-        ])
-        if let explain {
-            body.append("explain", .array(explain))
-            body.append("timings", .object(JSONObject(timings.map { ($0.phase, JSONNumber($0.milliseconds).map { .number($0) } ?? .null) })))
-        }
-        return body
     }
 }
 

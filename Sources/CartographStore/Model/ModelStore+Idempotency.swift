@@ -2,21 +2,23 @@
 // looked up and stored inside the payload's own write transaction.
 import Foundation
 public import CartographCore
+public import CartographMapping
 
 extension ModelStore {
-    /// Applies a payload once per `Idempotency-Key` (R-P11): `body` runs in a write transaction and its
-    /// result (with `changeSeq`) is stored with the key and the request's hash in the same transaction.
-    /// The key is looked up inside that transaction, under the write lock: of two concurrent requests
-    /// with one key, the second waits for the first to commit and answers its stored result, so the
-    /// payload is applied once. The same key with another request is a 422. Keys expire after 24 hours.
-    /// Dry runs neither look keys up nor record them. `checkBytes` is `write`'s.
+    /// Applies a payload once per `Idempotency-Key` (R-P11) and answers the response body (JSON text:
+    /// the mapping result with its `changeSeq`). `body` maps the payload inside a write transaction; with
+    /// a key, the response is stored with the key and the request's hash in the same transaction. The key
+    /// is looked up inside that transaction, under the write lock: of two concurrent requests with one
+    /// key, the second waits for the first to commit and answers its stored response, so the payload is
+    /// applied once. The same key with another request is a 422. Keys expire after 24 hours. Dry runs
+    /// neither look keys up nor record them. `checkBytes` is `write`'s.
     public func applyPayload(idempotency: (key: String, requestHash: [UInt8])?, dryRun: Bool,
                              checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)? = nil,
-                             _ body: (StoreTransaction) throws(CartographError) -> JSONObject) throws(CartographError) -> JSONValue {
-        /// What the transaction did: answered a stored result, or applied the payload.
+                             _ body: (StoreTransaction) throws(CartographError) -> MappingResult) throws(CartographError) -> [UInt8] {
+        /// What the transaction did: found a stored response, or applied the payload.
         enum Outcome: Sendable {
-            case replayed(JSONValue)
-            case applied(JSONObject)
+            case replayed([UInt8])
+            case applied(MappingResult)
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let table = quoted(Self.idempotencyTable)
@@ -33,25 +35,22 @@ extension ModelStore {
                         throw CartographError(.unprocessable, "This Idempotency-Key was used with a different request.",
                                               errors: [.init(pointer: "", message: "Idempotency-Key reused with another body")])
                     }
-                    return .replayed((try? JSONReader().parse(row[1].textValue ?? "")) ?? .null)
+                    return .replayed(Array((row[1].textValue ?? "").utf8))
                 }
             }
             return .applied(try body(transaction))
         }, beforeCommit: { (transaction, outcome, changeSeq) throws(CartographError) in
-            guard case .applied(var response) = outcome, let (key, requestHash) = key else { return }
-            response["changeSeq"] = .number(JSONNumber(changeSeq))
+            guard case .applied(let result) = outcome, let (key, requestHash) = key else { return }
+            let response = String(decoding: result.jsonBytes(changeSeq: changeSeq), as: UTF8.self)
             do {
                 try transaction.connection.run("DELETE FROM \(table) WHERE at <= ?", [.integer(now - 86_400_000)])
                 try transaction.connection.run("INSERT OR REPLACE INTO \(table) (key, request_sha256, response, at) VALUES (?, ?, ?, ?)",
-                                               [.text(key), .blob(requestHash), .text(JSONValue.object(response).jsonText), .integer(now)])
+                                               [.text(key), .blob(requestHash), .text(response), .integer(now)])
             } catch { throw CartographError(.internalError, "Cannot record the Idempotency-Key: \(error)") }
         }, checkBytes: checkBytes)
         switch outcome {
-        case .replayed(let stored):
-            return stored
-        case .applied(var response):
-            response["changeSeq"] = .number(JSONNumber(changeSeq))
-            return .object(response)
+        case .replayed(let stored): return stored
+        case .applied(let result): return result.jsonBytes(changeSeq: changeSeq)
         }
     }
 }
