@@ -123,17 +123,11 @@ struct MappingRun {
         let mapping = resolved(base)
         let names = mapping.resolvedIdentificationAttributes
         guard !names.isEmpty else { return nil }
-        var values: [String: AttributeValue] = [:]
         var errors: [CartographError.Detail] = []
-        for attributeMapping in mapping.attributes where names.contains(attributeMapping.attribute) {
-            if case .some(.some(let value)) = mappedValue(attributeMapping, of: mapping.entity, in: representation, parent: .null,
-                                                          pointer: "", errors: &errors) {
-                values[attributeMapping.attribute] = value
-            }
-        }
+        let values = mappedValues(of: Set(names), mapping: mapping, in: representation, parent: .null, pointer: "", errors: &errors)
         var hasher = Hasher()
         for name in names {
-            guard let value = values[name] else { return nil }
+            guard case .some(.some(let value)) = values[name] else { return nil }
             hasher.combine(value)
         }
         return hasher.finalize()
@@ -172,13 +166,8 @@ struct MappingRun {
         var candidates: [(index: Int, identity: [AttributeValue], values: [String: AttributeValue?])] = []
         for (index, item) in selected.enumerated() {
             guard case .object = item.value else { continue }
-            var values: [String: AttributeValue?] = [:]
             var errors: [CartographError.Detail] = []
-            for attributeMapping in mapping.attributes where needed.contains(attributeMapping.attribute) {
-                if let value = mappedValue(attributeMapping, of: mapping.entity, in: item.value, parent: item.parent, pointer: item.pointer, errors: &errors) {
-                    values[attributeMapping.attribute] = .some(value)
-                }
-            }
+            let values = mappedValues(of: needed, mapping: mapping, in: item.value, parent: item.parent, pointer: item.pointer, errors: &errors)
             let identity = identityNames.compactMap { values[$0] ?? nil }
             // A representation with a problem is read in full, which reports it.
             guard errors.isEmpty, identity.count == identityNames.count, case .some(.some) = values[modification] else { continue }
@@ -370,6 +359,18 @@ struct MappingRun {
                                   errors: [.init(pointer: pointer, message: "object \(representationsRead) is over the limit of \(engine.maximumObjects)")])
         }
         if representationsRead % 256 == 0 { try RequestDeadline.check() }
+    }
+
+    /// The values of the attributes named in `names` that a representation maps (see `mappedValue`).
+    private func mappedValues(of names: Set<String>, mapping: EntityMapping, in representation: JSONValue, parent: JSONValue,
+                              pointer: String, errors: inout [CartographError.Detail]) -> [String: AttributeValue?] {
+        var values: [String: AttributeValue?] = [:]
+        for attributeMapping in mapping.attributes where names.contains(attributeMapping.attribute) {
+            if let value = mappedValue(attributeMapping, of: mapping.entity, in: representation, parent: parent, pointer: pointer, errors: &errors) {
+                values[attributeMapping.attribute] = .some(value)
+            }
+        }
+        return values
     }
 
     /// One attribute mapping's value in a representation, transformed and coerced (R-P3): nil when the
