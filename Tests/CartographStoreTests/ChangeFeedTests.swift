@@ -95,10 +95,10 @@ struct ChangeFeedTests {
 
     @Test func R_D7_everyStoreHasAnEpochThatOutlivesReopeningAndDiffersBetweenStores() throws {
         let store = try makeStore()
-        let epoch = try page(store).epoch
+        let epoch = store.epoch
         #expect(epoch.count == 32 && epoch.allSatisfy(\.isHexDigit))
-        #expect(try page(try ModelStore(name: "library", path: store.path)).epoch == epoch)
-        #expect(try page(try makeStore()).epoch != epoch)
+        #expect(try ModelStore(name: "library", path: store.path).epoch == epoch)
+        #expect(try makeStore().epoch != epoch)
     }
 
     /// A store whose feed was written one row (with the object's JSON) per change, as before compaction:
@@ -129,7 +129,7 @@ struct ChangeFeedTests {
         #expect(changes.map { $0["key"] } == [2, 1, 9])
         #expect(changes.map { $0["op"] } == ["upsert", "upsert", "delete"])
         #expect(changes[2]["deletedAt"] == "2023-11-14T22:13:20.000Z")
-        #expect(try page(reopened).epoch.count == 32)
+        #expect(reopened.epoch.count == 32)
         #expect(try connection.rows("SELECT name FROM sqlite_master WHERE name = '_cartograph_changes'").isEmpty)
         // The next write continues after the old head.
         let (_, seq) = try reopened.write { (tx) throws(CartographError) in _ = try tx.insert(entity: "Team", values: ["id": .integer(3)]) }

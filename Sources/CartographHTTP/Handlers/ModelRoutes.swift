@@ -132,7 +132,7 @@ enum ModelRoutes {
             @Sendable func page() throws(CartographError) -> (isEmpty: Bool, response: HTTPResponse) {
                 let page = try store.read { (reader) throws(CartographError) in try reader.changes(since: Int64(since), limit: limit) }
                 return (page.changes.isEmpty,
-                        .json(["epoch": .string(page.epoch), "changes": .array(page.changes), "next": .number(JSONNumber(page.next))]))
+                        .json(["epoch": .string(store.epoch), "changes": .array(page.changes), "next": .number(JSONNumber(page.next))]))
             }
             let first = try page()
             guard first.isEmpty, wait > 0 else { return first.response }

@@ -10,10 +10,8 @@
 import Foundation
 public import CartographCore
 
-/// One page of the feed.
+/// One page of the feed (the store's `epoch` goes with it: `ModelStore.epoch`).
 public struct ChangeFeedPage: Sendable {
-    /// The store's epoch: fixed when the store file was created. A follower that saved another must start again from 0.
-    public var epoch: String
     public var changes: [JSONValue]
     /// The `since` to resume from: the last entry's seq, or the request's `since` when the page is empty.
     public var next: Int64
@@ -33,13 +31,22 @@ enum ChangeFeed {
         """
 
     /// Creates the feed, moves a legacy feed into it (keeping each object's latest entry, so the head and
-    /// every follower's position stay valid) and gives the store its epoch. One transaction: a store
-    /// whose migration was interrupted still holds its legacy feed and migrates when next opened.
-    static func prepare(_ connection: SQLiteConnection, metaTable: String) throws(SQLiteError) {
+    /// every follower's position stay valid) and gives the store its epoch, which it returns. One
+    /// transaction: a store whose migration was interrupted still holds its legacy feed and migrates
+    /// when next opened.
+    static func prepare(_ connection: SQLiteConnection) throws(SQLiteError) -> String {
         let hasLegacy = try !connection.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(legacyTable)]).isEmpty
-        let hasEpoch = try !connection.rows("SELECT 1 FROM \(quoted(metaTable)) WHERE key = 'epoch'").isEmpty
         let hasFeed = try !connection.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(table)]).isEmpty
-        guard hasLegacy || !hasEpoch || !hasFeed else { return }
+        if !hasLegacy, hasFeed, let epoch = try storedEpoch(connection) { return epoch }
+        try migrate(connection, fromLegacy: hasLegacy)
+        return try storedEpoch(connection) ?? ""
+    }
+
+    private static func storedEpoch(_ connection: SQLiteConnection) throws(SQLiteError) -> String? {
+        try connection.rows("SELECT value FROM \(quoted(ModelStore.metaTable)) WHERE key = 'epoch'").first?.first?.textValue
+    }
+
+    private static func migrate(_ connection: SQLiteConnection, fromLegacy hasLegacy: Bool) throws(SQLiteError) {
         do {
             try connection.transaction { () throws(SQLiteError) in
                 try connection.execute(schema)
@@ -52,7 +59,7 @@ enum ChangeFeed {
                         DROP TABLE \(quoted(legacyTable));
                         """)
                 }
-                try connection.run("INSERT OR IGNORE INTO \(quoted(metaTable)) (key, value) VALUES ('epoch', ?)", [.text(newEpoch())])
+                try connection.run("INSERT OR IGNORE INTO \(quoted(ModelStore.metaTable)) (key, value) VALUES ('epoch', ?)", [.text(newEpoch())])
             }
         } catch {
             switch error {
@@ -70,10 +77,6 @@ enum ChangeFeed {
     /// The last sequence number given (0 for a store that has none).
     static func head(_ connection: SQLiteConnection) throws(SQLiteError) -> Int64 {
         try connection.cached("SELECT coalesce(max(seq), 0) FROM \(quoted(table))").rows().first?.first?.integerValue ?? 0
-    }
-
-    static func epoch(_ connection: SQLiteConnection, metaTable: String) throws(SQLiteError) -> String {
-        try connection.rows("SELECT value FROM \(quoted(metaTable)) WHERE key = 'epoch'").first?.first?.textValue ?? ""
     }
 
     private static let upsertSQL = "INSERT OR REPLACE INTO \(quoted(table)) (object_id, seq, entity, key, deleted_at) VALUES (?, ?, ?, NULL, NULL)"
@@ -110,7 +113,7 @@ enum ChangeFeed {
     }
 
     /// Up to `limit` entries after `since`. A `since` beyond the head is a 400 naming the head.
-    static func page(_ reader: ObjectReader, metaTable: String, since: Int64, limit: Int) throws(CartographError) -> ChangeFeedPage {
+    static func page(_ reader: ObjectReader, since: Int64, limit: Int) throws(CartographError) -> ChangeFeedPage {
         let connection = reader.connection
         do {
             let head = try head(connection)
@@ -144,8 +147,7 @@ enum ChangeFeed {
                 }
                 changes.append(.object(entry))
             }
-            return ChangeFeedPage(epoch: try epoch(connection, metaTable: metaTable), changes: changes,
-                                  next: rows.last?[0].integerValue ?? since)
+            return ChangeFeedPage(changes: changes, next: rows.last?[0].integerValue ?? since)
         } catch let error as CartographError {
             throw error
         } catch {

@@ -16,6 +16,8 @@ public enum ModelRegistration: Sendable, Equatable {
 public final class ModelStore: Sendable {
     public let name: String
     public let path: String
+    /// A random id fixed when the store file was created (R-D7): change-feed pages carry it.
+    public let epoch: String
     private let synchronous: SQLiteSynchronous
 
     /// The writer connection and the model it last applied. @unchecked Sendable: it is reached only
@@ -103,7 +105,7 @@ public final class ModelStore: Sendable {
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.idempotencyTable)) (
                     key TEXT PRIMARY KEY NOT NULL, request_sha256 BLOB NOT NULL, response TEXT NOT NULL, at INTEGER NOT NULL);
                 """ + StoreTransaction.pendingConnectionsSchema)
-            try ChangeFeed.prepare(connection, metaTable: Self.metaTable)
+            epoch = try ChangeFeed.prepare(connection)
             let loaded = try Self.loadModel(connection, name: name)
             bytes = try Self.measureBytes(connection)
             writer = Writer(connection: connection, model: loaded?.model)

@@ -208,7 +208,7 @@ public struct StoreReader {
 
     /// Change-feed entries after `since`, in order (R-D4): see `ChangeFeed`.
     public func changes(since: Int64, limit: Int) throws(CartographError) -> ChangeFeedPage {
-        try ChangeFeed.page(reader, metaTable: ModelStore.metaTable, since: since, limit: limit)
+        try ChangeFeed.page(reader, since: since, limit: limit)
     }
 }
 
