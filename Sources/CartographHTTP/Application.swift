@@ -201,8 +201,8 @@ public final class Application: Sendable {
                                          requestID: requestID)
             do {
                 let response = try route.handler(context)
-                // A write to a model's store wakes the long polls of its change feed.
-                if request.method != "GET", response.status < 300, let tenant = parameters["tenant"], let model = parameters["model"] {
+                // A route that may write a model's store (its scope is above read) wakes the long polls of its change feed.
+                if route.access != .tenant(.read), response.status < 300, let tenant = parameters["tenant"], let model = parameters["model"] {
                     changeWaiters.notify("\(tenant)/\(model)")
                 }
                 return response
