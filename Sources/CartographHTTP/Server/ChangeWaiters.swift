@@ -19,9 +19,6 @@ final class ChangeWaiters: Sendable {
     private let parked = Mutex(Parked())
     private let queue = DispatchQueue(label: "cartograph.long-poll", attributes: .concurrent)
 
-    /// Requests parked now.
-    var count: Int { parked.withLock { $0.byStore.values.reduce(0) { $0 + $1.count } } }
-
     /// Parks `pending`; `resolve` is called once, on another thread, with its answer. The store is polled
     /// once right away: a write that committed between the request's first read and now sent no notice.
     func park(_ pending: PendingResponse, resolve: @escaping @Sendable (HTTPResponse) -> Void) {
