@@ -38,8 +38,8 @@
 #   INGEST_MAX    largest size; sizes are 10k, 100k, 1M up to it (default 100000, or 1000000 with
 #                 INGEST_FULL=1 — the 1M size adds minutes per run, so a plain `make bench` skips it)
 #   INGEST_FULL   1: include 1M
-#   INGEST_PERF   1: also `perf record -g` cartograph during one first load of the largest size and
-#                 write the top symbols to bench/out/ingest-perf.txt
+#   INGEST_PERF   first (or 1) / reload: also `perf record -g` cartograph during one first load (or
+#                 re-load) of the largest size and write the top symbols to bench/out/ingest-perf.txt
 #   SERVE_SECONDS seconds of wrk after the loads (default 5)
 #   TINY_OBJECTS  objects in the tiny-object payload (default 200000); TINY_TIMEOUT seconds curl waits
 #                 for its answer (default 300)
@@ -52,6 +52,7 @@ POSTERS=${POSTERS:-2}
 INGEST_FULL=${INGEST_FULL:-0}
 INGEST_MAX=${INGEST_MAX:-$([ "$INGEST_FULL" = 1 ] && echo 1000000 || echo 100000)}
 INGEST_PERF=${INGEST_PERF:-0}
+case "$INGEST_PERF" in 1|first) perf_phase=first ;; reload) perf_phase=reload ;; *) perf_phase=none ;; esac
 SERVE_SECONDS=${SERVE_SECONDS:-5}
 TINY_OBJECTS=${TINY_OBJECTS:-200000}
 TINY_TIMEOUT=${TINY_TIMEOUT:-300}
@@ -206,7 +207,7 @@ run_cartograph() {
   curl -sf -o /dev/null -X PUT "$url/v1/tenants/bench/models/news/mappings/articles" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -d "$mapping"
   store="$data/tenants/bench/news.sqlite"
   for phase in first reload reload2; do
-    if [ "$INGEST_PERF" = 1 ] && [ "$phase" = first ] && [ "$n" = "$max" ] && [ "$run" = 1 ]; then
+    if [ "$phase" = "$perf_phase" ] && [ "$n" = "$max" ] && [ "$run" = 1 ]; then
       perf record -g -o "$work/perf.data" -p "$server_pid" >/dev/null 2>&1 &
       perf_pid=$!; sleep 0.5
     fi
@@ -216,7 +217,7 @@ run_cartograph() {
     written=$(( $(wchar "$server_pid") - written ))
     if [ -n "$perf_pid" ]; then
       kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; perf_pid=""
-      { echo "# perf record -g -p <cartograph> during the first load of $n articles ($POSTERS posters); perf report --no-children, top symbols"
+      { echo "# perf record -g -p <cartograph> during the $phase of $n articles ($POSTERS posters); perf report --no-children, top symbols"
         # (perf and grep stop early when head has its lines: not a failure)
         { perf report -i "$work/perf.data" --no-children --stdio --sort symbol 2>/dev/null | grep -E '^ +[0-9.]+%' | head -40; } || true
         echo; echo "# with children (inclusive time), top entries"

@@ -88,16 +88,25 @@ enum MappingRoutes {
         let idempotency = idempotencyKey.map { key in
             (key, SecretHash.sha256(bytes: Array(context.request.path.utf8) + [0x0A] + context.request.body))
         }
+        // The payload is read into nodes before the write lock, R-P7's read-ahead looking in a read
+        // snapshot: another request's write runs meanwhile (docs/mapping.md "Posting a payload").
+        let read = try store.read { (snapshot) throws(CartographError) -> ReadPayload? in
+            try engine.read(payload, mapping: mapping, metadata: metadata, explain: explain,
+                            snapshot: snapshot.model.version == model.version ? snapshot : nil)
+        }
         var body = try store.applyPayload(idempotency: idempotency, dryRun: dryRun, checkBytes: storeQuota(context, store: store)) {
             (transaction) throws(CartographError) -> MappingResult in
-            // A migration may have committed since `model` was read: map with the model this transaction
-            // writes under, or new objects would miss the defaults of attributes it added (R-P4, R-M6).
-            var (mapping, engine) = (mapping, engine)
+            let result: MappingResult
             if transaction.model.version != model.version {
-                mapping = try makeMapping(transaction.model)
-                engine = try MappingEngine(model: transaction.model, maximumObjects: context.application.configuration.maxObjectsPerPayload)
+                // A migration committed since `model` was read: map with the model this transaction writes
+                // under, or new objects would miss the defaults of attributes it added (R-P4, R-M6).
+                let engine = try MappingEngine(model: transaction.model, maximumObjects: context.application.configuration.maxObjectsPerPayload)
+                result = try engine.map(payload, mapping: try makeMapping(transaction.model), metadata: metadata, explain: explain, into: transaction)
+            } else if let read {
+                result = try engine.map(read, into: transaction)
+            } else {
+                result = try engine.map(payload, mapping: mapping, metadata: metadata, explain: explain, into: transaction)
             }
-            let result = try engine.map(payload, mapping: mapping, metadata: metadata, explain: explain, into: transaction)
             Counter(label: "cartograph_objects_mapped_total").increment(by: result.inserted + result.updated + result.unchanged)
             return result
         }

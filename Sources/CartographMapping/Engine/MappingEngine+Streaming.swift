@@ -51,6 +51,20 @@ extension MappingEngine {
         }
     }
 
+    /// Phase 1 of a prepared payload before the write transaction (see `read(_:mapping:…)`): its
+    /// representations read into nodes, R-P7's read-ahead looking in `snapshot`, a read snapshot of the
+    /// store. Nil for a payload planned for chunks: each chunk is read inside the transaction.
+    public func read(_ payload: PreparedPayload, mapping: EntityMapping, metadata: JSONValue = .object(JSONObject()), explain: Bool = false,
+                     snapshot: (any MappingLookup)?) throws(CartographError) -> ReadPayload? {
+        let json: JSONValue
+        switch payload {
+        case .streamed(let streamed) where streamed.mapping == mapping: return nil
+        case .streamed(let streamed): json = try parsed(streamed)
+        case .whole(let whole): json = whole
+        }
+        return try read(json, mapping: mapping, metadata: metadata, explain: explain, lookup: snapshot, snapshotHead: try snapshot?.changeFeedHead())
+    }
+
     private func parsed(_ streamed: StreamedPayload) throws(CartographError) -> JSONValue {
         do { return try streamed.reader.parse(streamed.body) } catch { throw CartographError(error) }
     }

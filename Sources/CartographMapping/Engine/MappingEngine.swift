@@ -96,7 +96,8 @@ public struct MappingEngine: Sendable {
         self.dictionaryTransformers = try DictionaryTransformerRegistry(model: model)
     }
 
-    /// Maps `payload` with `mapping` into `store` (already inside a transaction).
+    /// Maps `payload` with `mapping` into `store` (already inside a transaction): `read` and
+    /// `map(_ read:)` in one go, R-P7's read-ahead looking in the transaction itself.
     /// - Parameter metadata: `{"receivedAt", "query": {…}, "header": {…}}` for `@metadata.` key paths.
     /// - Parameters:
     ///   - explain: record a per-object trace and phase timings (R-P13).
@@ -104,45 +105,98 @@ public struct MappingEngine: Sendable {
     public func map(_ payload: JSONValue, mapping: EntityMapping, metadata: JSONValue = .object(JSONObject()),
                     explain: Bool = false, progress: ((String, Int, Int) -> Void)? = nil,
                     into store: some MappingStore) throws(CartographError) -> MappingResult {
+        let read = try read(payload, mapping: mapping, metadata: metadata, explain: explain, lookup: store, snapshotHead: nil)
+        return try map(read, progress: progress, into: store)
+    }
+
+    /// Phase 1: reads every representation of `payload` into a node, with R-P7's read-ahead looking
+    /// current objects up in `lookup`. Pure but for that lookup, so it can run before the write
+    /// transaction, against a read snapshot whose change-feed head is `snapshotHead`: another payload's
+    /// write then runs beside it, and `map(_ read:)` checks that what the snapshot showed still holds.
+    /// A payload whose mapping's key path is missing fails here when the mapping deletes missing objects (R-D5).
+    func read(_ payload: JSONValue, mapping: EntityMapping, metadata: JSONValue, explain: Bool,
+              lookup: (any MappingLookup)?, snapshotHead: Int64?) throws(CartographError) -> ReadPayload {
+        var timer = PhaseTimer()
         var run = MappingRun(engine: self, root: payload, metadata: metadata, explain: explain)
-        var timings: [(phase: String, milliseconds: Double)] = []
-        var clock = ContinuousClock.now
-        func lap(_ phase: String) {
-            let now = ContinuousClock.now
-            let elapsed = now - clock
-            timings.append((phase, Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15))
-            clock = now
-        }
-        var (topLevel, keyPathPresent) = try run.readTopLevel(payload, mapping: mapping, in: store)
+        var (topLevel, keyPathPresent) = try run.readTopLevel(payload, mapping: mapping, lookup: lookup)
         if mapping.deleteMissing != nil, !keyPathPresent {
             throw CartographError(.unprocessable, "The payload has no '\(mapping.keyPath?.description ?? "")': a deleteMissing mapping needs the complete set of objects, so nothing was stored or deleted.",
                                   errors: [.init(pointer: "", message: "the key path '\(mapping.keyPath?.description ?? "")' is missing")])
         }
-        lap("read")
-        // Identification re-reads some representations (R-P9), which can meet a node read ahead too.
-        if !run.readAheadMet { try run.identify(in: store) }
         if run.readAheadMet {
             // An object found current before the read (R-P7) is represented again in the payload, so its
-            // representations must be merged first (R-I5): nothing is written yet, so map it all again
-            // without reading ahead.
+            // representations must be merged first (R-I5): read it all again without reading ahead.
             run = MappingRun(engine: self, root: payload, metadata: metadata, explain: explain, readsAhead: false)
-            topLevel = try run.readTopLevel(payload, mapping: mapping, in: store).representations
+            topLevel = try run.readTopLevel(payload, mapping: mapping, lookup: nil).representations
+        }
+        timer.lap("read")
+        return ReadPayload(run: run, topLevel: topLevel, payload: payload, mapping: mapping, snapshotHead: snapshotHead, timer: timer)
+    }
+
+    /// Phases 2 to 6 of a payload `read` read, into `store` (inside a transaction). When the read looked
+    /// in a snapshot that another write has since moved past, the objects it found current are checked
+    /// again: if one changed, the payload is read again here; identities it found absent are looked up again.
+    public func map(_ read: ReadPayload, progress: ((String, Int, Int) -> Void)? = nil,
+                    into store: some MappingStore) throws(CartographError) -> MappingResult {
+        var read = read
+        if let head = read.snapshotHead, try store.changeFeedHead() != head {
+            if try !store.changedObjects(among: read.run.readAheadIDs, since: head).isEmpty {
+                let timer = read.timer
+                read = try self.read(read.payload, mapping: read.mapping, metadata: read.run.metadata, explain: read.run.trace != nil,
+                                     lookup: store, snapshotHead: nil)
+                read.timer = timer
+            } else {
+                read.run.forgetAbsentIdentities()
+            }
+        }
+        var (run, topLevel, timer) = (read.run, read.topLevel, read.timer)
+        // Identification re-reads some representations (R-P9), which can meet a node read ahead too.
+        try run.identify(in: store)
+        if run.readAheadMet {
+            run = MappingRun(engine: self, root: read.payload, metadata: run.metadata, explain: run.trace != nil, readsAhead: false)
+            topLevel = try run.readTopLevel(read.payload, mapping: read.mapping, lookup: nil).representations
             try run.identify(in: store)
         }
-        lap("identify")
+        timer.lap("identify")
         try run.validate(topLevel: topLevel.map(\.node), in: store)
-        lap("validate")
+        timer.lap("validate")
         try run.preconnect(in: store)
-        lap("preconnect")
+        timer.lap("preconnect")
         try run.write(progress: progress, into: store)
-        lap("write")
+        timer.lap("write")
         try run.connect(in: store)
-        lap("connect")
-        try run.applyDeletions(of: mapping, in: store)
-        lap("delete")
+        timer.lap("connect")
+        try run.applyDeletions(of: read.mapping, in: store)
+        timer.lap("delete")
         var result = try run.summarize(topLevel: topLevel, in: store)
-        if explain { result.timings = timings }
+        if run.trace != nil { result.timings = timer.timings }
         return result
+    }
+}
+
+/// A payload read into nodes (phase 1), waiting for `MappingEngine.map(_ read:)`. Not Sendable: its
+/// nodes are classes, used by the thread that read them.
+public struct ReadPayload {
+    var run: MappingRun
+    var topLevel: [(node: MappedNode, pointer: String)]
+    let payload: JSONValue
+    let mapping: EntityMapping
+    /// The change-feed head of the read snapshot the read-ahead looked in; nil when it looked in the
+    /// transaction that maps the payload (or nowhere).
+    let snapshotHead: Int64?
+    var timer: PhaseTimer
+}
+
+/// Milliseconds per phase (R-P13).
+struct PhaseTimer {
+    private(set) var timings: [(phase: String, milliseconds: Double)] = []
+    private var clock = ContinuousClock.now
+
+    mutating func lap(_ phase: String) {
+        let now = ContinuousClock.now
+        let elapsed = now - clock
+        timings.append((phase, Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15))
+        clock = now
     }
 }
 

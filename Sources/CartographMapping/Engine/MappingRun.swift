@@ -57,8 +57,9 @@ struct MappingRun {
     // MARK: Phase 1: read
 
     /// The representations at the mapping's key path (R-P2), one node each, in payload order, and
-    /// whether the key path was present at all.
-    mutating func readTopLevel(_ payload: JSONValue, mapping: EntityMapping, in store: some MappingStore) throws(CartographError)
+    /// whether the key path was present at all. R-P7's read-ahead looks current objects up in `lookup`
+    /// (none without one).
+    mutating func readTopLevel(_ payload: JSONValue, mapping: EntityMapping, lookup: (any MappingLookup)?) throws(CartographError)
         -> (representations: [(node: MappedNode, pointer: String)], keyPathPresent: Bool) {
         var selected: [Selected] = []
         var keyPathPresent = mapping.keyPath == nil
@@ -89,7 +90,8 @@ struct MappingRun {
         } else {
             select(from: payload, pointer: "")
         }
-        let current = readsAhead ? try currentObjects(among: selected, mapping: mapping, in: store) : [:]
+        var current: [Int: MappedNode] = [:]
+        if readsAhead, let lookup { current = try currentObjects(among: selected, mapping: mapping, in: lookup) }
         return (try read(selected, mapping: mapping, current: current), keyPathPresent)
     }
 
@@ -110,7 +112,7 @@ struct MappingRun {
     }
 
     /// Reads a chunk of top-level representations as `readTopLevel` reads a payload's.
-    mutating func readChunk(_ selected: [Selected], mapping: EntityMapping, in store: some MappingStore) throws(CartographError)
+    mutating func readChunk(_ selected: [Selected], mapping: EntityMapping, in store: some MappingLookup) throws(CartographError)
         -> [(node: MappedNode, pointer: String)] {
         let current = readsAhead ? try currentObjects(among: selected, mapping: mapping, in: store) : [:]
         return try read(selected, mapping: mapping, current: current)
@@ -157,7 +159,7 @@ struct MappingRun {
     /// further and their nested representations not at all (on a re-load, most of the payload).
     /// Nothing when the mapping decides per representation what it maps (dynamic, dictionary transformer).
     private mutating func currentObjects(among selected: [Selected],
-                                         mapping base: EntityMapping, in store: some MappingStore) throws(CartographError) -> [Int: MappedNode] {
+                                         mapping base: EntityMapping, in store: some MappingLookup) throws(CartographError) -> [Int: MappedNode] {
         let mapping = resolved(base)
         let identityNames = mapping.resolvedIdentificationAttributes
         guard let modification = mapping.modificationAttribute, !identityNames.isEmpty,
@@ -194,6 +196,13 @@ struct MappingRun {
         }
         return current
     }
+
+    /// The stored objects R-P7's read-ahead found current (their nodes are not read further).
+    var readAheadIDs: [Int64] { nodes.compactMap { $0.readAhead ? $0.existing?.id : nil } }
+
+    /// Forgets the identities the read-ahead found no stored object for: another write may have stored
+    /// them since the snapshot it looked in, so `identify` looks them up again.
+    mutating func forgetAbsentIdentities() { knownAbsent = [:] }
 
     /// The shared reference for `mapping` (a payload uses few mappings; their comparison finds equal
     /// arrays and strings by identity first, as copies of one mapping share them).

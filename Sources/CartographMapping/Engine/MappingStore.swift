@@ -20,15 +20,25 @@ public struct ExistingObject: Sendable, Equatable {
     }
 }
 
-/// What the engine needs from a store during one payload.
-public protocol MappingStore: AnyObject {
-    var model: Model { get }
+/// What reading a payload (phase 1) may look up: a store's objects as one snapshot shows them. A read
+/// snapshot serves before the write transaction; the transaction itself serves inside it.
+public protocol MappingLookup {
     /// Batched lookup for identification (R-I1…R-I3) and foreign-key connections (R-C2): objects of
     /// `entity` or a sub-entity whose `attributes` equal one of `identities` and that satisfy
     /// `predicate`, keyed by identity, oldest first. With `reading`, only those attributes (and `attributes`)
     /// have values: nil reads them all.
     func existingObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
                          predicate: CheckedPredicate?, reading: [String]?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]]
+    /// The change feed's head (R-D4) in this snapshot: the sequence number of the latest committed change.
+    func changeFeedHead() throws(CartographError) -> Int64
+}
+
+/// What the engine needs from a store during one payload.
+public protocol MappingStore: AnyObject, MappingLookup {
+    var model: Model { get }
+    /// Which of `ids` changed (or were deleted) after the feed position `seq`: what a read snapshot
+    /// taken at `seq` saw of them may no longer hold.
+    func changedObjects(among ids: [Int64], since seq: Int64) throws(CartographError) -> Set<Int64>
     /// Objects of the predicate's entity (and sub-entities) matching it, oldest first; only among `ids` when given.
     func objects(matching predicate: CheckedPredicate, among ids: [Int64]?) throws(CartographError) -> [(id: Int64, entity: String)]
     /// Inserts an object; `toOne` sets to-one relationships with it (relationship -> destination `_id`).

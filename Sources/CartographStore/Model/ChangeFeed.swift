@@ -79,6 +79,16 @@ enum ChangeFeed {
         try connection.cached("SELECT coalesce(max(seq), 0) FROM \(quoted(table))").rows().first?.first?.integerValue ?? 0
     }
 
+    /// Which of `ids` have an entry after `seq` (changed or deleted since): one lookup by rowid each.
+    static func changed(among ids: [Int64], since seq: Int64, _ connection: SQLiteConnection) throws(SQLiteError) -> Set<Int64> {
+        let statement = try connection.cached("SELECT seq FROM \(quoted(table)) WHERE object_id = ?")
+        var changed = Set<Int64>()
+        for id in ids {
+            if let entry = try statement.rows([.integer(id)]).first?.first?.integerValue, entry > seq { changed.insert(id) }
+        }
+        return changed
+    }
+
     private static let upsertSQL = "INSERT OR REPLACE INTO \(quoted(table)) (object_id, seq, entity, key, deleted_at) VALUES (?, ?, ?, NULL, NULL)"
     private static let tombstoneSQL = "INSERT OR REPLACE INTO \(quoted(table)) (object_id, seq, entity, key, deleted_at) VALUES (?, ?, ?, ?, ?)"
 

@@ -62,7 +62,7 @@ public final class ModelStore: Sendable {
     }
 
     private let writer: Writer
-    private let writeLock = Mutex(())
+    private let writeLock = WriteLock()
     private let readers = Mutex(ReaderPool())
     /// The committed model, for readers (updated after each registration commits).
     /// The committed model and its stored JSON text (readers compare texts to notice a migration).
@@ -166,7 +166,7 @@ public final class ModelStore: Sendable {
     public func register(_ proposed: Model, allowDestructive: Bool) throws(CartographError) -> (model: Model, outcome: ModelRegistration) {
         touchLastUsed()
         let writer = self.writer
-        let result = try writeLock.withLock { (_) throws(CartographError) -> (model: Model, outcome: ModelRegistration) in
+        let result = try writeLock.withLock { () throws(CartographError) -> (model: Model, outcome: ModelRegistration) in
             var model = proposed
             model.name = name
             let old = writer.model
@@ -253,7 +253,7 @@ public final class ModelStore: Sendable {
         throws(CartographError) -> (value: T, changeSeq: Int64) {
         touchLastUsed()
         let writer = self.writer
-        return try writeLock.withLock { (_) throws(CartographError) -> (value: T, changeSeq: Int64) in
+        return try writeLock.withLock { () throws(CartographError) -> (value: T, changeSeq: Int64) in
             let connection = writer.connection
             let outcome: (T, Int64)
             var bytesAfter: Int64?
@@ -305,7 +305,7 @@ public final class ModelStore: Sendable {
     private func checkpointIfDue(writer: SQLiteConnection) {
         let frames = writer.walFrames
         if frames >= Self.writerCheckpointFrames {
-            try? writer.checkpoint()  // a failed checkpoint leaves the log for the next one
+            _ = try? writer.checkpoint()  // a failed checkpoint leaves the log for the next one
             return
         }
         guard frames >= Self.checkpointFrames,
@@ -318,14 +318,14 @@ public final class ModelStore: Sendable {
             // The whole log is in the database file. If no write is running, cut the log's file to zero
             // (nothing left to copy, so this is quick): a load that has ended leaves no WAL of its own
             // size beside the database. A write in progress will restart the log itself.
-            writeLock.withLockIfAvailable { _ in try? self.writer.connection.truncateLog() }
+            writeLock.withLockIfAvailable { try? self.writer.connection.truncateLog() }
         }
     }
 
     // MARK: Reads
 
     /// Runs `body` on a pooled read connection inside a read transaction.
-    public func read<T: Sendable>(_ body: (StoreReader) throws(CartographError) -> T) throws(CartographError) -> T {
+    public func read<T>(_ body: (StoreReader) throws(CartographError) -> T) throws(CartographError) -> T {
         touchLastUsed()
         let pooled = try pooledConnection()
         let connection = pooled.connection
@@ -375,7 +375,7 @@ public final class ModelStore: Sendable {
     public func putMapping(name: String, document: JSONValue) throws(CartographError) -> Bool {
         touchLastUsed()
         let writer = self.writer
-        return try writeLock.withLock { (_) throws(CartographError) -> Bool in
+        return try writeLock.withLock { () throws(CartographError) -> Bool in
             do {
                 let existed = try !writer.connection.rows("SELECT 1 FROM \(quoted(Self.mappingsTable)) WHERE name = ?", [.text(name)]).isEmpty
                 try writer.connection.run("INSERT OR REPLACE INTO \(quoted(Self.mappingsTable)) (name, document) VALUES (?, ?)",
@@ -389,7 +389,7 @@ public final class ModelStore: Sendable {
     /// Deletes a mapping; false when there was none.
     public func deleteMapping(name: String) throws(CartographError) -> Bool {
         let writer = self.writer
-        return try writeLock.withLock { (_) throws(CartographError) -> Bool in
+        return try writeLock.withLock { () throws(CartographError) -> Bool in
             do {
                 try writer.connection.run("DELETE FROM \(quoted(Self.mappingsTable)) WHERE name = ?", [.text(name)])
                 let deleted = writer.connection.changes > 0

@@ -9,6 +9,16 @@ extension StoreTransaction: MappingStore {
         try findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading).mapValues { $0.map(\.existing) }
     }
 
+    public func changeFeedHead() throws(CartographError) -> Int64 {
+        do { return try ChangeFeed.head(connection) } catch { throw CartographError(.internalError, "Cannot read the change feed: \(error)") }
+    }
+
+    public func changedObjects(among ids: [Int64], since seq: Int64) throws(CartographError) -> Set<Int64> {
+        do { return try ChangeFeed.changed(among: ids, since: seq, connection) } catch {
+            throw CartographError(.internalError, "Cannot read the change feed: \(error)")
+        }
+    }
+
     public func insertObject(entity: String, values: [String: AttributeValue], stub: Bool, toOne: [String: Int64]) throws(CartographError) -> Int64 {
         try insert(entity: entity, values: values, stub: stub, toOne: toOne)
     }
@@ -31,6 +41,19 @@ extension StoreTransaction: MappingStore {
 
     public func key(ofObject id: Int64, entity: String) throws(CartographError) -> JSONValue? {
         try object(id: id, entity: entity).map(reader.key(of:))
+    }
+}
+
+/// A read snapshot as what reading a payload before its write transaction looks up (R-P7's read-ahead).
+extension StoreReader: MappingLookup {
+    public func existingObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
+                                predicate: CheckedPredicate?, reading: [String]?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]] {
+        try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
+            .mapValues { $0.map(\.existing) }
+    }
+
+    public func changeFeedHead() throws(CartographError) -> Int64 {
+        do { return try ChangeFeed.head(reader.connection) } catch { throw CartographError(.internalError, "Cannot read the change feed: \(error)") }
     }
 }
 

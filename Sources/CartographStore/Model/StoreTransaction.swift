@@ -12,7 +12,7 @@ public final class StoreTransaction {
     let layout: StoreLayout
     var nextID: Int64
     /// Objects changed in this transaction, in first-touch order, with their entity.
-    private(set) var touched: [(id: Int64, entity: String)] = []
+    private(set) var touched = TouchedObjects()
     /// The objects of `touched` that existed before the transaction.
     private var touchedIDs: Set<Int64> = []
     /// Deleted objects with the key they had (for tombstones).
@@ -50,7 +50,7 @@ public final class StoreTransaction {
     /// touch), so only objects that existed before the transaction need the set.
     func touch(_ id: Int64, _ entity: String) {
         guard id < firstNewID else { return }
-        if touchedIDs.insert(id).inserted { touched.append((id, entity)) }
+        if touchedIDs.insert(id).inserted { touched.append(id, entity) }
     }
 
     private func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
@@ -82,7 +82,7 @@ public final class StoreTransaction {
         let id = nextID
         nextID += 1
         try sqlite { () throws(SQLiteError) in try connection.run(plan.sql, bound) }
-        touched.append((id, entity))
+        touched.append(id, entity)
         let written = toOne.filter { plan.toOne.contains($0.key) }
         relationshipsWritten(of: toOne.values)
         // An entity without relationships is never asked for destinations: nothing to remember.

@@ -1,0 +1,118 @@
+// A payload read before its write transaction (issue 14, "use both cores"; docs/mapping.md "Posting a
+// payload"): R-P7's read-ahead looks in a read snapshot, and a write committed between that snapshot
+// and the payload's transaction must not make the payload map otherwise than it would inside the
+// transaction. Also the list of touched objects the change feed is written from.
+import Foundation
+import Testing
+import CartographCore
+import CartographMapping
+@testable import CartographStore
+
+private let itemsModel: JSONValue = ["entities": [
+    ["name": "Item", "userInfo": ["identityAttributes": "id"],
+     "attributes": [["name": "id", "type": "integer64"], ["name": "name", "type": "string"], ["name": "version", "type": "integer64"]]],
+]]
+
+/// The items mapping; `versioned` adds `modificationAttribute: version` (R-P7).
+private func itemsMapping(versioned: Bool, model: Model) throws -> EntityMapping {
+    var document = JSONObject([("entity", "Item"), ("keyPath", "items"), ("attributes", ["id": "id", "name": "name", "version": "version"])])
+    if versioned { document["modificationAttribute"] = "version" }
+    return try EntityMapping.parse(.object(document), model: model)
+}
+
+private func items(_ objects: [(id: Int, name: String, version: Int)]) -> JSONValue {
+    ["items": .array(objects.map { ["id": .number(JSONNumber($0.id)), "name": .string($0.name), "version": .number(JSONNumber($0.version))] })]
+}
+
+/// The stored items as (name, version) by id; several objects with one id are all listed.
+private func storedItems(_ store: ModelStore) throws -> [Int: [(name: String, version: Int)]] {
+    var found: [Int: [(name: String, version: Int)]] = [:]
+    for object in try storeContents(store, roots: ["Item"]).values {
+        guard case .number(let id)? = object["id"], let id = Int(id.text), case .string(let name)? = object["name"],
+              case .number(let version)? = object["version"], let version = Int(version.text) else { continue }
+        found[id, default: []].append((name, version))
+    }
+    return found
+}
+
+struct SnapshotReadTests {
+    /// Item 1 is current in the snapshot (stored version 2, payload version 2), so the read skips it; another
+    /// write then moves it back to version 1. Mapped as read, the payload would leave the older values.
+    @Test func R_P7_anObjectFoundCurrentInTheSnapshotButChangedSinceIsMappedAfterAll() throws {
+        let store = try makeStore(itemsModel)
+        let model = try #require(store.model)
+        let engine = try MappingEngine(model: model)
+        let (versioned, plain) = (try itemsMapping(versioned: true, model: model), try itemsMapping(versioned: false, model: model))
+        _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "stored", 2)]), mapping: plain, into: tx) }
+
+        let payload = items([(1, "from the payload", 2)])
+        let read = try store.read { (snapshot) throws(CartographError) in
+            try engine.read(.whole(payload), mapping: versioned, snapshot: snapshot)
+        }
+        _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "older", 1)]), mapping: plain, into: tx) }
+        let readPayload = try #require(read)
+        let result = try store.write { (tx) throws(CartographError) in try engine.map(readPayload, into: tx) }.value
+
+        #expect(result.updated == 1 && result.unchanged == 0)
+        let stored = try storedItems(store)[1]
+        #expect(stored?.count == 1)
+        #expect(stored?.first?.name == "from the payload")
+        #expect(stored?.first?.version == 2)
+    }
+
+    /// The snapshot holds no item 7, so the read-ahead notes it absent; another write then stores it. The
+    /// payload must find and update that object, not insert a second item 7 (R-I1).
+    @Test func R_I1_anIdentityAbsentFromTheSnapshotButStoredSinceIsFoundNotInsertedAgain() throws {
+        let store = try makeStore(itemsModel)
+        let model = try #require(store.model)
+        let engine = try MappingEngine(model: model)
+        let (versioned, plain) = (try itemsMapping(versioned: true, model: model), try itemsMapping(versioned: false, model: model))
+        _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "one", 1)]), mapping: plain, into: tx) }
+
+        let payload = items([(1, "one", 1), (7, "from the payload", 3)])
+        let read = try store.read { (snapshot) throws(CartographError) in
+            try engine.read(.whole(payload), mapping: versioned, snapshot: snapshot)
+        }
+        _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(7, "another writer's", 2)]), mapping: plain, into: tx) }
+        let readPayload = try #require(read)
+        let result = try store.write { (tx) throws(CartographError) in try engine.map(readPayload, into: tx) }.value
+
+        #expect(result.inserted == 0)
+        #expect(result.updated == 1)
+        #expect(result.unchanged == 1, "item 1, current in the snapshot and untouched since, stays skipped")
+        let stored = try storedItems(store)
+        #expect(stored[7]?.count == 1)
+        #expect(stored[7]?.first?.name == "from the payload")
+        #expect(stored[1]?.first?.name == "one")
+    }
+
+    /// With nothing written since the snapshot, the payload maps as read: one lookup, no second read.
+    @Test func R_P7_aSnapshotNoWriteMovedPastMapsAsRead() throws {
+        let store = try makeStore(itemsModel)
+        let model = try #require(store.model)
+        let engine = try MappingEngine(model: model)
+        let versioned = try itemsMapping(versioned: true, model: model)
+        _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "one", 5)]), mapping: versioned, into: tx) }
+        let read = try store.read { (snapshot) throws(CartographError) in
+            try engine.read(.whole(items([(1, "one, renamed", 5), (2, "two", 1)])), mapping: versioned, snapshot: snapshot)
+        }
+        let readPayload = try #require(read)
+        let result = try store.write { (tx) throws(CartographError) in try engine.map(readPayload, into: tx) }.value
+        #expect(result.inserted == 1 && result.unchanged == 1 && result.updated == 0)
+        #expect(try storedItems(store)[1]?.first?.name == "one", "version 5 is not newer than the stored 5 (R-P7)")
+    }
+
+    /// The feed is written from the touched list: runs of consecutive ids, each object once, in first-touch order.
+    @Test func R_D4_touchedObjectsKeepFirstTouchOrderInRuns() {
+        var touched = TouchedObjects()
+        let appended: [(Int64, String)] = [(10, "A"), (11, "A"), (12, "A"), (13, "B"), (14, "B"), (3, "B"), (15, "A"), (16, "A"), (4, "C")]
+        for (id, entity) in appended { touched.append(id, entity) }
+        #expect(touched.count == appended.count)
+        #expect(touched.map(\.id) == appended.map(\.0))
+        #expect(touched.map(\.entity) == appended.map(\.1))
+        var many = TouchedObjects()
+        for id in Int64(1)...200_000 { many.append(id, "Item") }
+        #expect(many.count == 200_000)
+        #expect(Array(many.suffix(2)).map(\.id) == [199_999, 200_000])
+    }
+}
