@@ -26,7 +26,7 @@ public enum PreparedPayload: Sendable {
 
 extension MappingEngine {
     /// Top-level representations mapped per chunk.
-    public static let defaultChunkSize = 4096
+    public static let defaultChunkSize = 2048
 
     /// Reads `body` for `mapping` before the write transaction: planned for chunks when `streamingPlan`
     /// accepts it, parsed whole otherwise. A syntax error is a 400 with its offset.
@@ -145,7 +145,7 @@ extension MappingEngine {
                 _ = try run.summarize(topLevel: topLevel, in: store)
                 if done == 0 {
                     // The objects list is as long as the first chunk's entries say: reserved once, not doubled.
-                    run.result.reserveObjectsJSON(run.result.objectsJSON.count / chunk.count * total * 9 / 8)
+                    run.result.reserveObjects(total - chunk.count)
                 }
             }
             done += chunk.count

@@ -20,10 +20,15 @@ public struct MappingResult: Sendable, Equatable {
     public var deleted = 0
     /// `{"pointer", "entity", "key", "errors"}` for each dropped invalid new object (R-P8).
     public var discarded: [JSONValue] = []
-    /// `{"entity", "key"}` per top-level representation, in payload order, as the JSON text of the
-    /// array's elements separated by commas: a payload of many small objects would otherwise hold a
-    /// JSON value (two arrays) per object until the response is written.
-    public private(set) var objectsJSON: [UInt8] = []
+    /// `{"entity", "key"}` per top-level representation, in payload order, kept compact until the
+    /// response is written: a payload of many small objects would otherwise hold a JSON value (two
+    /// arrays) per object, or its rendered entry (several times the key's size). Keys are compact
+    /// JSON texts, each followed by a newline (a byte compact JSON never holds); entities and the
+    /// `discarded` flag are runs over the keys.
+    private var objectKeys: [UInt8] = []
+    private var objectRuns: [(entity: String, discarded: Bool, count: Int)] = []
+    /// How many top-level representations are listed.
+    private var objectCount = 0
     /// R-P13: `{"pointer", "entity", "key", "action", "reason"}` per object, when asked for.
     public var explain: [JSONValue]?
     /// R-P13: milliseconds per phase, when asked for.
@@ -33,27 +38,40 @@ public struct MappingResult: Sendable, Equatable {
 
     public static func == (a: MappingResult, b: MappingResult) -> Bool {
         a.inserted == b.inserted && a.updated == b.updated && a.unchanged == b.unchanged && a.deleted == b.deleted
-            && a.discarded == b.discarded && a.objectsJSON == b.objectsJSON && a.explain == b.explain
+            && a.discarded == b.discarded && a.objectKeys == b.objectKeys && a.explain == b.explain
+            && a.objectRuns.elementsEqual(b.objectRuns) { $0 == $1 }
     }
 
-    mutating func reserveObjectsJSON(_ capacity: Int) { objectsJSON.reserveCapacity(capacity) }
+    /// Reserves room for the keys of `count` more entries like those listed so far.
+    mutating func reserveObjects(_ count: Int) {
+        guard objectCount > 0 else { return }
+        objectKeys.reserveCapacity(objectKeys.count + objectKeys.count / objectCount * count * 9 / 8)
+    }
 
     /// Appends a top-level representation's entry to `objects`.
     mutating func appendObject(entity: String, key: JSONValue, discarded: Bool) {
-        if !objectsJSON.isEmpty { objectsJSON.append(UInt8(ascii: ",")) }
-        objectsJSON.append(contentsOf: #"{"entity":"#.utf8)
-        JSONWriter.writeString(entity, into: &objectsJSON)
-        objectsJSON.append(contentsOf: #","key":"#.utf8)
-        JSONWriter.write(key, into: &objectsJSON)
-        if discarded { objectsJSON.append(contentsOf: #","discarded":true"#.utf8) }
-        objectsJSON.append(UInt8(ascii: "}"))
+        JSONWriter.write(key, into: &objectKeys)
+        objectKeys.append(Self.keyEnd)
+        objectCount += 1
+        if let last = objectRuns.last, last.discarded == discarded, last.entity == entity {
+            objectRuns[objectRuns.count - 1].count += 1
+        } else {
+            objectRuns.append((entity, discarded, 1))
+        }
     }
 
-    /// The response body (R-P12) as compact JSON text, its members in DESIGN order; `objects` is written
-    /// straight from `objectsJSON`.
+    private static let keyEnd = UInt8(ascii: "\n")
+
+    /// The response body (R-P12) as compact JSON text, its members in DESIGN order, written into a
+    /// buffer of the exact size the `objects` list needs.
     public func jsonBytes(changeSeq: Int64) -> [UInt8] {
         var out: [UInt8] = [UInt8(ascii: "{")]
-        out.reserveCapacity(objectsJSON.count + 256)
+        let entryOverhead = #"{"entity":"#.utf8.count + #","key":"#.utf8.count + 2  // the braces and the comma before the next
+        var objectsBytes = objectKeys.count
+        for run in objectRuns {
+            objectsBytes += run.count * (entryOverhead + run.entity.utf8.count + 2 + (run.discarded ? #","discarded":true"#.utf8.count : 0))
+        }
+        out.reserveCapacity(objectsBytes + 512)
         func member(_ name: String, _ value: JSONValue) {
             if out.count > 1 { out.append(UInt8(ascii: ",")) }
             JSONWriter.writeString(name, into: &out)
@@ -66,7 +84,25 @@ public struct MappingResult: Sendable, Equatable {
         member("deleted", .number(JSONNumber(deleted)))
         member("discarded", .array(discarded))
         out.append(contentsOf: #","objects":["#.utf8)
-        out.append(contentsOf: objectsJSON)
+        objectKeys.withUnsafeBufferPointer { keys in
+            var start = 0
+            for run in objectRuns {
+                var entity: [UInt8] = []
+                JSONWriter.writeString(run.entity, into: &entity)
+                for _ in 0..<run.count {
+                    if start > 0 { out.append(UInt8(ascii: ",")) }
+                    out.append(contentsOf: #"{"entity":"#.utf8)
+                    out.append(contentsOf: entity)
+                    out.append(contentsOf: #","key":"#.utf8)
+                    var end = start
+                    while keys[end] != Self.keyEnd { end += 1 }
+                    out.append(contentsOf: keys[start..<end])
+                    if run.discarded { out.append(contentsOf: #","discarded":true"#.utf8) }
+                    out.append(UInt8(ascii: "}"))
+                    start = end + 1
+                }
+            }
+        }
         out.append(UInt8(ascii: "]"))
         member("changeSeq", .number(JSONNumber(changeSeq)))
         if let explain {

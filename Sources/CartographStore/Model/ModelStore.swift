@@ -95,7 +95,7 @@ public final class ModelStore: Sendable {
             try connection.registerCollations()
             // The writer walks identity indexes of large tables: a 32 MiB page cache (grown only as used)
             // instead of SQLite's 2 MiB keeps them in memory.
-            try connection.execute("PRAGMA cache_size = -32768")
+            try connection.execute("PRAGMA cache_size = \(Self.writerCacheKiB)")
             // When the log restarts after a checkpoint, its file is cut back to 4 MiB.
             try connection.execute("PRAGMA journal_size_limit = 4194304")
             if checkpointsInBackground { connection.recordWALFramesInsteadOfCheckpointing() }
@@ -238,8 +238,10 @@ public final class ModelStore: Sendable {
 
     // MARK: Writes
 
-    /// Objects a write touches from which its page cache is released afterwards.
-    static let shrinkCacheAfterObjects = 10_000
+    /// The writer's page cache (negative: KiB), and the smaller one a large write spills to the log
+    /// from (see `StoreTransaction.largeWriteObjects`).
+    static let writerCacheKiB = -32768
+    static let largeWriteCacheKiB = -4096
 
     /// Runs `body` in one write transaction and commits it with its change-feed entries. Returns the
     /// body's result and the last change sequence number. Nothing is stored if `body` throws.
@@ -257,10 +259,14 @@ public final class ModelStore: Sendable {
             let connection = writer.connection
             let outcome: (T, Int64)
             var bytesAfter: Int64?
-            // A write of many objects filled the page cache (up to cache_size): give it back once it is
-            // over (issue 14, bounded memory), committed or not; the pages are read again from the OS's cache.
+            // A large write ran with a small page cache (`StoreTransaction.largeWriteObjects`): give its
+            // pages back once it is over, committed or not, and let later writes have the whole cache.
             var touchedObjects = 0
-            defer { if touchedObjects >= Self.shrinkCacheAfterObjects { try? connection.execute("PRAGMA shrink_memory") } }
+            defer {
+                if touchedObjects >= StoreTransaction.largeWriteObjects {
+                    try? connection.execute("PRAGMA shrink_memory; PRAGMA cache_size = \(Self.writerCacheKiB)")
+                }
+            }
             do throws(TransactionError<CartographError>) {
                 outcome = try connection.transaction(rollingBack: dryRun) { () throws(CartographError) -> (T, Int64) in
                     // Under BEGIN IMMEDIATE the file is ours: re-read what another instance of this store
