@@ -24,6 +24,13 @@ private func items(_ objects: [(id: Int, name: String, version: Int)]) -> JSONVa
     ["items": .array(objects.map { ["id": .number(JSONNumber($0.id)), "name": .string($0.name), "version": .number(JSONNumber($0.version))] })]
 }
 
+/// A new items store, its engine, and the mapping with and without `modificationAttribute`.
+private func itemsStore() throws -> (store: ModelStore, engine: MappingEngine, versioned: EntityMapping, plain: EntityMapping) {
+    let store = try makeStore(itemsModel)
+    let model = try #require(store.model)
+    return (store, try MappingEngine(model: model), try itemsMapping(versioned: true, model: model), try itemsMapping(versioned: false, model: model))
+}
+
 /// The stored items as (name, version) by id; several objects with one id are all listed.
 private func storedItems(_ store: ModelStore) throws -> [Int: [(name: String, version: Int)]] {
     var found: [Int: [(name: String, version: Int)]] = [:]
@@ -39,10 +46,7 @@ struct SnapshotReadTests {
     /// Item 1 is current in the snapshot (stored version 2, payload version 2), so the read skips it; another
     /// write then moves it back to version 1. Mapped as read, the payload would leave the older values.
     @Test func R_P7_anObjectFoundCurrentInTheSnapshotButChangedSinceIsMappedAfterAll() throws {
-        let store = try makeStore(itemsModel)
-        let model = try #require(store.model)
-        let engine = try MappingEngine(model: model)
-        let (versioned, plain) = (try itemsMapping(versioned: true, model: model), try itemsMapping(versioned: false, model: model))
+        let (store, engine, versioned, plain) = try itemsStore()
         _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "stored", 2)]), mapping: plain, into: tx) }
 
         let payload = items([(1, "from the payload", 2)])
@@ -63,10 +67,7 @@ struct SnapshotReadTests {
     /// The snapshot holds no item 7, so the read-ahead notes it absent; another write then stores it. The
     /// payload must find and update that object, not insert a second item 7 (R-I1).
     @Test func R_I1_anIdentityAbsentFromTheSnapshotButStoredSinceIsFoundNotInsertedAgain() throws {
-        let store = try makeStore(itemsModel)
-        let model = try #require(store.model)
-        let engine = try MappingEngine(model: model)
-        let (versioned, plain) = (try itemsMapping(versioned: true, model: model), try itemsMapping(versioned: false, model: model))
+        let (store, engine, versioned, plain) = try itemsStore()
         _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "one", 1)]), mapping: plain, into: tx) }
 
         let payload = items([(1, "one", 1), (7, "from the payload", 3)])
@@ -88,10 +89,7 @@ struct SnapshotReadTests {
 
     /// With nothing written since the snapshot, the payload maps as read: one lookup, no second read.
     @Test func R_P7_aSnapshotNoWriteMovedPastMapsAsRead() throws {
-        let store = try makeStore(itemsModel)
-        let model = try #require(store.model)
-        let engine = try MappingEngine(model: model)
-        let versioned = try itemsMapping(versioned: true, model: model)
+        let (store, engine, versioned, _) = try itemsStore()
         _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "one", 5)]), mapping: versioned, into: tx) }
         let read = try store.read { (snapshot) throws(CartographError) in
             try engine.read(.whole(items([(1, "one, renamed", 5), (2, "two", 1)])), mapping: versioned, snapshot: snapshot)
