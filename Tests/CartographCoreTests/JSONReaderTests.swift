@@ -240,6 +240,55 @@ struct JSONReaderTests {
         #expect(accepted > 5_000 && rejected > 5_000)
     }
 
+    /// Checking a document without building it — `validate`, and `shallowElements`, which builds only
+    /// some members of an array's objects — reports exactly what `parse` reports, at the same offset, on
+    /// random corruptions of payloads full of escapes and non-ASCII text; and on a valid document
+    /// `shallowElements` gives each element's offset (its whole value read there) and the named members.
+    @Test func skippingAndShallowReadingReportWhatParseReports() throws {
+        var random = SeededRandom(seed: 0x5EED)
+        let strings = [#""a\nb\n\nc""#, #""caf\u00e9 \"q\"""#, #""naïve über\tstraße""#, #""\ud83d\ude00!""#, #""plain words here""#, #""""#]
+        let others = ["12.50", "-3e2", "true", "null", "[1, \"x\\\\y\"]", "{\"k\": \"é\"}"]
+        let alphabet = Array(#"{}[]:,"\ -0123456789.etu"#.utf8) + [0xC3, 0xA9, 0xFF, 0x01, 0xED, 0xA0, 0xF4, 0x90, 0xE0, 0x80]
+        var checked = 0, valid = 0
+        for round in 0..<20_000 {
+            let items = (0..<Int(random.next() % 4)).map { _ in
+                let pick = { (options: [String]) in options[Int(random.next() % UInt64(options.count))] }
+                return #"{"id": \#(pick(strings)), "body": \#(pick(strings)), "x": \#(pick(others)), "v": \#(pick(others + strings))}"#
+            }
+            var bytes = Array(#"{"meta": \#(strings[round % strings.count]), "items": [\#(items.joined(separator: ", "))]}"#.utf8)
+            if round % 4 != 0 {
+                for _ in 0...(random.next() % 2) {
+                    let position = Int(random.next() % UInt64(bytes.count))
+                    bytes[position] = alphabet[Int(random.next() % UInt64(alphabet.count))]
+                }
+            }
+            var parsed: JSONValue?, parseError: JSONSyntaxError?, validateError: JSONSyntaxError?, shallowError: JSONSyntaxError?
+            var shallow: [JSONElement]??
+            do { parsed = try reader.parse(bytes) } catch { parseError = error }
+            do { try reader.validate(bytes) } catch { validateError = error }
+            do { shallow = try reader.shallowElements(in: bytes, at: ["items"], members: ["id", "v"]) } catch { shallowError = error }
+            #expect(validateError == parseError, "validate on \(String(decoding: bytes, as: UTF8.self))")
+            #expect(shallowError == parseError, "shallowElements on \(String(decoding: bytes, as: UTF8.self))")
+            checked += 1
+            guard let parsed, case .array(let whole)? = parsed["items"], let elements = shallow ?? nil else { continue }
+            valid += 1
+            #expect(elements.count == whole.count)
+            for (element, value) in zip(elements, whole) {
+                #expect(try reader.value(in: bytes, at: element.offset) == value)
+                #expect(element.value["id"] == value["id"] && element.value["v"] == value["v"] && element.value["body"] == nil)
+            }
+        }
+        #expect(checked == 20_000 && valid > 3_000)
+    }
+
+    @Test func shallowElementsFollowsThePathAsLocateArrayDoes() throws {
+        let bytes = Array(#"{"items": [0], "data": {"items": "no"}, "data": {"items": [{"id": 1, "b": "x"}, null, [2], 3.50]}}"#.utf8)
+        let elements = try #require(try reader.shallowElements(in: bytes, at: ["data", "items"], members: ["id"]))
+        #expect(elements.map(\.value) == [["id": 1], nil, [2], .number(JSONNumber(validatedText: "3.50"))])
+        #expect(try reader.shallowElements(in: bytes, at: ["missing"], members: []) == nil)
+        #expect(try reader.shallowElements(in: Array(" [ ] ".utf8), at: [], members: [])?.count == 0)
+    }
+
     private func randomDocument(_ random: inout SeededRandom, depth: Int) -> JSONValue {
         switch random.next() % (depth > 3 ? 4 : 6) {
         case 0: return .null

@@ -100,6 +100,48 @@ struct SnapshotReadTests {
         #expect(try storedItems(store)[1]?.first?.name == "one", "version 5 is not newer than the stored 5 (R-P7)")
     }
 
+    /// A payload read shallowly (only the identity and modification members of its top-level objects, the
+    /// others parsed whole from their offsets) maps exactly as the whole document does: the same
+    /// response, stored objects and feed, or the same error. Items 1-4 are stored at version 2.
+    @Test(arguments: [
+        #"{"items": [{"id": 1, "name": "x", "version": 2}, {"id": 2, "name": "new name", "version": 3}, null, {"id": 9, "name": "nine", "version": 1}]}"#,
+        #"{"items": [{"id": 1, "name": "a", "version": 2}, {"id": 1, "name": "b", "version": 5}]}"#,
+        #"{"items": [{"id": 3, "name": "ok", "version": 2}, {"id": 5, "name": "five", "version": "x"}]}"#,
+        #"{"items": [1, {"id": 2, "name": "n", "version": 9}, {"id": 4, "name": "same \"text\"\n", "version": 1}]}"#,
+    ])
+    func R_P7_aPayloadReadShallowlyMapsAsTheWholeDocument(payload: String) throws {
+        func outcome(shallow: Bool) throws -> (response: JSONValue?, error: CartographError?, contents: [Int64: JSONValue], feed: [Int64: JSONValue]) {
+            let (store, engine, versioned, plain) = try itemsStore()
+            _ = try store.write { (tx) throws(CartographError) in
+                try engine.map(items((1...4).map { ($0, "item \($0)", 2) }), mapping: plain, into: tx)
+            }
+            let bytes = Array(payload.utf8)
+            let prepared: PreparedPayload = shallow
+                ? try engine.prepare(body: bytes, reader: JSONReader(), mapping: versioned, explain: false) : .whole(try JSONReader().parse(bytes))
+            if shallow, case .shallow = prepared {} else if shallow { Issue.record("the payload was not read shallowly") }
+            var result: (response: JSONValue?, error: CartographError?, contents: [Int64: JSONValue], feed: [Int64: JSONValue]) = (nil, nil, [:], [:])
+            do {
+                let read = try store.read { (snapshot) throws(CartographError) in
+                    try engine.read(prepared, mapping: versioned, snapshot: snapshot)
+                }
+                let readPayload = try #require(read)
+                let (mapped, seq) = try store.write { (tx) throws(CartographError) in try engine.map(readPayload, into: tx) }
+                result.response = try JSONReader().parse(mapped.jsonBytes(changeSeq: seq))
+            } catch let error as CartographError {
+                result.error = error
+            }
+            result.contents = try storeContents(store, roots: ["Item"])
+            result.feed = try replayFeed(store)
+            return result
+        }
+        let (whole, shallow) = (try outcome(shallow: false), try outcome(shallow: true))
+        #expect(shallow.response == whole.response)
+        #expect(shallow.error?.code == whole.error?.code && shallow.error?.errors == whole.error?.errors)
+        #expect(shallow.contents == whole.contents)
+        #expect(shallow.feed == whole.feed)
+        #expect(whole.response != nil || whole.error != nil)
+    }
+
     /// The feed is written from the touched list: runs of consecutive ids, each object once, in first-touch order.
     @Test func R_D4_touchedObjectsKeepFirstTouchOrderInRuns() {
         var touched = TouchedObjects()

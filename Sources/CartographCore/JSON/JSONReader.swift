@@ -80,6 +80,43 @@ public struct JSONReader: Sendable {
     }
 }
 
+extension JSONReader {
+    /// One pass over `bytes` that checks the whole document exactly as `parse` does (the same errors at
+    /// the same offsets) and reads only the array at `path` (found as `locateArray` finds it): each
+    /// element's byte offset and value, where an object element holds only the members named in
+    /// `members` (their values whole) and other elements are whole. Nil when there is no array at `path`.
+    /// Nothing else of the document is built: what a payload whose elements are mostly current (R-P7) is read with.
+    public func shallowElements(in bytes: [UInt8], at path: [String], members: Set<String>) throws(JSONSyntaxError) -> [JSONElement]? {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> [JSONElement]? in
+            var cursor = Cursor(bytes: buffer, maxDepth: maxDepth)
+            cursor.materializes = false
+            if buffer.count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { cursor.index = 3 }
+            cursor.skipWhitespace()
+            guard cursor.index < buffer.count else { throw cursor.fail("empty document: expected a JSON value") }
+            let elements = try cursor.shallowValue(path: path[...], members: members)
+            cursor.skipWhitespace()
+            guard cursor.index == buffer.count else { throw cursor.fail("unexpected data after the JSON value") }
+            return elements
+        }
+    }
+
+    /// The whole value at byte `offset` of a document `shallowElements` (or `validate`) accepted.
+    public func value(in bytes: [UInt8], at offset: Int) throws(JSONSyntaxError) -> JSONValue {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> JSONValue in
+            var cursor = Cursor(bytes: buffer, maxDepth: Int.max)
+            cursor.index = offset
+            return try cursor.value()
+        }
+    }
+}
+
+/// An element of an array read by `JSONReader.shallowElements`.
+public struct JSONElement: Sendable {
+    /// The byte offset where the element starts.
+    public let offset: Int
+    public let value: JSONValue
+}
+
 /// An array found in a document by `JSONReader.locateArray`.
 public struct JSONArrayLocation: Sendable, Equatable {
     /// The byte offset of its `[`.
@@ -163,6 +200,108 @@ private struct Cursor {
         return JSONArrayLocation(offset: offset, count: count)
     }
 
+    /// Checks the value at `index` as `value()` does (not building it); when `path` leads from here to an
+    /// array, returns its elements as `JSONReader.shallowElements` describes.
+    mutating func shallowValue(path: ArraySlice<String>, members: Set<String>) throws(JSONSyntaxError) -> [JSONElement]? {
+        guard index < bytes.count else { throw fail("unexpected end of document: expected a value") }
+        if path.isEmpty, bytes[index] == UInt8(ascii: "[") { return try shallowArray(members: members) }
+        guard let name = path.first, bytes[index] == UInt8(ascii: "{") else {
+            _ = try value()
+            return nil
+        }
+        try enter()
+        index += 1
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1; depth -= 1
+            return nil
+        }
+        var found: [JSONElement]?
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == quote else { throw fail("expected a member name in quotes") }
+            let key = try string()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':' after a member name") }
+            index += 1
+            skipWhitespace()
+            // A repeated name resolves to its last occurrence, as `JSONObject` lookups do.
+            if key == name { found = try shallowValue(path: path.dropFirst(), members: members) } else { _ = try value() }
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of document: expected ',' or '}'") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; break }
+            throw fail("expected ',' or '}' in an object")
+        }
+        depth -= 1
+        return found
+    }
+
+    private mutating func shallowArray(members: Set<String>) throws(JSONSyntaxError) -> [JSONElement] {
+        try enter()
+        index += 1
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1; depth -= 1
+            return []
+        }
+        var elements: [JSONElement] = []
+        while true {
+            skipWhitespace()
+            let offset = index
+            guard index < bytes.count else { throw fail("unexpected end of document: expected a value") }
+            if bytes[index] == UInt8(ascii: "{") {
+                elements.append(JSONElement(offset: offset, value: try shallowObject(members: members)))
+            } else {
+                materializes = true
+                defer { materializes = false }
+                elements.append(JSONElement(offset: offset, value: try value()))
+            }
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of document: expected ',' or ']'") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; break }
+            throw fail("expected ',' or ']' in an array")
+        }
+        depth -= 1
+        return elements
+    }
+
+    private mutating func shallowObject(members: Set<String>) throws(JSONSyntaxError) -> JSONValue {
+        try enter()
+        index += 1
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1; depth -= 1
+            return .object(JSONObject())
+        }
+        var keys: [String] = [], values: [JSONValue] = []
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == quote else { throw fail("expected a member name in quotes") }
+            let key = try string()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':' after a member name") }
+            index += 1
+            skipWhitespace()
+            if members.contains(key) {
+                materializes = true
+                defer { materializes = false }
+                keys.append(key)
+                values.append(try value())
+            } else {
+                _ = try value()
+            }
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of document: expected ',' or '}'") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; break }
+            throw fail("expected ',' or '}' in an object")
+        }
+        depth -= 1
+        return .object(JSONObject(keys: keys, values: values))
+    }
+
     mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
@@ -177,11 +316,15 @@ private struct Cursor {
         switch bytes[index] {
         case UInt8(ascii: "{"): return try object()
         case UInt8(ascii: "["): return try array()
-        case quote: return .string(try string())
+        case quote:
+            guard materializes else { try skipString(); return .null }
+            return .string(try string())
         case UInt8(ascii: "t"): try literal("true"); return .bool(true)
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
         case UInt8(ascii: "n"): try literal("null"); return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            let number = try self.number()
+            return materializes ? .number(number) : .null
         default: throw fail("unexpected character: expected a value")
         }
     }
@@ -214,7 +357,8 @@ private struct Cursor {
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == quote else { throw fail("expected a member name in quotes") }
-            let key = try string()
+            let key: String
+            if materializes { key = try string() } else { try skipString(); key = "" }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':' after a member name") }
             index += 1
@@ -263,6 +407,83 @@ private struct Cursor {
         let elements = Array(pendingValues[base...])
         pendingValues.removeLast(pendingValues.count - base)
         return .array(elements)
+    }
+
+    /// Checks a string starting at its opening quote as `string()` does, without building it. Simple
+    /// escapes are stepped over and the raw bytes between them checked for UTF-8 (an escape is ASCII, so
+    /// no sequence spans one); anything else (a `\u` escape, a problem) is read again by `string()`,
+    /// which decodes it and throws the very error `parse` throws.
+    mutating func skipString() throws(JSONSyntaxError) {
+        let start = index
+        index += 1
+        var segmentStart = index
+        var ascii = true
+        while true {
+            if let base = bytes.baseAddress {
+                let raw = UnsafeRawPointer(base)
+                var highBits: UInt64 = 0
+                while index + 8 <= bytes.count {
+                    let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                    if Self.hasZeroByte(word ^ Self.quotes) || Self.hasZeroByte(word ^ Self.backslashes)
+                        || Self.hasByteBelow0x20(word) { break }
+                    highBits |= word
+                    index += 8
+                }
+                if highBits & Self.highBitMask != 0 { ascii = false }
+            }
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == quote || byte == backslash { break }
+                if byte < 0x20 { throw fail("unescaped control character in a string") }
+                if byte >= 0x80 { ascii = false }
+                index += 1
+            }
+            guard index < bytes.count,
+                  ascii || Self.isValidUTF8(UnsafeBufferPointer(rebasing: bytes[segmentStart..<index])) else { break }
+            if bytes[index] == quote {
+                index += 1
+                return
+            }
+            // A backslash: step over a simple escape; read anything else again with `string()`.
+            guard index + 1 < bytes.count else { break }
+            switch bytes[index + 1] {
+            case quote, backslash, UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                index += 2
+                segmentStart = index
+                ascii = true
+            default:
+                index = start
+                _ = try string()
+                return
+            }
+        }
+        index = start
+        _ = try string()
+    }
+
+    /// Whether `bytes` is well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or values past U+10FFFF).
+    static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        let n = bytes.count
+        while i < n {
+            let lead = bytes[i]
+            if lead < 0x80 { i += 1; continue }
+            let length: Int, lower: UInt8, upper: UInt8
+            switch lead {
+            case 0xC2...0xDF: (length, lower, upper) = (2, 0x80, 0xBF)
+            case 0xE0: (length, lower, upper) = (3, 0xA0, 0xBF)
+            case 0xE1...0xEC, 0xEE...0xEF: (length, lower, upper) = (3, 0x80, 0xBF)
+            case 0xED: (length, lower, upper) = (3, 0x80, 0x9F)
+            case 0xF0: (length, lower, upper) = (4, 0x90, 0xBF)
+            case 0xF1...0xF3: (length, lower, upper) = (4, 0x80, 0xBF)
+            case 0xF4: (length, lower, upper) = (4, 0x80, 0x8F)
+            default: return false
+            }
+            guard i + length <= n, (lower...upper).contains(bytes[i + 1]) else { return false }
+            for k in 2..<length where bytes[i + k] & 0xC0 != 0x80 { return false }
+            i += length
+        }
+        return true
     }
 
     /// Reads a string starting at its opening quote.
@@ -413,6 +634,7 @@ private struct Cursor {
             guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number: expected an exponent") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
+        guard materializes else { return JSONNumber(validatedText: "0") }
         return JSONNumber(validatedText: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
     }
 

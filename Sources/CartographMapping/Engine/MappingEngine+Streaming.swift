@@ -18,10 +18,11 @@ public struct StreamedPayload: Sendable {
     public let mapping: EntityMapping
 }
 
-/// A request body ready to map: parsed whole, or planned for mapping in chunks.
+/// A request body ready to map: parsed whole, planned for mapping in chunks, or read shallowly.
 public enum PreparedPayload: Sendable {
     case whole(JSONValue)
     case streamed(StreamedPayload)
+    case shallow(ShallowPayload)
 }
 
 extension MappingEngine {
@@ -29,10 +30,12 @@ extension MappingEngine {
     public static let defaultChunkSize = 2048
 
     /// Reads `body` for `mapping` before the write transaction: planned for chunks when `streamingPlan`
-    /// accepts it, parsed whole otherwise. A syntax error is a 400 with its offset.
+    /// accepts it, read shallowly when `shallowPlan` does, parsed whole otherwise. A syntax error is a
+    /// 400 with its offset.
     public func prepare(body: [UInt8], reader: JSONReader, mapping: EntityMapping, explain: Bool) throws(CartographError) -> PreparedPayload {
         do {
             if let streamed = try streamingPlan(body: body, reader: reader, mapping: mapping, explain: explain) { return .streamed(streamed) }
+            if let shallow = try shallowPlan(body: body, reader: reader, mapping: mapping) { return .shallow(shallow) }
             return .whole(try reader.parse(body))
         } catch { throw CartographError(error) }
     }
@@ -41,14 +44,11 @@ extension MappingEngine {
     /// planned for this very mapping, whole otherwise (a migration committed since may have changed it).
     public func map(_ payload: PreparedPayload, mapping: EntityMapping, metadata: JSONValue = .object(JSONObject()), explain: Bool = false,
                     progress: ((String, Int, Int) -> Void)? = nil, into store: some MappingStore) throws(CartographError) -> MappingResult {
-        switch payload {
-        case .streamed(let streamed) where streamed.mapping == mapping:
+        if case .streamed(let streamed) = payload, streamed.mapping == mapping {
             return try map(streamed, metadata: metadata, progress: progress, into: store)
-        case .streamed(let streamed):
-            return try map(try parsed(streamed), mapping: mapping, metadata: metadata, explain: explain, progress: progress, into: store)
-        case .whole(let json):
-            return try map(json, mapping: mapping, metadata: metadata, explain: explain, progress: progress, into: store)
         }
+        let read = try read(payload, mapping: mapping, metadata: metadata, explain: explain, lookup: store, snapshotHead: nil)
+        return try map(read, progress: progress, into: store)
     }
 
     /// Phase 1 of a prepared payload before the write transaction (see `read(_:mapping:…)`): its
@@ -56,13 +56,24 @@ extension MappingEngine {
     /// store. Nil for a payload planned for chunks: each chunk is read inside the transaction.
     public func read(_ payload: PreparedPayload, mapping: EntityMapping, metadata: JSONValue = .object(JSONObject()), explain: Bool = false,
                      snapshot: (any MappingLookup)?) throws(CartographError) -> ReadPayload? {
-        let json: JSONValue
+        if case .streamed(let streamed) = payload, streamed.mapping == mapping { return nil }
+        return try read(payload, mapping: mapping, metadata: metadata, explain: explain, lookup: snapshot, snapshotHead: try snapshot?.changeFeedHead())
+    }
+
+    /// Phase 1 of a prepared payload (not one to map in chunks): shallowly when it was read so for this
+    /// very mapping, from the whole document otherwise.
+    private func read(_ payload: PreparedPayload, mapping: EntityMapping, metadata: JSONValue, explain: Bool,
+                      lookup: (any MappingLookup)?, snapshotHead: Int64?) throws(CartographError) -> ReadPayload {
         switch payload {
-        case .streamed(let streamed) where streamed.mapping == mapping: return nil
-        case .streamed(let streamed): json = try parsed(streamed)
-        case .whole(let whole): json = whole
+        case .shallow(let shallow) where shallow.mapping == mapping:
+            return try read(shallow, metadata: metadata, explain: explain, lookup: lookup, snapshotHead: snapshotHead)
+        case .shallow(let shallow):
+            return try read(try shallow.parsed(), mapping: mapping, metadata: metadata, explain: explain, lookup: lookup, snapshotHead: snapshotHead)
+        case .streamed(let streamed):
+            return try read(try parsed(streamed), mapping: mapping, metadata: metadata, explain: explain, lookup: lookup, snapshotHead: snapshotHead)
+        case .whole(let json):
+            return try read(json, mapping: mapping, metadata: metadata, explain: explain, lookup: lookup, snapshotHead: snapshotHead)
         }
-        return try read(json, mapping: mapping, metadata: metadata, explain: explain, lookup: snapshot, snapshotHead: try snapshot?.changeFeedHead())
     }
 
     private func parsed(_ streamed: StreamedPayload) throws(CartographError) -> JSONValue {

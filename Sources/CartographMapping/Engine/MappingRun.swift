@@ -95,6 +95,24 @@ struct MappingRun {
         return (try read(selected, mapping: mapping, current: current), keyPathPresent)
     }
 
+    /// `readTopLevel` for a payload read shallowly: the read-ahead looks at the elements as read (their
+    /// identity and modification members), and the others are parsed whole before they are read.
+    mutating func readTopLevel(_ shallow: ShallowPayload, lookup: (any MappingLookup)?) throws(CartographError)
+        -> [(node: MappedNode, pointer: String)] {
+        var selected: [Selected] = []
+        var elementIndexes: [Int] = []
+        for (index, element) in shallow.elements.enumerated() where !element.value.isNull {
+            selected.append((element.value, .null, shallow.pointer + "/\(index)"))
+            elementIndexes.append(index)
+        }
+        var current: [Int: MappedNode] = [:]
+        if readsAhead, let lookup { current = try currentObjects(among: selected, mapping: shallow.mapping, in: lookup) }
+        for position in selected.indices where current[position] == nil {
+            selected[position].value = try shallow.element(elementIndexes[position])
+        }
+        return try read(selected, mapping: shallow.mapping, current: current)
+    }
+
     /// A top-level representation, the container its key path was read from, and its pointer.
     typealias Selected = (value: JSONValue, parent: JSONValue, pointer: String)
 
