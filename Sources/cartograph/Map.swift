@@ -39,26 +39,21 @@ struct Map: ParsableCommand {
             _ = try ValueTransformerRegistry(model: parsedModel)
             let modelStore = try ModelStore(name: "model", path: store)
             let (registered, _) = try modelStore.register(parsedModel, allowDestructive: allowDestructive)
-            let entityMapping: EntityMapping
+            let source: MappingSource
             if let entity {
                 guard registered.entity(named: entity) != nil else { throw CartographError(.notFound, "The model has no entity '\(entity)'.") }
-                entityMapping = EntityMapping.annotationMapping(of: entity, model: registered)
+                source = .annotations(entity: entity)
             } else {
-                entityMapping = try EntityMapping.parse(try JSONReader().parse(try Self.read(mapping ?? "")), model: registered)
+                source = .document(try JSONReader().parse(try Self.read(mapping ?? "")))
             }
-            let engine = try MappingEngine(model: registered)
             let started = Date()
             let payloadBytes = try Self.read(payload)
             progressLine("reading \(payloadBytes.count / 1024) KiB")
-            let explain = self.explain
-            // A large array of flat objects is mapped in chunks, as the server maps it (bounded memory).
-            let prepared = try engine.prepare(body: payloadBytes, reader: JSONReader(), mapping: entityMapping, explain: explain)
-            let response = try modelStore.applyPayload(idempotency: nil, dryRun: dryRun || explain) {
-                (transaction) throws(CartographError) -> MappingResult in
-                try engine.map(prepared, mapping: entityMapping, explain: explain, progress: { phase, done, total in
-                    progressLine("\(phase) \(done)/\(total) \(bar(done, total))")
-                }, into: transaction)
-            }
+            // The same operation as the server's: a large array of flat objects is mapped in chunks (bounded memory).
+            let response = try modelStore.ingest(payloadBytes, mapping: source, model: registered,
+                                                 options: IngestOptions(explain: explain, dryRun: dryRun)) { phase, done, total in
+                progressLine("\(phase) \(done)/\(total) \(bar(done, total))")
+            }.body
             progressLine(String(format: "done in %.2f s", Date().timeIntervalSince(started)))
             FileHandle.standardError.write(Data("\n".utf8))
             FileHandle.standardOutput.write(Data(response + [0x0A]))

@@ -1,8 +1,8 @@
 // Payloads applied once per Idempotency-Key (R-P11, docs/mapping.md "Posting a payload"): the key is
 // looked up and stored inside the payload's own write transaction.
 import Foundation
-public import CartographCore
-public import CartographMapping
+import CartographCore
+import CartographMapping
 
 extension ModelStore {
     /// Applies a payload once per `Idempotency-Key` (R-P11) and answers the response body (JSON text:
@@ -12,7 +12,7 @@ extension ModelStore {
     /// key, the second waits for the first to commit and answers its stored response, so the payload is
     /// applied once. The same key with another request is a 422. Keys expire after 24 hours. Dry runs
     /// neither look keys up nor record them. `checkBytes` is `write`'s.
-    public func applyPayload(idempotency: (key: String, requestHash: [UInt8])?, dryRun: Bool,
+    func applyPayload(idempotency: (key: String, requestHash: [UInt8])?, dryRun: Bool,
                              checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)? = nil,
                              _ body: (StoreTransaction) throws(CartographError) -> MappingResult) throws(CartographError) -> [UInt8] {
         /// What the transaction did: found a stored response, or applied the payload.

@@ -1,0 +1,120 @@
+// Ingestion (R-P11, docs/mapping.md "Posting a payload"): one operation that the HTTP route and
+// `cartograph map` both call. It reads the payload before the write lock, then maps it inside one write
+// transaction under the model that transaction writes with, with the Idempotency-Key and the storage
+// quota checked in that same transaction, and answers the response body.
+public import CartographCore
+import CartographMapping
+
+/// Where a payload's mapping comes from.
+public enum MappingSource: Sendable {
+    /// A mapping document (as registered: it is parsed against the model the payload is mapped with).
+    case document(JSONValue)
+    /// The mapping an entity's annotations define (R-P10).
+    case annotations(entity: String)
+
+    /// The mapping for `model` (a migration may have committed since the document was registered).
+    func mapping(for model: Model) throws(CartographError) -> EntityMapping {
+        switch self {
+        case .document(let document): try EntityMapping.parse(document, model: model)
+        case .annotations(let entity): EntityMapping.annotationMapping(of: entity, model: model)
+        }
+    }
+}
+
+/// R-S2's storage limit for a payload's write: the tenant's limit and what its other stores hold.
+public struct StorageQuota: Sendable {
+    public var tenant: String
+    public var maxBytes: Int64
+    /// The last known sizes of the tenant's other stores, summed.
+    public var otherStoresBytes: Int64
+
+    public init(tenant: String, maxBytes: Int64, otherStoresBytes: Int64) {
+        self.tenant = tenant
+        self.maxBytes = maxBytes
+        self.otherStoresBytes = otherStoresBytes
+    }
+
+    /// Refuses a write that grows the store to over the limit; a write that does not grow it passes
+    /// even over the limit (deletions, and writes that fit in pages already in use).
+    func check(before: Int64, after: Int64) throws(CartographError) {
+        guard after > before, otherStoresBytes + after > maxBytes else { return }
+        throw CartographError(
+            .quotaExceeded, "This payload would bring tenant '\(tenant)' to \(otherStoresBytes + after) bytes of storage, over its limit of "
+                + "\(maxBytes) bytes; nothing was stored. Delete objects or models, or ask the operator to raise maxStoreBytes.")
+    }
+}
+
+/// How one payload is ingested.
+public struct IngestOptions: Sendable {
+    /// `{"receivedAt", "query", "header"}` for `@metadata.` key paths (R-P1).
+    public var metadata: JSONValue
+    /// R-P13: a per-object trace and phase timings; implies a dry run.
+    public var explain: Bool
+    /// Map everything and roll it back (R-P11).
+    public var dryRun: Bool
+    /// The Idempotency-Key and the hash of the request it came with (R-P11).
+    public var idempotency: (key: String, requestHash: [UInt8])?
+    /// Most representations a payload may hold (R-S2).
+    public var maximumObjects: Int
+    public var quota: StorageQuota?
+
+    public init(metadata: JSONValue = .object(JSONObject()), explain: Bool = false, dryRun: Bool = false,
+                idempotency: (key: String, requestHash: [UInt8])? = nil, maximumObjects: Int = 1_000_000, quota: StorageQuota? = nil) {
+        self.metadata = metadata
+        self.explain = explain
+        self.dryRun = dryRun || explain
+        self.idempotency = idempotency
+        self.maximumObjects = maximumObjects
+        self.quota = quota
+    }
+}
+
+/// What ingesting a payload answers.
+public struct IngestResult: Sendable {
+    /// The response document (R-P12) as JSON text: the mapping result with its `changeSeq`, or the result
+    /// stored with the Idempotency-Key.
+    public var body: [UInt8]
+    /// Objects this request mapped (inserted, updated or unchanged); 0 when a stored result was answered.
+    public var objectsMapped: Int
+}
+
+extension ModelStore {
+    /// Ingests one payload `body` with the mapping from `source`, read for `model` (the store's published
+    /// model): parsed and read into objects before the write lock, R-P7's read-ahead looking in a read
+    /// snapshot; then mapped inside one write transaction (`applyPayload`: Idempotency-Key, quota). A
+    /// migration committed in between is met there: the payload is mapped with the model the transaction
+    /// writes under. A syntax error is a 400 with its offset; nothing is stored on any error.
+    public func ingest(_ body: [UInt8], mapping source: MappingSource, model: Model, reader: JSONReader = JSONReader(),
+                       options: IngestOptions, progress: ((String, Int, Int) -> Void)? = nil) throws(CartographError) -> IngestResult {
+        let mapping = try source.mapping(for: model)
+        let engine = try MappingEngine(model: model, maximumObjects: options.maximumObjects)
+        // A large array of flat objects is planned for mapping in chunks from the body's bytes (bounded
+        // memory); a re-load's is read shallowly; any other payload is parsed whole.
+        let payload = try engine.prepare(body: body, reader: reader, mapping: mapping, explain: options.explain)
+        let read = try self.read { (snapshot) throws(CartographError) -> ReadPayload? in
+            try engine.read(payload, mapping: mapping, metadata: options.metadata, explain: options.explain,
+                            snapshot: snapshot.model.version == model.version ? snapshot : nil)
+        }
+        var objectsMapped = 0
+        var checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)?
+        if let quota = options.quota { checkBytes = quota.check(before:after:) }
+        let response = try applyPayload(idempotency: options.idempotency, dryRun: options.dryRun, checkBytes: checkBytes) {
+            (transaction) throws(CartographError) -> MappingResult in
+            let result: MappingResult
+            if transaction.model.version != model.version {
+                // New objects must get the defaults of attributes a migration added (R-P4, R-M6).
+                let engine = try MappingEngine(model: transaction.model, maximumObjects: options.maximumObjects)
+                result = try engine.map(payload, mapping: try source.mapping(for: transaction.model), metadata: options.metadata,
+                                        explain: options.explain, progress: progress, into: transaction)
+            } else if let read {
+                result = try engine.map(read, progress: progress, into: transaction)
+            } else {
+                result = try engine.map(payload, mapping: mapping, metadata: options.metadata, explain: options.explain,
+                                        progress: progress, into: transaction)
+            }
+            objectsMapped = result.inserted + result.updated + result.unchanged
+            return result
+        }
+        return IngestResult(body: response, objectsMapped: objectsMapped)
+    }
+}
