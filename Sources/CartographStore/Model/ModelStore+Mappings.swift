@@ -1,0 +1,47 @@
+// Mapping documents, kept in their model's file: deleting the model deletes them, and a migration and
+// the mappings it may invalidate are never out of step on disk. Validation is the caller's (it needs the
+// mapping language); the store keeps the normalized document.
+public import CartographCore
+
+extension ModelStore {
+
+    /// Stores (or replaces) a mapping document; true when it was created.
+    public func putMapping(name: String, document: JSONValue) throws(CartographError) -> Bool {
+        touchLastUsed()
+        let writer = self.writer
+        return try writeLock.withLock { () throws(CartographError) -> Bool in
+            do {
+                let existed = try !writer.connection.rows("SELECT 1 FROM \(quoted(Self.mappingsTable)) WHERE name = ?", [.text(name)]).isEmpty
+                try writer.connection.run("INSERT OR REPLACE INTO \(quoted(Self.mappingsTable)) (name, document) VALUES (?, ?)",
+                                          [.text(name), .text(document.jsonText)])
+                remeasure(writer.connection)
+                return !existed
+            } catch { throw CartographError(.internalError, "Cannot store mapping '\(name)': \(error)") }
+        }
+    }
+
+    /// Deletes a mapping; false when there was none.
+    public func deleteMapping(name: String) throws(CartographError) -> Bool {
+        let writer = self.writer
+        return try writeLock.withLock { () throws(CartographError) -> Bool in
+            do {
+                try writer.connection.run("DELETE FROM \(quoted(Self.mappingsTable)) WHERE name = ?", [.text(name)])
+                let deleted = writer.connection.changes > 0
+                remeasure(writer.connection)
+                return deleted
+            } catch { throw CartographError(.internalError, "Cannot delete mapping '\(name)': \(error)") }
+        }
+    }
+
+    /// The stored mapping documents by name (all, or the one named).
+    public func mappings(named name: String? = nil) throws(CartographError) -> [(name: String, document: JSONValue)] {
+        try read { (reader) throws(CartographError) -> [(name: String, document: JSONValue)] in
+            let sql = "SELECT name, document FROM \(quoted(Self.mappingsTable))" + (name == nil ? "" : " WHERE name = ?") + " ORDER BY name"
+            do {
+                return try reader.reader.connection.rows(sql, name.map { [.text($0)] } ?? []).map { row in
+                    (row[0].textValue ?? "", (try? JSONReader().parse(row[1].textValue ?? "null")) ?? .null)
+                }
+            } catch { throw CartographError(.internalError, "Cannot read mappings: \(error)") }
+        }
+    }
+}

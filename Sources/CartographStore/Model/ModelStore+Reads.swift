@@ -1,0 +1,48 @@
+// Reads from a store: a pool of WAL connections, each read inside one read transaction (one snapshot).
+import Synchronization
+public import CartographCore
+
+extension ModelStore {
+
+    /// Runs `body` on a pooled read connection inside a read transaction.
+    public func read<T>(_ body: (StoreReader) throws(CartographError) -> T) throws(CartographError) -> T {
+        touchLastUsed()
+        let pooled = try pooledConnection()
+        let connection = pooled.connection
+        defer { release(pooled) }
+        do { try connection.control("BEGIN") } catch { throw CartographError(.internalError, "Cannot start a read: \(error)") }
+        defer { try? connection.control("COMMIT") }
+        // The model this snapshot was written with (a migration may have committed since `published`).
+        let current = published.withLock { $0 }
+        var model = current?.model
+        do {
+            // The version is a small integer: comparing it costs nothing; the model text is read only on a change.
+            let version = try connection.rows("SELECT value FROM \(quoted(Self.metaTable)) WHERE key = 'version'").first?.first?.integerValue
+            if version != model.map({ Int64($0.version) }),
+               let text = try connection.rows("SELECT value FROM \(quoted(Self.metaTable)) WHERE key = 'model'").first?.first?.textValue,
+               text != current?.text {
+                model = try ModelDocument.parse(json: try JSONReader().parse(text), name: name)
+            }
+        } catch {
+            throw CartographError(.internalError, "Cannot read the model of '\(name)': \(error)")
+        }
+        guard let model else { throw CartographError(.notFound, "Model '\(name)' has no schema yet.") }
+        return try body(StoreReader(reader: ObjectReader(connection: connection, layout: pooled.layout(for: model))))
+    }
+
+    /// An idle read connection, or a new one.
+    func pooledConnection() throws(CartographError) -> PooledConnection {
+        if let idle = readers.withLock({ $0.idle.popLast() }) { return idle }
+        do {
+            let connection = try SQLiteConnection(path: path, synchronous: synchronous)
+            try connection.registerPredicateFunctions()
+            try connection.registerCollations()
+            return PooledConnection(connection)
+        } catch { throw CartographError(.internalError, "Cannot open a read connection: \(error)") }
+    }
+
+    /// Returns a connection to the pool (up to 8 are kept).
+    func release(_ pooled: PooledConnection) {
+        readers.withLock { if $0.idle.count < 8 { $0.idle.append(pooled) } }
+    }
+}
