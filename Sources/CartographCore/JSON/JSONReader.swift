@@ -200,33 +200,27 @@ private struct Cursor {
         return JSONArrayLocation(offset: offset, count: count)
     }
 
-    /// Checks the value at `index` as `value()` does (not building it); when `path` leads from here to an
-    /// array, returns its elements as `JSONReader.shallowElements` describes.
-    mutating func shallowValue(path: ArraySlice<String>, members: Set<String>) throws(JSONSyntaxError) -> [JSONElement]? {
-        guard index < bytes.count else { throw fail("unexpected end of document: expected a value") }
-        if path.isEmpty, bytes[index] == UInt8(ascii: "[") { return try shallowArray(members: members) }
-        guard let name = path.first, bytes[index] == UInt8(ascii: "{") else {
-            _ = try value()
-            return nil
-        }
+    /// Reads the object whose `{` is at `index`, calling `member` with each member's name (empty when
+    /// `names` is false: not built) once the cursor is at its value; `member` reads the value.
+    @inline(__always)
+    mutating func members(names: Bool, _ member: (inout Cursor, String) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
         try enter()
         index += 1
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1; depth -= 1
-            return nil
+            return
         }
-        var found: [JSONElement]?
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == quote else { throw fail("expected a member name in quotes") }
-            let key = try string()
+            let key: String
+            if names { key = try string() } else { try skipString(); key = "" }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':' after a member name") }
             index += 1
             skipWhitespace()
-            // A repeated name resolves to its last occurrence, as `JSONObject` lookups do.
-            if key == name { found = try shallowValue(path: path.dropFirst(), members: members) } else { _ = try value() }
+            try member(&self, key)
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of document: expected ',' or '}'") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -234,29 +228,21 @@ private struct Cursor {
             throw fail("expected ',' or '}' in an object")
         }
         depth -= 1
-        return found
     }
 
-    private mutating func shallowArray(members: Set<String>) throws(JSONSyntaxError) -> [JSONElement] {
+    /// Reads the array whose `[` is at `index`, calling `element` with the cursor at each element; `element` reads it.
+    @inline(__always)
+    mutating func elements(_ element: (inout Cursor) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
         try enter()
         index += 1
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1; depth -= 1
-            return []
+            return
         }
-        var elements: [JSONElement] = []
         while true {
             skipWhitespace()
-            let offset = index
-            guard index < bytes.count else { throw fail("unexpected end of document: expected a value") }
-            if bytes[index] == UInt8(ascii: "{") {
-                elements.append(JSONElement(offset: offset, value: try shallowObject(members: members)))
-            } else {
-                materializes = true
-                defer { materializes = false }
-                elements.append(JSONElement(offset: offset, value: try value()))
-            }
+            try element(&self)
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of document: expected ',' or ']'") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -264,41 +250,48 @@ private struct Cursor {
             throw fail("expected ',' or ']' in an array")
         }
         depth -= 1
-        return elements
     }
 
-    private mutating func shallowObject(members: Set<String>) throws(JSONSyntaxError) -> JSONValue {
-        try enter()
-        index += 1
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1; depth -= 1
-            return .object(JSONObject())
+    /// Checks the value at `index` as `value()` does (not building it); when `path` leads from here to an
+    /// array, returns its elements as `JSONReader.shallowElements` describes.
+    mutating func shallowValue(path: ArraySlice<String>, members wanted: Set<String>) throws(JSONSyntaxError) -> [JSONElement]? {
+        guard index < bytes.count else { throw fail("unexpected end of document: expected a value") }
+        if path.isEmpty, bytes[index] == UInt8(ascii: "[") {
+            var found: [JSONElement] = []
+            try elements { (cursor) throws(JSONSyntaxError) in
+                let offset = cursor.index
+                guard cursor.index < cursor.bytes.count else { throw cursor.fail("unexpected end of document: expected a value") }
+                found.append(JSONElement(offset: offset, value: try cursor.shallowElement(members: wanted)))
+            }
+            return found
+        }
+        guard let name = path.first, bytes[index] == UInt8(ascii: "{") else {
+            _ = try value()
+            return nil
+        }
+        var found: [JSONElement]?
+        try members(names: true) { (cursor, key) throws(JSONSyntaxError) in
+            // A repeated name resolves to its last occurrence, as `JSONObject` lookups do.
+            if key == name { found = try cursor.shallowValue(path: path.dropFirst(), members: wanted) } else { _ = try cursor.value() }
+        }
+        return found
+    }
+
+    /// An element of the array `shallowValue` reads: an object with only the `members` named, anything else whole.
+    private mutating func shallowElement(members wanted: Set<String>) throws(JSONSyntaxError) -> JSONValue {
+        guard bytes[index] == UInt8(ascii: "{") else {
+            materializes = true
+            defer { materializes = false }
+            return try value()
         }
         var keys: [String] = [], values: [JSONValue] = []
-        while true {
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == quote else { throw fail("expected a member name in quotes") }
-            let key = try string()
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':' after a member name") }
-            index += 1
-            skipWhitespace()
-            if members.contains(key) {
-                materializes = true
-                defer { materializes = false }
-                keys.append(key)
-                values.append(try value())
-            } else {
-                _ = try value()
-            }
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unexpected end of document: expected ',' or '}'") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; break }
-            throw fail("expected ',' or '}' in an object")
+        try members(names: true) { (cursor, key) throws(JSONSyntaxError) in
+            guard wanted.contains(key) else { _ = try cursor.value(); return }
+            cursor.materializes = true
+            defer { cursor.materializes = false }
+            keys.append(key)
+            values.append(try cursor.value())
         }
-        depth -= 1
         return .object(JSONObject(keys: keys, values: values))
     }
 
@@ -346,35 +339,14 @@ private struct Cursor {
     }
 
     mutating func object() throws(JSONSyntaxError) -> JSONValue {
-        try enter()
-        index += 1
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1; depth -= 1
-            return .object(JSONObject())
-        }
         let base = pendingKeys.count
-        while true {
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == quote else { throw fail("expected a member name in quotes") }
-            let key: String
-            if materializes { key = try string() } else { try skipString(); key = "" }
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':' after a member name") }
-            index += 1
-            skipWhitespace()
-            let member = try value()
-            if materializes {
-                pendingKeys.append(key)
-                pendingValues.append(member)
+        try members(names: materializes) { (cursor, key) throws(JSONSyntaxError) in
+            let member = try cursor.value()
+            if cursor.materializes {
+                cursor.pendingKeys.append(key)
+                cursor.pendingValues.append(member)
             }
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unexpected end of document: expected ',' or '}'") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; break }
-            throw fail("expected ',' or '}' in an object")
         }
-        depth -= 1
         guard materializes else { return .null }
         let valueBase = pendingValues.count - (pendingKeys.count - base)
         let object = JSONObject(keys: Array(pendingKeys[base...]), values: Array(pendingValues[valueBase...]))
@@ -384,29 +356,30 @@ private struct Cursor {
     }
 
     mutating func array() throws(JSONSyntaxError) -> JSONValue {
-        try enter()
-        index += 1
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-            index += 1; depth -= 1
-            return .array([])
-        }
         let base = pendingValues.count
-        while true {
-            skipWhitespace()
-            let element = try value()
-            if materializes { pendingValues.append(element) }
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unexpected end of document: expected ',' or ']'") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "]") { index += 1; break }
-            throw fail("expected ',' or ']' in an array")
+        try elements { (cursor) throws(JSONSyntaxError) in
+            let element = try cursor.value()
+            if cursor.materializes { cursor.pendingValues.append(element) }
         }
-        depth -= 1
         guard materializes else { return .null }
         let elements = Array(pendingValues[base...])
         pendingValues.removeLast(pendingValues.count - base)
         return .array(elements)
+    }
+
+    /// Steps over string content eight bytes at a time while none of them ends the string, starts an
+    /// escape or is a control character; true when every byte stepped over was ASCII.
+    mutating func skipPlainWords() -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var highBits: UInt64 = 0
+        while index + 8 <= bytes.count {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            if Self.hasZeroByte(word ^ Self.quotes) || Self.hasZeroByte(word ^ Self.backslashes) || Self.hasByteBelow0x20(word) { break }
+            highBits |= word
+            index += 8
+        }
+        return highBits & Self.highBitMask == 0
     }
 
     /// Checks a string starting at its opening quote as `string()` does, without building it. Simple
@@ -419,18 +392,7 @@ private struct Cursor {
         var segmentStart = index
         var ascii = true
         while true {
-            if let base = bytes.baseAddress {
-                let raw = UnsafeRawPointer(base)
-                var highBits: UInt64 = 0
-                while index + 8 <= bytes.count {
-                    let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                    if Self.hasZeroByte(word ^ Self.quotes) || Self.hasZeroByte(word ^ Self.backslashes)
-                        || Self.hasByteBelow0x20(word) { break }
-                    highBits |= word
-                    index += 8
-                }
-                if highBits & Self.highBitMask != 0 { ascii = false }
-            }
+            if !skipPlainWords() { ascii = false }
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte == quote || byte == backslash { break }
@@ -492,20 +454,8 @@ private struct Cursor {
         index += 1
         let contentStart = index
         var ascii = true
-        // Fast path: no escapes. Eight bytes at a time while none of them ends the string, starts an
-        // escape or is a control character (most of a long text), then byte by byte.
-        var highBits: UInt64 = 0
-        if let base = bytes.baseAddress {
-            let raw = UnsafeRawPointer(base)
-            while index + 8 <= bytes.count {
-                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                if Self.hasZeroByte(word ^ Self.quotes) || Self.hasZeroByte(word ^ Self.backslashes)
-                    || Self.hasByteBelow0x20(word) { break }
-                highBits |= word
-                index += 8
-            }
-        }
-        if highBits & Self.highBitMask != 0 { ascii = false }
+        // Fast path: no escapes (most of a long text), eight bytes at a time, then byte by byte.
+        if !skipPlainWords() { ascii = false }
         while index < bytes.count {
             let byte = bytes[index]
             if byte == quote {
