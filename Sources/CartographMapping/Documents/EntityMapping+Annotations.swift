@@ -16,6 +16,21 @@ extension EntityMapping {
         return mapping
     }
 
+    /// The mapping that applies in `model`: an annotation reference becomes the entity's annotation mapping (R-P10).
+    public func resolved(in model: Model) -> EntityMapping {
+        isAnnotationReference ? Self.annotationMapping(of: entity, model: model) : self
+    }
+
+    /// R-P7's read-ahead (top-level objects found current before they are read): the identification and
+    /// modification attributes it reads, when the mapping (resolved) allows it — a `modificationAttribute`
+    /// and identification attributes, no `dynamic` or dictionary transformer, which decide per
+    /// representation what it maps. Nil otherwise.
+    public var readAheadAttributes: (identity: [String], modification: String)? {
+        guard let modification = modificationAttribute, !resolvedIdentificationAttributes.isEmpty,
+              dynamic == nil, dictionaryTransformer == nil else { return nil }
+        return (resolvedIdentificationAttributes, modification)
+    }
+
     /// The annotation mapping of `entity` (which must exist in `model`). Annotations naming
     /// transformers or mappers the model does not declare are kept: the model registered with a
     /// warning for each, and a payload that needs one fails with 422 naming it (DESIGN §10).

@@ -17,11 +17,6 @@ public struct ShallowPayload: Sendable {
     /// The mapping the plan was made for: a transaction under another model maps the whole payload.
     public let mapping: EntityMapping
 
-    /// The whole document, for a payload that must be read again without reading ahead.
-    func parsed() throws(CartographError) -> JSONValue {
-        do { return try reader.parse(body) } catch { throw CartographError(error) }
-    }
-
     /// The whole element `index`.
     func element(_ index: Int) throws(CartographError) -> JSONValue {
         do { return try reader.value(in: body, at: elements[index].offset) } catch { throw CartographError(error) }
@@ -36,10 +31,8 @@ extension MappingEngine {
     /// built) and none anywhere reads `@root`; and the payload has an array at the mapping's key path
     /// (or is one, without a key path). Otherwise nil. A syntax error is thrown as parsing would throw it.
     func shallowPlan(body: [UInt8], reader: JSONReader, mapping base: EntityMapping) throws(JSONSyntaxError) -> ShallowPayload? {
-        let mapping = base.isAnnotationReference ? EntityMapping.annotationMapping(of: base.entity, model: model) : base
-        let identity = mapping.resolvedIdentificationAttributes
-        guard let modification = mapping.modificationAttribute, !identity.isEmpty, mapping.dynamic == nil,
-              mapping.dictionaryTransformer == nil, body.count > 0 else { return nil }
+        let mapping = base.resolved(in: model)
+        guard let (identity, modification) = mapping.readAheadAttributes, body.count > 0 else { return nil }
         let needed = Set(identity + [modification])
         let sources = mapping.attributes.filter { needed.contains($0.attribute) }.map(\.source)
         guard sources.allSatisfy({ $0.root == .representation && !$0.components.isEmpty }),
@@ -56,7 +49,7 @@ extension MappingEngine {
     private func readsRoot(_ base: EntityMapping, seen: Set<String>) -> Bool {
         // An annotation mapping may reach its own entity again: each is looked at once.
         if base.isAnnotationReference, seen.contains(base.entity) { return false }
-        let mapping = base.isAnnotationReference ? EntityMapping.annotationMapping(of: base.entity, model: model) : base
+        let mapping = base.resolved(in: model)
         let seen = base.isAnnotationReference ? seen.union([base.entity]) : seen
         if mapping.attributes.contains(where: { $0.source.root == .root }) || mapping.dynamic?.keyPath.root == .root { return true }
         let nested = mapping.relationships.map(\.mapping) + (mapping.dynamic?.cases.map(\.mapping) ?? [])

@@ -23,6 +23,17 @@ public enum PreparedPayload: Sendable {
     case whole(JSONValue)
     case streamed(StreamedPayload)
     case shallow(ShallowPayload)
+
+    /// The whole document (parsed from the body when it was not kept).
+    func document() throws(CartographError) -> JSONValue {
+        let (body, reader): ([UInt8], JSONReader)
+        switch self {
+        case .whole(let json): return json
+        case .streamed(let streamed): (body, reader) = (streamed.body, streamed.reader)
+        case .shallow(let shallow): (body, reader) = (shallow.body, shallow.reader)
+        }
+        do { return try reader.parse(body) } catch { throw CartographError(error) }
+    }
 }
 
 extension MappingEngine {
@@ -62,22 +73,12 @@ extension MappingEngine {
 
     /// Phase 1 of a prepared payload (not one to map in chunks): shallowly when it was read so for this
     /// very mapping, from the whole document otherwise.
-    private func read(_ payload: PreparedPayload, mapping: EntityMapping, metadata: JSONValue, explain: Bool,
-                      lookup: (any MappingLookup)?, snapshotHead: Int64?) throws(CartographError) -> ReadPayload {
-        switch payload {
-        case .shallow(let shallow) where shallow.mapping == mapping:
+    func read(_ payload: PreparedPayload, mapping: EntityMapping, metadata: JSONValue, explain: Bool,
+              lookup: (any MappingLookup)?, snapshotHead: Int64?) throws(CartographError) -> ReadPayload {
+        if case .shallow(let shallow) = payload, shallow.mapping == mapping {
             return try read(shallow, metadata: metadata, explain: explain, lookup: lookup, snapshotHead: snapshotHead)
-        case .shallow(let shallow):
-            return try read(try shallow.parsed(), mapping: mapping, metadata: metadata, explain: explain, lookup: lookup, snapshotHead: snapshotHead)
-        case .streamed(let streamed):
-            return try read(try parsed(streamed), mapping: mapping, metadata: metadata, explain: explain, lookup: lookup, snapshotHead: snapshotHead)
-        case .whole(let json):
-            return try read(json, mapping: mapping, metadata: metadata, explain: explain, lookup: lookup, snapshotHead: snapshotHead)
         }
-    }
-
-    private func parsed(_ streamed: StreamedPayload) throws(CartographError) -> JSONValue {
-        do { return try streamed.reader.parse(streamed.body) } catch { throw CartographError(error) }
+        return try read(try payload.document(), mapping: mapping, metadata: metadata, explain: explain, lookup: lookup, snapshotHead: snapshotHead)
     }
 
     /// Whether `body` can be mapped in chunks with `mapping`, checked before the transaction:
@@ -94,7 +95,7 @@ extension MappingEngine {
                               explain: Bool) throws(JSONSyntaxError) -> StreamedPayload? {
         guard !explain, body.count > 0 else { return nil }
         var run = MappingRun(engine: self, root: .null, metadata: .null)
-        let mapping = base.isAnnotationReference ? EntityMapping.annotationMapping(of: base.entity, model: model) : base
+        let mapping = base.resolved(in: model)
         guard mapping.relationships.isEmpty, mapping.connections.isEmpty, mapping.dynamic == nil, mapping.dictionaryTransformer == nil,
               mapping.deleteMissing == nil, mapping.deletionPredicate == nil,
               mapping.attributes.allSatisfy({ $0.source.root == .representation || $0.source.root == .metadata }) else { return nil }
@@ -126,7 +127,7 @@ extension MappingEngine {
                     into store: some MappingStore) throws(CartographError) -> MappingResult {
         let mapping = streamed.mapping
         if try store.hasPendingConnections() {
-            return try map(try parsed(streamed), mapping: mapping, metadata: metadata, progress: progress, into: store)
+            return try map(try PreparedPayload.streamed(streamed).document(), mapping: mapping, metadata: metadata, progress: progress, into: store)
         }
         var run = MappingRun(engine: self, root: .null, metadata: metadata)
         // Problems found so far: once there is one, nothing more is written, but every later chunk is
@@ -139,12 +140,12 @@ extension MappingEngine {
         func flush() throws(CartographError) {
             guard !chunk.isEmpty else { return }
             run.startChunk()
-            var topLevel = try run.readChunk(chunk, mapping: mapping, in: store)
+            var topLevel = try run.readSelected(chunk, mapping: mapping, lookup: store)
             if !run.readAheadMet { try run.identify(in: store) }
             if run.readAheadMet {
                 // As in `map`: a representation met an object read ahead; read the chunk again without reading ahead.
                 run.startChunk(readsAhead: false)
-                topLevel = try run.readChunk(chunk, mapping: mapping, in: store)
+                topLevel = try run.readSelected(chunk, mapping: mapping, lookup: store)
                 try run.identify(in: store)
             }
             failures += try run.validationFailures(topLevel: topLevel.map(\.node), in: store)

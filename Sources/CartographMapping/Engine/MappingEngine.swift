@@ -166,7 +166,7 @@ public struct MappingEngine: Sendable {
             topLevel = try run.readTopLevel(payload, mapping: mapping, lookup: nil).representations
         }
         timer.lap("read")
-        return ReadPayload(run: run, topLevel: topLevel, source: .json(payload), mapping: mapping, snapshotHead: snapshotHead, timer: timer)
+        return ReadPayload(run: run, topLevel: topLevel, source: .whole(payload), mapping: mapping, snapshotHead: snapshotHead, timer: timer)
     }
 
     /// `read` for a payload read shallowly (`shallowPlan`): the same nodes, with only the elements the
@@ -178,7 +178,7 @@ public struct MappingEngine: Sendable {
         let topLevel = try run.readTopLevel(shallow, lookup: lookup)
         if run.readAheadMet {
             // As in `read`: an object found current is represented again; read the whole document without reading ahead.
-            return try read(try shallow.parsed(), mapping: shallow.mapping, metadata: metadata, explain: explain, lookup: nil, snapshotHead: nil)
+            return try read(try PreparedPayload.shallow(shallow).document(), mapping: shallow.mapping, metadata: metadata, explain: explain, lookup: nil, snapshotHead: nil)
         }
         timer.lap("read")
         return ReadPayload(run: run, topLevel: topLevel, source: .shallow(shallow), mapping: shallow.mapping, snapshotHead: snapshotHead, timer: timer)
@@ -193,13 +193,8 @@ public struct MappingEngine: Sendable {
         if let head = read.snapshotHead, try store.changeFeedHead() != head {
             if try !store.changedObjects(among: read.run.readAheadIDs, since: head).isEmpty {
                 let timer = read.timer
-                let (metadata, explain) = (read.run.metadata, read.run.trace != nil)
-                switch read.source {
-                case .json(let payload):
-                    read = try self.read(payload, mapping: read.mapping, metadata: metadata, explain: explain, lookup: store, snapshotHead: nil)
-                case .shallow(let shallow):
-                    read = try self.read(shallow, metadata: metadata, explain: explain, lookup: store, snapshotHead: nil)
-                }
+                read = try self.read(read.source, mapping: read.mapping, metadata: read.run.metadata, explain: read.run.trace != nil,
+                                     lookup: store, snapshotHead: nil)
                 read.timer = timer
             } else {
                 read.run.forgetAbsentIdentities()
@@ -209,7 +204,7 @@ public struct MappingEngine: Sendable {
         // Identification re-reads some representations (R-P9), which can meet a node read ahead too.
         try run.identify(in: store)
         if run.readAheadMet {
-            let payload = try read.source.json()
+            let payload = try read.source.document()
             run = MappingRun(engine: self, root: payload, metadata: run.metadata, explain: run.trace != nil, readsAhead: false)
             topLevel = try run.readTopLevel(payload, mapping: read.mapping, lookup: nil).representations
             try run.identify(in: store)
@@ -236,26 +231,13 @@ public struct MappingEngine: Sendable {
 public struct ReadPayload {
     var run: MappingRun
     var topLevel: [(node: MappedNode, pointer: String)]
-    let source: Source
+    /// The payload the nodes were read from.
+    let source: PreparedPayload
     let mapping: EntityMapping
     /// The change-feed head of the read snapshot the read-ahead looked in; nil when it looked in the
     /// transaction that maps the payload (or nowhere).
     let snapshotHead: Int64?
     var timer: PhaseTimer
-
-    /// The payload the nodes were read from.
-    enum Source {
-        case json(JSONValue)
-        case shallow(ShallowPayload)
-
-        /// The whole document.
-        func json() throws(CartographError) -> JSONValue {
-            switch self {
-            case .json(let payload): payload
-            case .shallow(let shallow): try shallow.parsed()
-            }
-        }
-    }
 }
 
 /// Milliseconds per phase (R-P13).

@@ -90,9 +90,7 @@ struct MappingRun {
         } else {
             select(from: payload, pointer: "")
         }
-        var current: [Int: MappedNode] = [:]
-        if readsAhead, let lookup { current = try currentObjects(among: selected, mapping: mapping, in: lookup) }
-        return (try read(selected, mapping: mapping, current: current), keyPathPresent)
+        return (try readSelected(selected, mapping: mapping, lookup: lookup), keyPathPresent)
     }
 
     /// `readTopLevel` for a payload read shallowly: the read-ahead looks at the elements as read (their
@@ -105,8 +103,7 @@ struct MappingRun {
             selected.append((element.value, .null, shallow.pointer + "/\(index)"))
             elementIndexes.append(index)
         }
-        var current: [Int: MappedNode] = [:]
-        if readsAhead, let lookup { current = try currentObjects(among: selected, mapping: shallow.mapping, in: lookup) }
+        let current = try currentObjects(among: selected, mapping: shallow.mapping, in: lookup)
         for position in selected.indices where current[position] == nil {
             selected[position].value = try shallow.element(elementIndexes[position])
         }
@@ -129,11 +126,11 @@ struct MappingRun {
         self.readsAhead = readsAhead
     }
 
-    /// Reads a chunk of top-level representations as `readTopLevel` reads a payload's.
-    mutating func readChunk(_ selected: [Selected], mapping: EntityMapping, in store: some MappingLookup) throws(CartographError)
+    /// Reads selected top-level representations in order — a payload's, or a chunk of a streamed one —
+    /// those R-P7 finds current in `lookup` by their identity and modification value only.
+    mutating func readSelected(_ selected: [Selected], mapping: EntityMapping, lookup: (any MappingLookup)?) throws(CartographError)
         -> [(node: MappedNode, pointer: String)] {
-        let current = readsAhead ? try currentObjects(among: selected, mapping: mapping, in: store) : [:]
-        return try read(selected, mapping: mapping, current: current)
+        try read(selected, mapping: mapping, current: try currentObjects(among: selected, mapping: mapping, in: lookup))
     }
 
     /// A hash of the identity a top-level object representation has with `mapping` (a flat one: see
@@ -177,11 +174,10 @@ struct MappingRun {
     /// further and their nested representations not at all (on a re-load, most of the payload).
     /// Nothing when the mapping decides per representation what it maps (dynamic, dictionary transformer).
     private mutating func currentObjects(among selected: [Selected],
-                                         mapping base: EntityMapping, in store: some MappingLookup) throws(CartographError) -> [Int: MappedNode] {
+                                         mapping base: EntityMapping, in lookup: (any MappingLookup)?) throws(CartographError) -> [Int: MappedNode] {
+        guard readsAhead, let store = lookup else { return [:] }
         let mapping = resolved(base)
-        let identityNames = mapping.resolvedIdentificationAttributes
-        guard let modification = mapping.modificationAttribute, !identityNames.isEmpty,
-              mapping.dynamic == nil, mapping.dictionaryTransformer == nil else { return [:] }
+        guard let (identityNames, modification) = mapping.readAheadAttributes else { return [:] }
         let needed = Set(identityNames + [modification])
         var candidates: [(index: Int, identity: [AttributeValue], values: [String: AttributeValue?])] = []
         for (index, item) in selected.enumerated() {
@@ -235,7 +231,7 @@ struct MappingRun {
     private mutating func resolved(_ mapping: EntityMapping) -> EntityMapping {
         guard mapping.isAnnotationReference else { return mapping }
         if let compiled = annotationMappings[mapping.entity] { return compiled }
-        let compiled = EntityMapping.annotationMapping(of: mapping.entity, model: model)
+        let compiled = mapping.resolved(in: model)
         annotationMappings[mapping.entity] = compiled
         return compiled
     }

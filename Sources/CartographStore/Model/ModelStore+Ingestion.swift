@@ -91,10 +91,13 @@ extension ModelStore {
         // A large array of flat objects is planned for mapping in chunks from the body's bytes (bounded
         // memory); a re-load's is read shallowly; any other payload is parsed whole.
         let payload = try engine.prepare(body: body, reader: reader, mapping: mapping, explain: options.explain)
-        let read = try self.read { (snapshot) throws(CartographError) -> ReadPayload? in
-            try engine.read(payload, mapping: mapping, metadata: options.metadata, explain: options.explain,
-                            snapshot: snapshot.model.version == model.version ? snapshot : nil)
-        }
+        // Only R-P7's read-ahead looks anything up: other mappings read without a snapshot.
+        let read = mapping.resolved(in: model).readAheadAttributes == nil
+            ? try engine.read(payload, mapping: mapping, metadata: options.metadata, explain: options.explain, snapshot: nil)
+            : try self.read { (snapshot) throws(CartographError) -> ReadPayload? in
+                try engine.read(payload, mapping: mapping, metadata: options.metadata, explain: options.explain,
+                                snapshot: snapshot.model.version == model.version ? snapshot : nil)
+            }
         var objectsMapped = 0
         var checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)?
         if let quota = options.quota { checkBytes = quota.check(before:after:) }
