@@ -12,7 +12,7 @@ import CartographTesting
          "attributes": [["name": "id", "type": "integer64"], ["name": "name", "type": "string", "minLength": 1]]],
     ]]
     static let mapping: JSONValue = ["entity": "Item", "keyPath": "items", "attributes": ["id": "id", "name": "name"]]
-    /// More than two chunks of the server's (4096 representations each).
+    /// More than four chunks of the server's (2,048 representations each).
     static let count = 9000
 
     @Test func R_P11_R_P12_aPayloadOfSeveralChunksIsAnsweredWithEveryObjectOrStoresNothing() throws {
