@@ -4,6 +4,7 @@
 import Foundation
 import Testing
 import CartographCore
+import CartographMapping
 @testable import CartographStore
 
 struct ChangeFeedTests {

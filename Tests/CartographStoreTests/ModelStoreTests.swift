@@ -3,6 +3,7 @@
 import Foundation
 import Testing
 import CartographCore
+import CartographMapping
 @testable import CartographStore
 
 /// A model with inheritance, a one-to-many with each delete rule, a many-to-many and a compound identity.
@@ -297,7 +298,7 @@ struct ModelStoreTests {
     /// Feed entries of objects inserted or updated in the transaction are written from what was written
     /// (later attribute, foreign-key and join-table writes patched in), not read back: they must equal a
     /// read of the store, for every attribute type and every kind of relationship storage.
-    @Test func R_D4_feedEntriesOfInsertedObjectsEqualTheStoredObjects() throws {
+    @Test func R_D4_feedEntriesOfInsertedObjectsEqualTheExistingObjects() throws {
         let model: JSONValue = ["entities": [
             ["name": "Doc", "attributes": [
                 ["name": "id", "type": "integer64"], ["name": "i16", "type": "integer16"], ["name": "i32", "type": "integer32"],

@@ -87,6 +87,30 @@ struct SnapshotReadTests {
         #expect(stored[1]?.first?.name == "one")
     }
 
+    /// Between the snapshot and the transaction other writes touch `moved` of items 1-6, all read ahead as
+    /// current: few changes since are matched from the feed's newest entries, many are looked up per
+    /// object (`ChangeFeed.changed`); either way exactly the moved items are mapped after all.
+    @Test(arguments: [[3], [1, 2, 3, 4, 5, 6], [2, 5]])
+    func R_P7_theObjectsChangedSinceTheSnapshotAreFoundHoweverManyWritesCame(moved: [Int]) throws {
+        let (store, engine, versioned, plain) = try itemsStore()
+        _ = try store.write { (tx) throws(CartographError) in try engine.map(items((1...6).map { ($0, "stored", 2) }), mapping: plain, into: tx) }
+        let read = try store.read { (snapshot) throws(CartographError) in
+            try engine.read(.whole(items((1...6).map { ($0, "from the payload", 2) })), mapping: versioned, snapshot: snapshot)
+        }
+        // One write per moved item, then as many unrelated ones: the feed's head moves past the six read ahead.
+        for id in moved { _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(id, "older", 1)]), mapping: plain, into: tx) } }
+        for id in 100..<(100 + moved.count) {
+            _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(id, "other", 1)]), mapping: plain, into: tx) }
+        }
+        let readPayload = try #require(read)
+        let result = try store.write { (tx) throws(CartographError) in try engine.map(readPayload, into: tx) }.value
+        #expect(result.updated == moved.count && result.unchanged == 6 - moved.count)
+        let stored = try storedItems(store)
+        for id in 1...6 {
+            #expect(stored[id]?.first?.name == (moved.contains(id) ? "from the payload" : "stored"), "item \(id)")
+        }
+    }
+
     /// With nothing written since the snapshot, the payload maps as read: one lookup, no second read.
     @Test func R_P7_aSnapshotNoWriteMovedPastMapsAsRead() throws {
         let (store, engine, versioned, _) = try itemsStore()

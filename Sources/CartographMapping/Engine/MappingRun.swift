@@ -194,6 +194,7 @@ struct MappingRun {
         let found = try store.existingObjects(entity: mapping.entity, attributes: identityNames, identities: candidates.map(\.identity),
                                               predicate: mapping.identificationPredicate?.checked, reading: [modification])
         var current: [Int: MappedNode] = [:]
+        let reference = reference(to: mapping)
         for candidate in candidates {
             guard let existing = found[candidate.identity]?.first else {
                 knownAbsent[group, default: []].insert(candidate.identity)
@@ -201,7 +202,7 @@ struct MappingRun {
             }
             guard let stored = existing.values[modification], case .some(.some(let incoming)) = candidate.values[modification],
                   Self.isCurrent(stored: stored, incoming: incoming) else { continue }
-            let node = MappedNode(mapping: reference(to: mapping), pointer: selected[candidate.index].pointer, identity: candidate.identity, isReference: false)
+            let node = MappedNode(mapping: reference, pointer: selected[candidate.index].pointer, identity: candidate.identity, isReference: false)
             node.values = candidate.values
             node.existing = existing
             node.identified = true

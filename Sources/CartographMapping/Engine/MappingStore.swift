@@ -3,20 +3,23 @@
 public import CartographCore
 public import CartographPredicate
 
-/// A stored object as the engine (and the annotation exporter) sees it.
+/// A stored object as the store reads it, the engine compares it and the annotation exporter renders it.
 public struct ExistingObject: Sendable, Equatable {
     public let id: Int64
     /// The concrete entity.
     public let entity: String
     public let isStub: Bool
-    /// Attribute values by name (absent = nil).
-    public let values: [String: AttributeValue]
+    /// Attribute values by name (absent = nil); a read may decode only some attributes.
+    public var values: [String: AttributeValue]
+    /// To-one destinations by relationship name (`_id`s), when the read decoded them; absent = none.
+    public var toOne: [String: Int64]
 
-    public init(id: Int64, entity: String, isStub: Bool, values: [String: AttributeValue]) {
+    public init(id: Int64, entity: String, isStub: Bool, values: [String: AttributeValue], toOne: [String: Int64] = [:]) {
         self.id = id
         self.entity = entity
         self.isStub = isStub
         self.values = values
+        self.toOne = toOne
     }
 }
 

@@ -9,6 +9,7 @@
 // because a change after the follower's position moves the object past that position.
 import Foundation
 public import CartographCore
+import CartographMapping
 
 /// One page of the feed (the store's `epoch` goes with it: `ModelStore.epoch`).
 public struct ChangeFeedPage: Sendable {
@@ -79,8 +80,16 @@ enum ChangeFeed {
         try connection.cached("SELECT coalesce(max(seq), 0) FROM \(quoted(table))").rows().first?.first?.integerValue ?? 0
     }
 
-    /// Which of `ids` have an entry after `seq` (changed or deleted since): one lookup by rowid each.
-    static func changed(among ids: [Int64], since seq: Int64, _ connection: SQLiteConnection) throws(SQLiteError) -> Set<Int64> {
+    /// Which of `ids` have an entry after `seq` (changed or deleted since). At most `head - seq` entries
+    /// lie after `seq` (sequence numbers are dense): when that is fewer than `ids`, those entries are read
+    /// by the seq index and matched here; otherwise each id is looked up by rowid.
+    static func changed(among ids: [Int64], since seq: Int64, head: Int64, _ connection: SQLiteConnection) throws(SQLiteError) -> Set<Int64> {
+        guard !ids.isEmpty, head > seq else { return [] }
+        if head - seq < Int64(ids.count) {
+            let wanted = Set(ids)
+            let statement = try connection.cached("SELECT object_id FROM \(quoted(table)) WHERE seq > ?")
+            return Set(try statement.rows([.integer(seq)]).compactMap { $0.first?.integerValue }.filter(wanted.contains))
+        }
         let statement = try connection.cached("SELECT seq FROM \(quoted(table)) WHERE object_id = ?")
         var changed = Set<Int64>()
         for id in ids {

@@ -4,6 +4,7 @@
 import Foundation
 import CartographCore
 import CartographPredicate
+import CartographMapping
 
 struct ObjectReader {
     let connection: SQLiteConnection
@@ -13,7 +14,7 @@ struct ObjectReader {
     func rowReader(for table: String) -> RowReader { layout.rowReader(for: table) }
 
     /// The object with `id` in `entity`'s hierarchy, if it exists (and belongs to `entity` or a sub-entity).
-    func object(id: Int64, entity: String) throws(SQLiteError) -> StoredObject? {
+    func object(id: Int64, entity: String) throws(SQLiteError) -> ExistingObject? {
         let reader = rowReader(for: layout.table(of: entity))
         let statement = try connection.cached(reader.selectByID)
         try statement.bind([.integer(id)])
@@ -49,7 +50,7 @@ struct ObjectReader {
 
     /// The API key of an object (DESIGN §10): its identification value, an array for a compound
     /// identity, or `_id` when its entity has no identification attributes.
-    func key(of object: StoredObject) -> JSONValue {
+    func key(of object: ExistingObject) -> JSONValue {
         let names = layout.identificationAttributes(of: object.entity)
         switch names.count {
         case 0: return .number(JSONNumber(object.id))
@@ -67,7 +68,7 @@ struct ObjectReader {
     /// The object in `shape=model`, embedding the relationships named in `include` (dotted paths go deeper).
     /// `storedRelationshipsOnly` leaves out derived relationships (the change feed's form); `keys`
     /// caches destination keys across calls; `joinDestinations` are known ones (see `destinationIDs`).
-    func json(of object: StoredObject, include: [[String]] = [], storedRelationshipsOnly: Bool = false,
+    func json(of object: ExistingObject, include: [[String]] = [], storedRelationshipsOnly: Bool = false,
               joinDestinations: [String: [Int64]]? = nil, keys: inout [Int64: JSONValue]) throws(SQLiteError) -> JSONValue {
         var document = JSONObject()
         document.append("_id", .number(JSONNumber(object.id)))
@@ -110,7 +111,7 @@ struct ObjectReader {
     /// attributes decoded besides `attributes` (nil: every attribute and to-one): a lookup that needs
     /// few values does not decode whole rows.
     func findAll(entity: String, attributes: [String], identities: [[AttributeValue]], predicate: CheckedPredicate? = nil,
-                 reading: [String]? = nil) throws(CartographError) -> [[AttributeValue]: [StoredObject]] {
+                 reading: [String]? = nil) throws(CartographError) -> [[AttributeValue]: [ExistingObject]] {
         guard !identities.isEmpty else { return [:] }
         let columns = attributes.compactMap { layout.column(ofAttribute: $0, entity: entity) }
         guard columns.count == attributes.count, !columns.isEmpty else { return [:] }
@@ -136,7 +137,7 @@ struct ObjectReader {
         }
         let tuple = columns.count == 1 ? "\(alias).\(quoted(columns[0]))" : "(\(columns.map { "\(alias).\(quoted($0))" }.joined(separator: ", ")))"
         let placeholder = columns.count == 1 ? "?" : "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        var found: [[AttributeValue]: [StoredObject]] = [:]
+        var found: [[AttributeValue]: [ExistingObject]] = [:]
         let unique = Array(Set(identities))
         let chunkSize = max(1, 900 / columns.count)
         for start in stride(from: 0, to: unique.count, by: chunkSize) {
@@ -165,7 +166,7 @@ struct ObjectReader {
     /// The object whose key is `rawKey` — the `{key}` path segment (DESIGN §2): the identity value,
     /// for a compound identity the values joined by ',' each percent-encoded, or `_id` when the
     /// entity has no identification attributes. Values are coerced to their types (R-I2).
-    func object(entity: String, rawKey: String) throws(CartographError) -> StoredObject? {
+    func object(entity: String, rawKey: String) throws(CartographError) -> ExistingObject? {
         let names = model.identificationAttributes(of: entity)
         if names.isEmpty {
             guard let text = PercentDecoding.decode(rawKey), let id = Int64(text) else {
@@ -197,7 +198,7 @@ struct ObjectReader {
     }
 
     /// The object in `shape=model` (no key cache kept).
-    func json(of object: StoredObject, include: [[String]] = []) throws(SQLiteError) -> JSONValue {
+    func json(of object: ExistingObject, include: [[String]] = []) throws(SQLiteError) -> JSONValue {
         var keys: [Int64: JSONValue] = [:]
         return try json(of: object, include: include, keys: &keys)
     }

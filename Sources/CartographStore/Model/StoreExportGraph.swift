@@ -8,14 +8,14 @@ import CartographMapping
 /// store), so an object that many exported objects share (a publisher) is read once per request.
 final class StoreExportGraph: ExportGraph {
     private let reader: ObjectReader
-    private var objects: [Int64: StoredObject] = [:]
+    private var objects: [Int64: ExistingObject] = [:]
 
     init(reader: ObjectReader) { self.reader = reader }
 
-    /// The exporter's view of an object a query read (kept, so its to-one ids need no query).
-    func existing(_ object: StoredObject) -> ExistingObject {
+    /// Keeps an object a query read, so its to-one ids need no query; returns it.
+    func keep(_ object: ExistingObject) -> ExistingObject {
         objects[object.id] = object
-        return object.existing
+        return object
     }
 
     func destinations(of object: ExistingObject, relationship: Relationship) throws(CartographError) -> [ExistingObject] {
@@ -26,10 +26,10 @@ final class StoreExportGraph: ExportGraph {
             destinations.reserveCapacity(ids.count)
             for id in ids {
                 if let known = objects[id] {
-                    destinations.append(known.existing)
+                    destinations.append(known)
                 } else if let read = try reader.object(id: id, entity: relationship.destination) {
                     objects[id] = read
-                    destinations.append(read.existing)
+                    destinations.append(read)
                 }
             }
             return destinations

@@ -109,10 +109,10 @@ public struct StoreReader {
         let select = rowReader.selectList(alias: alias)
         let sql = "SELECT \(select)\(keys.map { ", " + $0.column }.joined()) FROM \(compiled.fromClause) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderClause) LIMIT \(query.limit + 1)"
         let fieldCount = rowReader.columnCount
-        let rows = try sqlite { () throws(SQLiteError) -> [(StoredObject, [SQLiteValue])] in
+        let rows = try sqlite { () throws(SQLiteError) -> [(ExistingObject, [SQLiteValue])] in
             let statement = try reader.connection.prepare(sql)
             try statement.bind(bindings)
-            var result: [(StoredObject, [SQLiteValue])] = []
+            var result: [(ExistingObject, [SQLiteValue])] = []
             while try statement.step() {
                 let object = rowReader.object(from: statement)
                 result.append((object, (0..<keys.count).map { statement.column(Int32(fieldCount + $0)) }))
@@ -192,14 +192,14 @@ public struct StoreReader {
 
     /// Objects in `shape=json` (R-Q4): exported through the model's annotations, related objects
     /// read from this snapshot.
-    private func exported(_ objects: [StoredObject]) throws(CartographError) -> [JSONValue] {
+    private func exported(_ objects: [ExistingObject]) throws(CartographError) -> [JSONValue] {
         let exporter = try AnnotationExporter(model: model)
         let graph = StoreExportGraph(reader: reader)
-        return try exporter.export(objects.map(graph.existing), from: graph)
+        return try exporter.export(objects.map(graph.keep), from: graph)
     }
 
     /// The stored object for a raw key, or nil.
-    func find(entity: String, key rawKey: String) throws(CartographError) -> StoredObject? {
+    func find(entity: String, key rawKey: String) throws(CartographError) -> ExistingObject? {
         guard model.entity(named: entity) != nil else {
             throw CartographError(.notFound, "Model '\(model.name)' has no entity '\(entity)'.")
         }

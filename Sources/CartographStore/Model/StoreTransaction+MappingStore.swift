@@ -6,7 +6,7 @@ public import CartographPredicate
 extension StoreTransaction: MappingStore {
     public func existingObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
                                 predicate: CheckedPredicate?, reading: [String]?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]] {
-        try findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading).mapValues { $0.map(\.existing) }
+        try findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
     }
 
     public func changeFeedHead() throws(CartographError) -> Int64 {
@@ -14,7 +14,7 @@ extension StoreTransaction: MappingStore {
     }
 
     public func changedObjects(among ids: [Int64], since seq: Int64) throws(CartographError) -> Set<Int64> {
-        do { return try ChangeFeed.changed(among: ids, since: seq, connection) } catch {
+        do { return try ChangeFeed.changed(among: ids, since: seq, head: try ChangeFeed.head(connection), connection) } catch {
             throw CartographError(.internalError, "Cannot read the change feed: \(error)")
         }
     }
@@ -49,14 +49,9 @@ extension StoreReader: MappingLookup {
     public func existingObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
                                 predicate: CheckedPredicate?, reading: [String]?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]] {
         try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
-            .mapValues { $0.map(\.existing) }
     }
 
     public func changeFeedHead() throws(CartographError) -> Int64 {
         do { return try ChangeFeed.head(reader.connection) } catch { throw CartographError(.internalError, "Cannot read the change feed: \(error)") }
     }
-}
-
-extension StoredObject {
-    var existing: ExistingObject { ExistingObject(id: id, entity: entity, isStub: isStub, values: values) }
 }

@@ -4,7 +4,7 @@
 import Foundation
 public import CartographCore
 public import CartographPredicate
-import CartographMapping
+public import CartographMapping
 
 /// One write transaction. Not Sendable: it lives inside the store's writer lock.
 public final class StoreTransaction {
@@ -129,18 +129,18 @@ public final class StoreTransaction {
     }
 
     /// The object `id` of `entity` (or a sub-entity).
-    public func object(id: Int64, entity: String) throws(CartographError) -> StoredObject? {
+    public func object(id: Int64, entity: String) throws(CartographError) -> ExistingObject? {
         try sqlite { () throws(SQLiteError) in try reader.object(id: id, entity: entity) }
     }
 
     /// Batched lookup by attribute values, oldest first: see `ObjectReader.findAll`.
     public func findAll(entity: String, attributes: [String], identities: [[AttributeValue]], predicate: CheckedPredicate? = nil,
-                        reading: [String]? = nil) throws(CartographError) -> [[AttributeValue]: [StoredObject]] {
+                        reading: [String]? = nil) throws(CartographError) -> [[AttributeValue]: [ExistingObject]] {
         try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
     }
 
     /// The object whose key (the raw `{key}` path segment) is `key`.
-    public func object(entity: String, key: String) throws(CartographError) -> StoredObject? {
+    public func object(entity: String, key: String) throws(CartographError) -> ExistingObject? {
         guard model.entity(named: entity) != nil else {
             throw CartographError(.notFound, "Model '\(model.name)' has no entity '\(entity)'.")
         }
@@ -287,7 +287,7 @@ public final class StoreTransaction {
     public func delete(id: Int64, entity: String) throws(CartographError) -> Int {
         let before = deleted.count
         var pending: [(Int64, String)] = [(id, entity)]
-        var planned: [(object: StoredObject, key: JSONValue)] = []
+        var planned: [(object: ExistingObject, key: JSONValue)] = []
         var plannedIDs: Set<Int64> = []
         // Plan first, so a deny anywhere refuses the whole deletion before anything changes.
         while let (nextID, nextEntity) = pending.popLast() {
@@ -324,7 +324,7 @@ public final class StoreTransaction {
     }
 
     /// Relationships without an inverse that point at `object` (nothing else keeps them consistent).
-    private func clearDanglingReferences(to object: StoredObject) throws(CartographError) {
+    private func clearDanglingReferences(to object: ExistingObject) throws(CartographError) {
         let targets = Set(model.lineage(of: object.entity).map(\.name))
         for entity in model.entities {
             for relationship in entity.relationships where relationship.inverse == nil && targets.contains(relationship.destination) {

@@ -1,18 +1,8 @@
-// One object as read from its table.
-public import CartographCore
+// Decoding one object from a row of its table.
+import CartographCore
+import CartographMapping
 
-/// A stored object: identity, concrete entity and attribute values (to-one destinations by id).
-public struct StoredObject: Sendable, Equatable {
-    public let id: Int64
-    public let entity: String
-    public let isStub: Bool
-    /// Attribute values by name; a missing name means nil.
-    public var values: [String: AttributeValue]
-    /// To-one destinations by relationship name (ids); a missing name means none.
-    public var toOne: [String: Int64]
-}
-
-/// Reads rows of one hierarchy's table into `StoredObject`s.
+/// Reads rows of one hierarchy's table into `ExistingObject`s.
 struct RowReader {
     let layout: StoreLayout
     let table: String
@@ -64,12 +54,12 @@ struct RowReader {
     var columnCount: Int { columnNames.count }
 
     /// Decodes the current row of `statement` (selected with `selectList`, starting at `offset`).
-    func object(from statement: SQLiteStatement, offset: Int32 = 0) -> StoredObject {
+    func object(from statement: SQLiteStatement, offset: Int32 = 0) -> ExistingObject {
         let id = statement.column(offset).integerValue ?? 0
         let entity = statement.column(offset + 1).textValue ?? table
-        var object = StoredObject(id: id, entity: entity, isStub: statement.column(offset + 2).integerValue == 1, values: [:], toOne: [:])
         let indexes = fieldsByEntity[entity] ?? []
-        object.values.reserveCapacity(indexes.count)
+        var object = ExistingObject(id: id, entity: entity, isStub: statement.column(offset + 2).integerValue == 1,
+                                    values: Dictionary(minimumCapacity: indexes.count))
         for index in indexes {
             let value = statement.column(offset + 3 + Int32(index))
             switch fields[index].kind {
