@@ -11,7 +11,7 @@ struct ModelCoreDataImportTests {
         let abstract = try #require(model.entity(named: "Abstract"))
         #expect(abstract.abstract)
         #expect(abstract.attributes == [
-            Attribute(name: "identifier", type: .integer64, optional: false, userInfo: JSONObject([("JSONKeyPath", "id")])),
+            Attribute(name: "identifier", type: .integer64, optional: false, indexed: true, userInfo: JSONObject([("JSONKeyPath", "id")])),
         ])
         #expect(abstract.relationships == [
             Relationship(name: "container", destination: "Container", toMany: false, optional: true, inverse: "abstracts",

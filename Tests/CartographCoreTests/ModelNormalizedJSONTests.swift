@@ -14,13 +14,14 @@ struct ModelNormalizedJSONTests {
             "entities": [[
                 "name": "Item", "parent": nil, "abstract": false,
                 "attributes": [
-                    ["name": "id", "type": "integer64", "optional": true, "userInfo": [:]],
-                    ["name": "label", "type": "string", "optional": true, "maxLength": 10, "userInfo": [:]],
+                    ["name": "id", "type": "integer64", "optional": true, "indexed": false, "userInfo": [:]],
+                    ["name": "label", "type": "string", "optional": true, "maxLength": 10, "indexed": false, "userInfo": [:]],
                 ],
                 "relationships": [
                     ["name": "parts", "destination": "Item", "toMany": true, "ordered": false, "optional": true, "inverse": nil,
                      "deleteRule": "nullify", "userInfo": [:]],
                 ],
+                "fetchIndexes": [],
                 "userInfo": [:],
                 "identificationAttributes": ["id"],
             ]],

@@ -96,13 +96,15 @@ enum CoreDataModelImporter {
 
     // MARK: Translation of elements
 
-    static func entity(_ xml: [String: String], attributes: [JSONValue], relationships: [JSONValue], userInfo: JSONObject) -> JSONValue {
+    static func entity(_ xml: [String: String], attributes: [JSONValue], relationships: [JSONValue], fetchIndexes: [JSONValue],
+                       userInfo: JSONObject) -> JSONValue {
         var entity = JSONObject()
         entity.append(ifPresent: "name", xml["name"].map(JSONValue.string))
         entity.append(ifPresent: "parent", xml["parentEntity"].map(JSONValue.string))
         entity.append(ifPresent: "abstract", boolean(xml["isAbstract"]))
         entity.append("attributes", .array(attributes))
         entity.append("relationships", .array(relationships))
+        entity.append("fetchIndexes", .array(fetchIndexes))
         entity.append("userInfo", .object(userInfo))
         return .object(entity)
     }
@@ -128,6 +130,7 @@ enum CoreDataModelImporter {
             attribute.append(ifPresent: bounds.1, xml["maxValueString"].map { type?.hasLengthBounds == true ? integer($0) : value($0, of: type) })
         }
         attribute.append(ifPresent: "regex", xml["regularExpressionString"].map(JSONValue.string))
+        attribute.append(ifPresent: "indexed", boolean(xml["indexed"]))
         attribute.append("userInfo", .object(userInfo))
         return .object(attribute)
     }
@@ -188,9 +191,11 @@ extension JSONObject {
     }
 }
 
-/// Collects entities, their attributes and relationships, and the `userInfo` entries of each.
-/// Everything else (fetched properties, fetch requests, configurations, transient properties,
-/// layout elements, indexes) is ignored: it does not describe stored data.
+/// Collects entities, their attributes, relationships and fetch indexes, and the `userInfo` entries of
+/// each. Everything else (fetched properties, fetch requests, configurations, transient properties,
+/// layout elements) is ignored: it does not describe stored data. A fetch index element that is an
+/// expression rather than a property is left out (SQLite indexes here list columns), and so is a fetch
+/// index left with no element.
 private final class ContentsReader: NSObject, XMLParserDelegate {
     private(set) var rootElement: String?
     private(set) var entities: [JSONValue] = []
@@ -198,7 +203,9 @@ private final class ContentsReader: NSObject, XMLParserDelegate {
     private(set) var firstErrorPosition: (line: Int, column: Int)?
     /// The names of the open elements, root first.
     private var path: [String] = []
-    private var entity: (xml: [String: String], attributes: [JSONValue], relationships: [JSONValue], userInfo: JSONObject)?
+    private var entity: (xml: [String: String], attributes: [JSONValue], relationships: [JSONValue], fetchIndexes: [JSONValue], userInfo: JSONObject)?
+    /// The open fetch index: its name and the elements read so far.
+    private var fetchIndex: (name: String?, elements: [JSONValue])?
     /// The open attribute or relationship; nil inside a transient one.
     private var property: (xml: [String: String], userInfo: JSONObject)?
 
@@ -209,9 +216,16 @@ private final class ContentsReader: NSObject, XMLParserDelegate {
             rootElement = name
             if name != "model" { parser.abortParsing() }
         case (1, "entity"):
-            entity = (attributes, [], [], JSONObject())
+            entity = (attributes, [], [], [], JSONObject())
         case (2, "attribute") where path[1] == "entity", (2, "relationship") where path[1] == "entity":
             property = attributes["transient"] == "YES" ? nil : (attributes, JSONObject())
+        case (2, "fetchIndex") where path[1] == "entity":
+            fetchIndex = (attributes["name"], [])
+        case (3, "fetchIndexElement") where path[1] == "entity" && path[2] == "fetchIndex":
+            if let property = attributes["property"] {
+                let order = attributes["order"] == "descending" ? "descending" : "ascending"
+                fetchIndex?.elements.append(.object(JSONObject([("attribute", .string(property)), ("order", .string(order))])))
+            }
         case (3, "entry") where path[1] == "entity" && path[2] == "userInfo":
             if let key = attributes["key"] { entity?.userInfo[key] = .string(attributes["value"] ?? "") }
         case (4, "entry") where path[1] == "entity" && ["attribute", "relationship"].contains(path[2]) && path[3] == "userInfo":
@@ -233,12 +247,21 @@ private final class ContentsReader: NSObject, XMLParserDelegate {
         switch (path.count, name) {
         case (1, "entity") where path[0] == "model":
             if let entity {
-                entities.append(CoreDataModelImporter.entity(entity.xml, attributes: entity.attributes, relationships: entity.relationships, userInfo: entity.userInfo))
+                entities.append(CoreDataModelImporter.entity(entity.xml, attributes: entity.attributes, relationships: entity.relationships,
+                                                             fetchIndexes: entity.fetchIndexes, userInfo: entity.userInfo))
             }
             entity = nil
         case (2, "attribute") where path[1] == "entity":
             if let property { entity?.attributes.append(CoreDataModelImporter.attribute(property.xml, userInfo: property.userInfo)) }
             property = nil
+        case (2, "fetchIndex") where path[1] == "entity":
+            if let fetchIndex, !fetchIndex.elements.isEmpty {
+                var object = JSONObject()
+                object.append(ifPresent: "name", fetchIndex.name.map(JSONValue.string))
+                object.append("elements", .array(fetchIndex.elements))
+                entity?.fetchIndexes.append(.object(object))
+            }
+            fetchIndex = nil
         case (2, "relationship") where path[1] == "entity":
             if let property { entity?.relationships.append(CoreDataModelImporter.relationship(property.xml, userInfo: property.userInfo)) }
             property = nil

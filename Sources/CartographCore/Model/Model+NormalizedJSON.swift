@@ -28,6 +28,7 @@ extension Model {
         object.append("abstract", .bool(entity.abstract))
         object.append("attributes", .array(entity.attributes.map(\.normalizedJSON)))
         object.append("relationships", .array(entity.relationships.map(\.normalizedJSON)))
+        object.append("fetchIndexes", .array(entity.fetchIndexes.map(\.normalizedJSON)))
         object.append("userInfo", .object(entity.userInfo))
         object.append("identificationAttributes", .array(identificationAttributes(of: entity.name).map(JSONValue.string)))
         return .object(object)
@@ -47,8 +48,19 @@ extension Attribute {
             ("regex", regex.map(JSONValue.string)),
         ]
         for case let (key, value?) in optionalMembers { object.append(key, value) }
+        object.append("indexed", .bool(indexed))
         object.append("userInfo", .object(userInfo))
         return .object(object)
+    }
+}
+
+extension FetchIndex {
+    /// The fetch index in normalized form: every element as `{"attribute", "order"}`.
+    var normalizedJSON: JSONValue {
+        .object(JSONObject([
+            ("name", .string(name)),
+            ("elements", .array(elements.map { .object(JSONObject([("attribute", .string($0.attribute)), ("order", .string($0.descending ? "descending" : "ascending"))])) })),
+        ]))
     }
 }
 

@@ -21,11 +21,14 @@ public struct Attribute: Sendable, Equatable {
     public var maxLength: Int?
     /// A whole-string regular expression the value must match.
     public var regex: String?
+    /// The store keeps an index on the attribute (Core Data's `indexed="YES"`), for queries that filter
+    /// or sort by it.
+    public var indexed: Bool = false
     public var userInfo: JSONObject = JSONObject()
 
     public init(name: String, type: AttributeType, optional: Bool = true, defaultValue: JSONValue? = nil,
                 minValue: JSONValue? = nil, maxValue: JSONValue? = nil, minLength: Int? = nil, maxLength: Int? = nil,
-                regex: String? = nil, userInfo: JSONObject = JSONObject()) {
+                regex: String? = nil, indexed: Bool = false, userInfo: JSONObject = JSONObject()) {
         self.name = name
         self.type = type
         self.optional = optional
@@ -35,7 +38,31 @@ public struct Attribute: Sendable, Equatable {
         self.minLength = minLength
         self.maxLength = maxLength
         self.regex = regex
+        self.indexed = indexed
         self.userInfo = userInfo
+    }
+}
+
+/// An index over several attributes of an entity, in order, each ascending or descending: Core Data's
+/// `<fetchIndex>` (R-M7). The name is the document's; the store names its index by what it covers.
+public struct FetchIndex: Sendable, Equatable {
+    public struct Element: Sendable, Equatable {
+        /// An attribute of the entity, declared on it or inherited.
+        public var attribute: String
+        public var descending: Bool
+
+        public init(attribute: String, descending: Bool = false) {
+            self.attribute = attribute
+            self.descending = descending
+        }
+    }
+
+    public var name: String
+    public var elements: [Element]
+
+    public init(name: String, elements: [Element]) {
+        self.name = name
+        self.elements = elements
     }
 }
 
@@ -76,15 +103,18 @@ public struct Entity: Sendable, Equatable {
     public var abstract: Bool = false
     public var attributes: [Attribute] = []
     public var relationships: [Relationship] = []
+    /// Indexes over several attributes (R-M7), in document order.
+    public var fetchIndexes: [FetchIndex] = []
     public var userInfo: JSONObject = JSONObject()
 
     public init(name: String, parent: String? = nil, abstract: Bool = false, attributes: [Attribute] = [],
-                relationships: [Relationship] = [], userInfo: JSONObject = JSONObject()) {
+                relationships: [Relationship] = [], fetchIndexes: [FetchIndex] = [], userInfo: JSONObject = JSONObject()) {
         self.name = name
         self.parent = parent
         self.abstract = abstract
         self.attributes = attributes
         self.relationships = relationships
+        self.fetchIndexes = fetchIndexes
         self.userInfo = userInfo
     }
 }

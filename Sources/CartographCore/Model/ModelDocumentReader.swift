@@ -16,8 +16,14 @@ struct ModelDocumentReader {
         "name", "version", "entities", "coreDataModel", "valueTransformers", "entityMappers",
         "dictionaryTransformers", "options", "warnings",
     ]
-    static let entityMembers: Set = ["name", "parent", "abstract", "attributes", "relationships", "userInfo", "identificationAttributes"]
-    static let attributeMembers: Set = ["name", "type", "optional", "default", "minValue", "maxValue", "minLength", "maxLength", "regex", "userInfo"]
+    static let entityMembers: Set = [
+        "name", "parent", "abstract", "attributes", "relationships", "fetchIndexes", "userInfo", "identificationAttributes",
+    ]
+    static let attributeMembers: Set = [
+        "name", "type", "optional", "default", "minValue", "maxValue", "minLength", "maxLength", "regex", "indexed", "userInfo",
+    ]
+    static let fetchIndexMembers: Set = ["name", "elements"]
+    static let fetchIndexElementMembers: Set = ["attribute", "order"]
     static let relationshipMembers: Set = [
         "name", "destination", "toMany", "ordered", "optional", "minCount", "maxCount", "inverse", "deleteRule", "userInfo",
     ]
@@ -99,7 +105,44 @@ struct ModelDocumentReader {
         entity.attributes = attributes.enumerated().map { readAttribute($1, at: attributesPointer.appending($0)) }
         let relationshipsPointer = pointer.appending("relationships")
         entity.relationships = relationships.enumerated().map { readRelationship($1, at: relationshipsPointer.appending($0)) }
+        let fetchIndexesPointer = pointer.appending("fetchIndexes")
+        entity.fetchIndexes = array(object, "fetchIndexes", at: pointer).enumerated().map { readFetchIndex($1, at: fetchIndexesPointer.appending($0)) }
         return entity
+    }
+
+    /// `{"name": "byDate", "elements": ["publishedAt", {"attribute": "viewCount", "order": "descending"}]}`
+    /// (R-M7); whether each element names an attribute of the entity is `ModelValidator`'s.
+    private mutating func readFetchIndex(_ value: JSONValue, at pointer: JSONPointer) -> FetchIndex {
+        guard case .object(let object) = value else {
+            problems.report(pointer, "expected a fetch index object, got \(value.kindName)")
+            return FetchIndex(name: "", elements: [])
+        }
+        checkMembers(of: object, allowed: Self.fetchIndexMembers, at: pointer)
+        let name = requiredName(object, "name", at: pointer)
+        let items = array(object, "elements", at: pointer)
+        let elementsPointer = pointer.appending("elements")
+        if items.isEmpty, object["elements"]?.arrayValue != nil || object["elements"] == nil {
+            problems.report(elementsPointer, "a fetch index needs at least one element (an attribute name)")
+        }
+        let elements = items.enumerated().map { (index, item) -> FetchIndex.Element in
+            let elementPointer = elementsPointer.appending(index)
+            switch item {
+            case .string(let attribute):
+                return FetchIndex.Element(attribute: attribute)
+            case .object(let element):
+                checkMembers(of: element, allowed: Self.fetchIndexElementMembers, at: elementPointer)
+                let attribute = requiredString(element, "attribute", at: elementPointer)
+                let order = string(element, "order", at: elementPointer) ?? "ascending"
+                if order != "ascending", order != "descending" {
+                    problems.report(elementPointer.appending("order"), "expected \"ascending\" or \"descending\", got \(quoted(order))")
+                }
+                return FetchIndex.Element(attribute: attribute, descending: order == "descending")
+            default:
+                problems.report(elementPointer, "expected an attribute name or {\"attribute\", \"order\"}, got \(item.kindName)")
+                return FetchIndex.Element(attribute: "")
+            }
+        }
+        return FetchIndex(name: name, elements: elements)
     }
 
     private mutating func readAttribute(_ value: JSONValue, at pointer: JSONPointer) -> Attribute {
@@ -116,6 +159,7 @@ struct ModelDocumentReader {
         attribute.optional = bool(object, "optional", at: pointer) ?? true
         attribute.userInfo = userInfo(object, at: pointer)
         attribute.regex = string(object, "regex", at: pointer)
+        attribute.indexed = bool(object, "indexed", at: pointer) ?? false
         attribute.minLength = count(object, "minLength", at: pointer)
         attribute.maxLength = count(object, "maxLength", at: pointer)
         attribute.defaultValue = object["default"].flatMap { $0.isNull ? nil : $0 }
@@ -186,7 +230,11 @@ struct ModelDocumentReader {
             problems.report(pointer, "expected a relationship object, got \(value.kindName)")
             return Relationship(name: "", destination: "")
         }
-        checkMembers(of: object, allowed: Self.relationshipMembers, at: pointer)
+        if object["indexed"] != nil {
+            // Checked before the member list, which would only call it unknown.
+            problems.report(pointer.appending("indexed"), "only attributes are indexed by declaration; a relationship's foreign key or join table is indexed already")
+        }
+        checkMembers(of: object, allowed: Self.relationshipMembers.union(["indexed"]), at: pointer)
         var relationship = Relationship(name: requiredName(object, "name", at: pointer), destination: requiredString(object, "destination", at: pointer))
         relationship.toMany = bool(object, "toMany", at: pointer) ?? false
         relationship.ordered = bool(object, "ordered", at: pointer) ?? false

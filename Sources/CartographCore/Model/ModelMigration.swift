@@ -23,6 +23,8 @@ public struct ModelMigration: Sendable, Equatable {
             case optionalityChanged, boundsLoosened, boundsTightened
             /// `userInfo` of an entity or property.
             case annotationsChanged
+            /// An attribute's `indexed` or an entity's `fetchIndexes` (R-M7): indexes are built or dropped.
+            case indexesChanged
             /// `options`, `valueTransformers`, `entityMappers` or `dictionaryTransformers`.
             case declarationsChanged
             /// Nothing above, yet the documents differ (the order of entities or properties, or the
@@ -127,6 +129,9 @@ private struct ModelDiffer {
         if old.userInfo != new.userInfo {
             record(.annotationsChanged, name, at: pointer.appending("userInfo"), "changes the annotations of \(name)")
         }
+        if old.fetchIndexes != new.fetchIndexes {
+            record(.indexesChanged, name, at: pointer.appending("fetchIndexes"), "changes the fetch indexes of \(name)")
+        }
 
         let attributesPointer = pointer.appending("attributes")
         let oldAttributes = Dictionary(old.attributes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -178,6 +183,9 @@ private struct ModelDiffer {
         }
         if old.userInfo != new.userInfo {
             record(.annotationsChanged, entity, new.name, at: pointer.appending("userInfo"), "changes the annotations of \(label)")
+        }
+        if old.indexed != new.indexed {
+            record(.indexesChanged, entity, new.name, at: pointer.appending("indexed"), new.indexed ? "indexes \(label)" : "drops the index on \(label)")
         }
         guard old.type == new.type else {
             // Defaults and bounds of different types do not compare; the type change says it all.

@@ -36,6 +36,7 @@ struct ModelValidator {
         validator.resolveParents(&problems)
         validator.checkPropertyNames(&problems)
         validator.checkRelationships(&problems)
+        validator.checkFetchIndexes(&problems)
         validator.checkIdentificationAnnotations(&problems)
         validator.checkEntityMappers(&problems)
         return validator.warnings()
@@ -171,6 +172,34 @@ struct ModelValidator {
             if let found = relationshipsByName[ancestor][name] { return (ancestor, found) }
         }
         return nil
+    }
+
+    // MARK: Fetch indexes
+
+    /// R-M7: each element of a fetch index names an attribute of its entity (own or inherited), once;
+    /// index names are unique within the entity.
+    private func checkFetchIndexes(_ problems: inout DocumentProblems) {
+        for (index, entity) in model.entities.enumerated() where !entity.fetchIndexes.isEmpty {
+            let pointer = Self.entityPointer(index).appending("fetchIndexes")
+            var names = Set<String>()
+            for (position, fetchIndex) in entity.fetchIndexes.enumerated() {
+                let indexPointer = pointer.appending(position)
+                if !fetchIndex.name.isEmpty, !names.insert(fetchIndex.name).inserted {
+                    problems.report(indexPointer.appending("name"), "duplicates the name of another fetch index of \(entity.name)")
+                }
+                var seen = Set<String>()
+                for (elementIndex, element) in fetchIndex.elements.enumerated() where !element.attribute.isEmpty {
+                    let elementPointer = indexPointer.appending("elements").appending(elementIndex)
+                    if relationship(element.attribute, inLineageOf: index) != nil {
+                        problems.report(elementPointer, "\(quoted(element.attribute)) is a relationship; a fetch index lists attributes (foreign keys are indexed already)")
+                    } else if !lineage(of: index).contains(where: { attributeNames[$0].contains(element.attribute) }) {
+                        problems.report(elementPointer, "\(entity.name) has no attribute \(quoted(element.attribute))")
+                    } else if !seen.insert(element.attribute).inserted {
+                        problems.report(elementPointer, "lists \(quoted(element.attribute)) twice")
+                    }
+                }
+            }
+        }
     }
 
     // MARK: Relationships

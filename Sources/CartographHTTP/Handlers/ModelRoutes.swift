@@ -52,6 +52,7 @@ enum ModelRoutes {
             query.include = includePaths(request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
             query.count = try booleanQuery(context, "count") ?? false
             query.shape = try shape(request.queryValue("shape"))
+            query.explain = try booleanQuery(context, "explain") ?? false
             return try page(context, query)
         },
         Route("POST", entity + "/query", access: .tenant(.read), body: .json) { context in
@@ -76,6 +77,10 @@ enum ModelRoutes {
                 query.count = value
             }
             query.shape = try shape(try optionalString(body, "shape"))
+            if let explain = body["explain"] {
+                guard let value = explain.boolValue else { throw invalid("/explain", "expected a boolean") }
+                query.explain = value
+            }
             return try page(context, query)
         },
         Route("GET", entity + "/objects/{key}", access: .tenant(.read)) { context in
@@ -190,6 +195,7 @@ enum ModelRoutes {
         body.append("items", .array(page.items))
         body.append("next", page.next.map { .string($0) } ?? .null)
         if let total = page.total { body.append("total", .number(JSONNumber(total))) }
+        if let plan = page.plan { body.append("plan", plan.json) }
         return .json(.object(body))
     }
 

@@ -75,14 +75,20 @@ struct SchemaPlan {
     }
 
     /// Indexes: the entity column of a table shared by several entities (a table holding one entity is
-    /// never filtered by it), identification attributes, foreign keys, join-table sides.
+    /// never filtered by it), identification attributes, foreign keys, join-table sides, and what the
+    /// model declares (R-M7: indexed attributes, fetch indexes). An index is named by its table and
+    /// columns, so a changed declaration is a new index and the old one is dropped.
     static func indexes(of layout: StoreLayout) -> [(name: String, sql: String)] {
         var result: [(name: String, sql: String)] = []
-        func add(_ table: String, _ columns: [String]) {
-            let name = "ix:\(table):\(columns.joined(separator: ","))"
+        func add(_ table: String, _ columns: [(name: String, descending: Bool)]) {
+            // `-` marks a descending column: names hold no spaces, so a query plan's `USING INDEX <name>` reads back.
+            let terms = columns.map { $0.descending ? "-\($0.name)" : $0.name }
+            let name = "ix:\(table):\(terms.joined(separator: ","))"
             guard !result.contains(where: { $0.name == name }) else { return }
-            result.append((name, "CREATE INDEX IF NOT EXISTS \(quoted(name)) ON \(quoted(table)) (\(columns.map(quoted).joined(separator: ", ")))"))
+            let list = columns.map { quoted($0.name) + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
+            result.append((name, "CREATE INDEX IF NOT EXISTS \(quoted(name)) ON \(quoted(table)) (\(list))"))
         }
+        func add(_ table: String, _ columns: [String]) { add(table, columns.map { ($0, false) }) }
         for root in layout.model.entities.filter({ $0.parent == nil }).map(\.name) {
             let entities = layout.model.entityAndSubentities(of: root)
             if entities.count > 1 { add(root, [StoreLayout.entityColumn]) }
@@ -91,6 +97,18 @@ struct SchemaPlan {
                 if !columns.isEmpty { add(root, columns) }
             }
             for column in layout.foreignKeyColumns(ofTable: root) { add(root, [column]) }
+            for name in entities {
+                guard let entity = layout.model.entity(named: name) else { continue }
+                for attribute in entity.attributes where attribute.indexed {
+                    if let column = layout.column(ofAttribute: attribute.name, entity: name) { add(root, [column]) }
+                }
+                for fetchIndex in entity.fetchIndexes {
+                    let columns = fetchIndex.elements.compactMap { element in
+                        layout.column(ofAttribute: element.attribute, entity: name).map { (name: $0, descending: element.descending) }
+                    }
+                    if columns.count == fetchIndex.elements.count { add(root, columns) }
+                }
+            }
         }
         for join in layout.joinTables() {
             add(join.name, [StoreLayout.joinSource, StoreLayout.joinPosition])

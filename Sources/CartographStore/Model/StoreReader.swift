@@ -28,10 +28,12 @@ public struct ObjectQuery: Sendable {
     public var count: Bool
     /// How the objects are rendered (R-Q4).
     public var shape: ObjectShape
+    /// Add how SQLite runs the query (R-Q5).
+    public var explain: Bool
 
     public init(entity: String, predicate: String? = nil, arguments: [String: JSONValue] = [:],
                 orderBy: [(attribute: String, descending: Bool)] = [], limit: Int = 50, cursor: String? = nil,
-                include: [[String]] = [], count: Bool = false, shape: ObjectShape = .model) {
+                include: [[String]] = [], count: Bool = false, shape: ObjectShape = .model, explain: Bool = false) {
         self.entity = entity
         self.predicate = predicate
         self.arguments = arguments
@@ -41,6 +43,7 @@ public struct ObjectQuery: Sendable {
         self.include = include
         self.count = count
         self.shape = shape
+        self.explain = explain
     }
 }
 
@@ -49,6 +52,8 @@ public struct ObjectPage: Sendable {
     public let items: [JSONValue]
     public let next: String?
     public let total: Int?
+    /// How SQLite ran the page's query, when `explain` asked (R-Q5).
+    public let plan: QueryPlan?
 }
 
 /// Read access to one snapshot of a store. Not Sendable: valid only inside `ModelStore.read`.
@@ -109,9 +114,14 @@ public struct StoreReader {
         let select = rowReader.selectList(alias: alias)
         let sql = "SELECT \(select)\(keys.map { ", " + $0.column }.joined()) FROM \(compiled.fromClause) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderClause) LIMIT \(query.limit + 1)"
         let fieldCount = rowReader.columnCount
+        let plan = query.explain ? try sqlite { () throws(SQLiteError) in
+            try QueryPlan(explaining: sql, bindings: bindings, connection: reader.connection, entity: query.entity,
+                          table: layout.table(of: query.entity), alias: alias, orderBy: query.orderBy.map(\.attribute))
+        } : nil
         let rows = try sqlite { () throws(SQLiteError) -> [(ExistingObject, [SQLiteValue])] in
-            let statement = try reader.connection.prepare(sql)
+            let statement = try reader.connection.cached(sql)
             try statement.bind(bindings)
+            defer { try? statement.bind([]) }
             var result: [(ExistingObject, [SQLiteValue])] = []
             while try statement.step() {
                 let object = rowReader.object(from: statement)
@@ -140,7 +150,7 @@ public struct StoreReader {
                 try reader.connection.rows(countSQL, compiled.bindings.map(SQLiteValue.init)).first?.first?.integerValue ?? 0
             })
         }
-        return ObjectPage(items: items, next: next, total: total)
+        return ObjectPage(items: items, next: next, total: total, plan: plan)
     }
 
     private func collation(_ type: AttributeType?) -> String { type == .decimal ? " COLLATE \(SQLiteConnection.decimalCollation)" : "" }

@@ -15,6 +15,10 @@ public final class SQLiteConnection {
     /// The path the connection was opened with (":memory:" for an in-memory database).
     public let path: String
     private var statementCache: [String: SQLiteStatement] = [:]
+    /// The cached statements' SQL, oldest first: a query's SQL varies with its predicate's shape (and a
+    /// lookup's with its number of identities), so the cache keeps the newest `statementCacheCapacity`.
+    private var statementCacheOrder: [String] = []
+    static let statementCacheCapacity = 128
     /// True while BEGIN, COMMIT or ROLLBACK runs: those finish whatever the deadline interrupted.
     private var runningTransactionControl = false
     /// Frames in the write-ahead log after this connection's last commit, once
@@ -121,7 +125,12 @@ public final class SQLiteConnection {
     public func cached(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         if let statement = statementCache[sql] { return statement }
         let statement = try prepare(sql, persistent: true)
+        if statementCache.count >= Self.statementCacheCapacity {
+            // A statement still in use by a caller stays alive (it is a class) and is finalized after.
+            statementCache[statementCacheOrder.removeFirst()] = nil
+        }
         statementCache[sql] = statement
+        statementCacheOrder.append(sql)
         return statement
     }
 

@@ -3507,6 +3507,13 @@ internal struct Client: APIProtocol {
                     name: "count",
                     value: input.query.count
                 )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "explain",
+                    value: input.query.explain
+                )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
                     contentTypes: input.headers.accept

@@ -609,6 +609,7 @@ extension Components {
             }
         }
         /// A model document (DESIGN §3): `entities`, or a Core Data XML model wrapped in `coreDataModel`;
+        /// an attribute may say `"indexed": true` and an entity list `fetchIndexes` (R-M7, docs/predicates.md);
         /// a document with neither is refused (422). Unknown members are refused (422), so a typo is caught.
         /// A normalized model (`name`, `version`, `warnings`) may be sent back as it is; the path names the
         /// model and the server assigns the version. (The either-or is not an `anyOf` of `required` lists:
@@ -1337,6 +1338,10 @@ extension Components {
             internal var shape: Components.Schemas.Query.ShapePayload?
             /// - Remark: Generated from `#/components/schemas/Query/count`.
             internal var count: Swift.Bool?
+            /// As the `explain` query parameter of `listObjects` (R-Q5).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Query/explain`.
+            internal var explain: Swift.Bool?
             /// Creates a new `Query`.
             ///
             /// - Parameters:
@@ -1348,6 +1353,7 @@ extension Components {
             ///   - include: Relationship paths to embed (a comma-separated string or an array); `shape=model` only.
             ///   - shape: As the `shape` query parameter of `listObjects` (R-Q4).
             ///   - count:
+            ///   - explain: As the `explain` query parameter of `listObjects` (R-Q5).
             internal init(
                 _where: Swift.String? = nil,
                 arguments: OpenAPIRuntime.OpenAPIObjectContainer? = nil,
@@ -1356,7 +1362,8 @@ extension Components {
                 cursor: Swift.String? = nil,
                 include: Components.Schemas.Query.IncludePayload? = nil,
                 shape: Components.Schemas.Query.ShapePayload? = nil,
-                count: Swift.Bool? = nil
+                count: Swift.Bool? = nil,
+                explain: Swift.Bool? = nil
             ) {
                 self._where = _where
                 self.arguments = arguments
@@ -1366,6 +1373,7 @@ extension Components {
                 self.include = include
                 self.shape = shape
                 self.count = count
+                self.explain = explain
             }
             internal enum CodingKeys: String, CodingKey {
                 case _where = "where"
@@ -1376,6 +1384,7 @@ extension Components {
                 case include
                 case shape
                 case count
+                case explain
             }
         }
         /// - Remark: Generated from `#/components/schemas/ObjectPage`.
@@ -1388,25 +1397,84 @@ extension Components {
             internal var next: Swift.String?
             /// - Remark: Generated from `#/components/schemas/ObjectPage/total`.
             internal var total: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/ObjectPage/plan`.
+            internal var plan: Components.Schemas.QueryPlan?
             /// Creates a new `ObjectPage`.
             ///
             /// - Parameters:
             ///   - items: The objects, in the requested `shape`.
             ///   - next:
             ///   - total:
+            ///   - plan:
             internal init(
                 items: [OpenAPIRuntime.OpenAPIObjectContainer],
                 next: Swift.String? = nil,
-                total: Swift.Int? = nil
+                total: Swift.Int? = nil,
+                plan: Components.Schemas.QueryPlan? = nil
             ) {
                 self.items = items
                 self.next = next
                 self.total = total
+                self.plan = plan
             }
             internal enum CodingKeys: String, CodingKey {
                 case items
                 case next
                 case total
+                case plan
+            }
+        }
+        /// How SQLite runs the page's query (R-Q5, docs/predicates.md "Indexes and query plans"), present when
+        /// `explain` is true. Indexes are named `ix:<table>:<columns>` (`-` before a descending column).
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/QueryPlan`.
+        internal struct QueryPlan: Codable, Hashable, Sendable {
+            /// In words: the index used or a full scan, whether every match is sorted, and what to declare when it is slow.
+            ///
+            /// - Remark: Generated from `#/components/schemas/QueryPlan/summary`.
+            internal var summary: Swift.String
+            /// Every row of the entity's table is read.
+            ///
+            /// - Remark: Generated from `#/components/schemas/QueryPlan/fullScan`.
+            internal var fullScan: Swift.Bool
+            /// Every match is sorted before the page is taken (no index delivers the order).
+            ///
+            /// - Remark: Generated from `#/components/schemas/QueryPlan/sortsEveryMatch`.
+            internal var sortsEveryMatch: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/QueryPlan/indexes`.
+            internal var indexes: [Swift.String]
+            /// SQLite's `EXPLAIN QUERY PLAN` steps, the table alias shown as the table.
+            ///
+            /// - Remark: Generated from `#/components/schemas/QueryPlan/steps`.
+            internal var steps: [Swift.String]
+            /// Creates a new `QueryPlan`.
+            ///
+            /// - Parameters:
+            ///   - summary: In words: the index used or a full scan, whether every match is sorted, and what to declare when it is slow.
+            ///   - fullScan: Every row of the entity's table is read.
+            ///   - sortsEveryMatch: Every match is sorted before the page is taken (no index delivers the order).
+            ///   - indexes:
+            ///   - steps: SQLite's `EXPLAIN QUERY PLAN` steps, the table alias shown as the table.
+            internal init(
+                summary: Swift.String,
+                fullScan: Swift.Bool,
+                sortsEveryMatch: Swift.Bool,
+                indexes: [Swift.String],
+                steps: [Swift.String]
+            ) {
+                self.summary = summary
+                self.fullScan = fullScan
+                self.sortsEveryMatch = sortsEveryMatch
+                self.indexes = indexes
+                self.steps = steps
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case summary
+                case fullScan
+                case sortsEveryMatch
+                case indexes
+                case steps
             }
         }
         /// - Remark: Generated from `#/components/schemas/ChangePage`.

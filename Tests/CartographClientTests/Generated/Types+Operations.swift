@@ -4978,6 +4978,10 @@ internal enum Operations {
                 internal var shape: Components.Parameters.Shape?
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/count`.
                 internal var count: Swift.Bool?
+                /// Add `plan`: how SQLite runs the query, naming the index used or a full scan (R-Q5, docs/predicates.md).
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/explain`.
+                internal var explain: Swift.Bool?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
@@ -4988,6 +4992,7 @@ internal enum Operations {
                 ///   - include: Comma-separated relationship paths to embed in place of their keys (`publisher,characters.powers`;
                 ///   - shape: R-Q4. `model` (default): attributes by name, to-one relationships as the destination's key,
                 ///   - count:
+                ///   - explain: Add `plan`: how SQLite runs the query, naming the index used or a full scan (R-Q5, docs/predicates.md).
                 internal init(
                     _where: Swift.String? = nil,
                     orderBy: Swift.String? = nil,
@@ -4995,7 +5000,8 @@ internal enum Operations {
                     cursor: Swift.String? = nil,
                     include: Components.Parameters.Include? = nil,
                     shape: Components.Parameters.Shape? = nil,
-                    count: Swift.Bool? = nil
+                    count: Swift.Bool? = nil,
+                    explain: Swift.Bool? = nil
                 ) {
                     self._where = _where
                     self.orderBy = orderBy
@@ -5004,6 +5010,7 @@ internal enum Operations {
                     self.include = include
                     self.shape = shape
                     self.count = count
+                    self.explain = explain
                 }
             }
             internal var query: Operations.ListObjects.Input.Query

@@ -1,0 +1,67 @@
+// `explain=true` on a query (R-Q5, docs/predicates.md "Indexes and query plans"): how SQLite runs the
+// page's query, from `EXPLAIN QUERY PLAN`, in words a user can act on — the index used, or a full scan
+// and a sort of every match, and which declaration would serve the order.
+import Foundation
+public import CartographCore
+
+/// How SQLite runs one query.
+public struct QueryPlan: Sendable, Equatable {
+    /// SQLite's plan steps, in order (`SCAN`, `SEARCH … USING INDEX …`, `USE TEMP B-TREE FOR ORDER BY`).
+    public let steps: [String]
+    /// The store's indexes the plan uses, by their store names (`ix:<table>:<columns>`).
+    public let indexes: [String]
+    /// The entity's table is read row by row, every row (no index narrows or orders the read).
+    public let fullScan: Bool
+    /// Every match is sorted before the page is taken: no index delivers the order.
+    public let sortsEveryMatch: Bool
+    /// One sentence: what the plan does, and what to declare when it is slow.
+    public let summary: String
+
+    init(explaining sql: String, bindings: [SQLiteValue], connection: SQLiteConnection, entity: String, table: String,
+         alias: String, orderBy: [String]) throws(SQLiteError) {
+        let statement = try connection.prepare("EXPLAIN QUERY PLAN " + sql)
+        try statement.bind(bindings)
+        var steps: [String] = []
+        // Columns: id, parent, notused, detail. The entity table's alias reads as the table.
+        let bareAlias = alias.trimmingCharacters(in: ["\""])
+        while try statement.step() {
+            guard let detail = statement.column(3).textValue else { continue }
+            steps.append(detail.split(separator: " ", omittingEmptySubsequences: false)
+                .map { $0 == bareAlias ? table : String($0) }.joined(separator: " "))
+        }
+        self.steps = steps
+        // Index names hold no spaces (`SchemaPlan.indexes`): the name is the word after `INDEX`.
+        indexes = steps.compactMap { step in
+            let words = step.split(separator: " ")
+            guard let position = words.firstIndex(of: "INDEX"), position + 1 < words.count else { return nil }
+            return String(words[position + 1])
+        }
+        let tableSteps = steps.filter { $0.hasPrefix("SCAN \(table)") || $0.hasPrefix("SEARCH \(table)") }
+        fullScan = tableSteps.contains { $0 == "SCAN \(table)" }
+        sortsEveryMatch = steps.contains { $0.contains("TEMP B-TREE FOR ORDER BY") || $0.contains("TEMP B-TREE FOR RIGHT PART OF ORDER BY") }
+        var words: [String] = []
+        if fullScan {
+            words.append("reads every \(entity) row (full scan)")
+        } else if let index = indexes.first {
+            words.append(tableSteps.first?.hasPrefix("SCAN") == true ? "reads \(entity) in the order of index \(index)" : "finds \(entity) rows through index \(index)")
+        }
+        if sortsEveryMatch {
+            words.append("sorts every match before taking the page")
+        } else if !orderBy.isEmpty {
+            words.append("takes the page in index order without sorting")
+        }
+        var summary = words.joined(separator: ", then ")
+        if let first = orderBy.first, sortsEveryMatch || fullScan {
+            summary += "; declaring \"indexed\": true on \(entity).\(first) (or a fetch index starting with it) lets SQLite read in order and stop after the page"
+        }
+        self.summary = summary.isEmpty ? "runs without reading \(entity) rows" : summary + "."
+    }
+
+    /// The plan as the API renders it.
+    public var json: JSONValue {
+        .object(JSONObject([
+            ("summary", .string(summary)), ("fullScan", .bool(fullScan)), ("sortsEveryMatch", .bool(sortsEveryMatch)),
+            ("indexes", .array(indexes.map(JSONValue.string))), ("steps", .array(steps.map(JSONValue.string))),
+        ]))
+    }
+}
