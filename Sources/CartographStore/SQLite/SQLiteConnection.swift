@@ -19,6 +19,7 @@ public final class SQLiteConnection {
     /// lookup's with its number of identities), so the cache keeps the newest `statementCacheCapacity`.
     private var statementCacheOrder: [String] = []
     static let statementCacheCapacity = 128
+    var cachedStatementCount: Int { statementCache.count }
     /// True while BEGIN, COMMIT or ROLLBACK runs: those finish whatever the deadline interrupted.
     private var runningTransactionControl = false
     /// Frames in the write-ahead log after this connection's last commit, once
