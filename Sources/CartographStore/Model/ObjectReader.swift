@@ -116,7 +116,7 @@ struct ObjectReader {
         let columns = attributes.compactMap { layout.column(ofAttribute: $0, entity: entity) }
         guard columns.count == attributes.count, !columns.isEmpty else { return [:] }
         let rowReader = layout.rowReader(for: layout.table(of: entity), attributes: reading.map { Set(attributes + $0) })
-        let from: String, alias: String
+        var from = "", alias = quoted("t0")
         var conditions: [String] = []
         var fixedBindings: [SQLiteValue] = []
         if let predicate {
@@ -127,24 +127,30 @@ struct ObjectReader {
             (from, alias) = (compiled.fromClause, compiled.alias)
             conditions.append(compiled.whereClause)
             fixedBindings = compiled.bindings.map(SQLiteValue.init)
-        } else {
-            alias = quoted("t0")
-            from = "\(quoted(layout.table(of: entity))) AS \(alias)"
-            if let filter = layout.entityFilter(entity, alias: alias) {
-                conditions.append(filter.sql)
-                fixedBindings = filter.bindings
-            }
+        } else if let filter = layout.entityFilter(entity, alias: alias) {
+            conditions.append(filter.sql)
+            fixedBindings = filter.bindings
         }
-        let tuple = columns.count == 1 ? "\(alias).\(quoted(columns[0]))" : "(\(columns.map { "\(alias).\(quoted($0))" }.joined(separator: ", ")))"
-        let placeholder = columns.count == 1 ? "?" : "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        /// The query for `count` identities; without a predicate the text depends on nothing else, so the
+        /// layout keeps it (a lookup by key builds no SQL).
+        func lookupSQL(count: Int) -> String {
+            func build() -> String {
+                let tuple = columns.count == 1 ? "\(alias).\(quoted(columns[0]))" : "(\(columns.map { "\(alias).\(quoted($0))" }.joined(separator: ", ")))"
+                let placeholder = columns.count == 1 ? "?" : "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+                let list = Array(repeating: placeholder, count: count).joined(separator: ", ")
+                let source = predicate == nil ? "\(quoted(layout.table(of: entity))) AS \(alias)" : from
+                return "SELECT \(rowReader.selectList(alias: alias)) FROM \(source) WHERE "
+                    + (conditions + ["\(tuple) IN (\(columns.count == 1 ? list : "VALUES " + list))"]).joined(separator: " AND ")
+            }
+            guard predicate == nil else { return build() }
+            return layout.lookupSQL(entity: entity, attributes: attributes, reading: reading, count: count, build)
+        }
         var found: [[AttributeValue]: [ExistingObject]] = [:]
-        let unique = Array(Set(identities))
+        let unique = identities.count == 1 ? identities : Array(Set(identities))
         let chunkSize = max(1, 900 / columns.count)
         for start in stride(from: 0, to: unique.count, by: chunkSize) {
             let chunk = unique[start..<min(start + chunkSize, unique.count)]
-            let list = Array(repeating: placeholder, count: chunk.count).joined(separator: ", ")
-            let sql = "SELECT \(rowReader.selectList(alias: alias)) FROM \(from) WHERE "
-                + (conditions + ["\(tuple) IN (\(columns.count == 1 ? list : "VALUES " + list))"]).joined(separator: " AND ")
+            let sql = lookupSQL(count: chunk.count)
             let bindings = fixedBindings + chunk.flatMap { $0.map(ValueStorage.sqlite) }
             try storeRead { () throws(SQLiteError) in
                 let statement = try connection.cached(sql)
@@ -167,7 +173,7 @@ struct ObjectReader {
     /// for a compound identity the values joined by ',' each percent-encoded, or `_id` when the
     /// entity has no identification attributes. Values are coerced to their types (R-I2).
     func object(entity: String, rawKey: String) throws(CartographError) -> ExistingObject? {
-        let names = model.identificationAttributes(of: entity)
+        let names = layout.identificationAttributes(of: entity)
         if names.isEmpty {
             guard let text = PercentDecoding.decode(rawKey), let id = Int64(text) else {
                 throw CartographError(.badRequest, "'\(entity)' has no identification attributes: its key is the integer _id.")

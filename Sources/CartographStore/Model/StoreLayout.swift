@@ -43,6 +43,10 @@ final class StoreLayout {
     }
     private var rowReaders: [RowReaderKey: RowReader] = [:]
     private var identification: [String: [String]] = [:]
+    private struct LookupKey: Hashable {
+        let entity: String, attributes: [String], reading: [String]?, count: Int
+    }
+    private var lookups: [LookupKey: String] = [:]
     private var tables: [String: String] = [:]
     private var inserts: [String: InsertPlan] = [:]
     private var kinds: [String: Set<String>] = [:]
@@ -150,6 +154,17 @@ final class StoreLayout {
         let found = (model.allAttributes(of: entity), model.allRelationships(of: entity))
         properties[entity] = found
         return found
+    }
+
+    /// The SQL of an identity lookup without a predicate (`ObjectReader.findAll`), built once per shape.
+    /// Lookup sizes vary up to 900 identities: at most 256 shapes are kept (the cache starts over when full).
+    func lookupSQL(entity: String, attributes: [String], reading: [String]?, count: Int, _ build: () -> String) -> String {
+        let key = LookupKey(entity: entity, attributes: attributes, reading: reading, count: count)
+        if let cached = lookups[key] { return cached }
+        let sql = build()
+        if lookups.count >= 256 { lookups.removeAll(keepingCapacity: true) }
+        lookups[key] = sql
+        return sql
     }
 
     /// `model.identificationAttributes(of:)`, once per entity.
