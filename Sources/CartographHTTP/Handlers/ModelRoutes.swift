@@ -53,6 +53,7 @@ enum ModelRoutes {
             query.count = try booleanQuery(context, "count") ?? false
             query.shape = try shape(request.queryValue("shape"))
             query.explain = try booleanQuery(context, "explain") ?? false
+            query.fields = try fieldList(request.queryValue("fields").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) })
             return try page(context, query)
         },
         Route("POST", entity + "/query", access: .tenant(.read), body: .json) { context in
@@ -81,6 +82,7 @@ enum ModelRoutes {
                 guard let value = explain.boolValue else { throw invalid("/explain", "expected a boolean") }
                 query.explain = value
             }
+            if body["fields"] != nil { query.fields = try fieldList(try stringList(body, "fields")) }
             return try page(context, query)
         },
         Route("GET", entity + "/objects/{key}", access: .tenant(.read)) { context in
@@ -88,8 +90,9 @@ enum ModelRoutes {
             let entity = context.parameter("entity"), key = context.parameter("key")
             let include = includePaths(context.request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
             let objectShape = try shape(context.request.queryValue("shape"))
+            let fields = try fieldList(context.request.queryValue("fields").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) })
             guard let object = try store.read({ (reader) throws(CartographError) in
-                try reader.object(entity: entity, key: key, include: include, shape: objectShape)
+                try reader.object(entity: entity, key: key, include: include, shape: objectShape, fields: fields)
             }) else {
                 throw CartographError(.notFound, "No \(entity) object with key '\(key)'.")
             }
@@ -212,8 +215,22 @@ enum ModelRoutes {
             let key = raw.trimmingCharacters(in: .whitespaces)
             let descending = key.hasPrefix("-")
             let name = descending ? String(key.dropFirst()) : key
-            guard Names.isPropertyName(name) else { throw invalid("/orderBy", "'\(raw)' is not an attribute name") }
+            // An attribute, or a key path through to-one relationships (`publisher.name`).
+            guard name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy({ Names.isPropertyName(String($0)) }) else {
+                throw invalid("/orderBy", "'\(raw)' is not an attribute name or a key path of names joined by '.'")
+            }
             return (name, descending)
+        }
+    }
+
+    /// `fields=a,b` (R-Q4): names, trimmed; an empty name is a 400.
+    static func fieldList(_ values: [String]?) throws(CartographError) -> [String]? {
+        try values.map { (names) throws(CartographError) -> [String] in
+            try names.map { (raw) throws(CartographError) -> String in
+                let name = raw.trimmingCharacters(in: .whitespaces)
+                guard Names.isPropertyName(name) else { throw invalid("/fields", "'\(raw)' is not an attribute or relationship name") }
+                return name
+            }
         }
     }
 

@@ -68,18 +68,22 @@ struct ObjectReader {
     /// The object in `shape=model`, embedding the relationships named in `include` (dotted paths go deeper).
     /// `storedRelationshipsOnly` leaves out derived relationships (the change feed's form); `keys`
     /// caches destination keys across calls; `joinDestinations` are known ones (see `destinationIDs`).
-    func json(of object: ExistingObject, include: [[String]] = [], storedRelationshipsOnly: Bool = false,
+    /// `fields`, when given, limits the attributes and relationships rendered (the identification
+    /// attributes, which make the key, always come).
+    func json(of object: ExistingObject, include: [[String]] = [], fields: Set<String>? = nil, storedRelationshipsOnly: Bool = false,
               joinDestinations: [String: [Int64]]? = nil, keys: inout [Int64: JSONValue]) throws(SQLiteError) -> JSONValue {
         var document = JSONObject()
         document.append("_id", .number(JSONNumber(object.id)))
         document.append("_entity", .string(object.entity))
         if object.isStub { document.append("_stub", .bool(true)) }
         let properties = layout.properties(of: object.entity)
-        for attribute in properties.attributes {
+        let keyAttributes = fields == nil ? [] : layout.identificationAttributes(of: object.entity)
+        for attribute in properties.attributes where fields?.contains(attribute.name) ?? true || keyAttributes.contains(attribute.name) {
             document.append(attribute.name, object.values[attribute.name]?.jsonValue ?? .null)
         }
         for relationship in properties.relationships
-        where !(storedRelationshipsOnly && layout.isDerived(relationship.name, entity: object.entity)) {
+        where !(storedRelationshipsOnly && layout.isDerived(relationship.name, entity: object.entity))
+            && (fields?.contains(relationship.name) ?? true || include.contains { $0.first == relationship.name }) {
             let nested = include.filter { $0.first == relationship.name }.map { Array($0.dropFirst()) }
             let ids = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name, toOne: object.toOne,
                                          joinDestinations: joinDestinations)
@@ -204,8 +208,8 @@ struct ObjectReader {
     }
 
     /// The object in `shape=model` (no key cache kept).
-    func json(of object: ExistingObject, include: [[String]] = []) throws(SQLiteError) -> JSONValue {
+    func json(of object: ExistingObject, include: [[String]] = [], fields: Set<String>? = nil) throws(SQLiteError) -> JSONValue {
         var keys: [Int64: JSONValue] = [:]
-        return try json(of: object, include: include, keys: &keys)
+        return try json(of: object, include: include, fields: fields, keys: &keys)
     }
 }

@@ -30,10 +30,13 @@ public struct ObjectQuery: Sendable {
     public var shape: ObjectShape
     /// Add how SQLite runs the query (R-Q5).
     public var explain: Bool
+    /// The attributes and relationships to render (`shape=model`); nil renders all (R-Q4).
+    public var fields: [String]?
 
     public init(entity: String, predicate: String? = nil, arguments: [String: JSONValue] = [:],
                 orderBy: [(attribute: String, descending: Bool)] = [], limit: Int = 50, cursor: String? = nil,
-                include: [[String]] = [], count: Bool = false, shape: ObjectShape = .model, explain: Bool = false) {
+                include: [[String]] = [], count: Bool = false, shape: ObjectShape = .model, explain: Bool = false,
+                fields: [String]? = nil) {
         self.entity = entity
         self.predicate = predicate
         self.arguments = arguments
@@ -44,6 +47,7 @@ public struct ObjectQuery: Sendable {
         self.count = count
         self.shape = shape
         self.explain = explain
+        self.fields = fields
     }
 }
 
@@ -76,6 +80,7 @@ public struct StoreReader {
         }
         try Self.check(include: query.include, shape: query.shape)
         try validate(include: query.include, entity: query.entity)
+        let fields = try validate(fields: query.fields, entity: query.entity, shape: query.shape)
         let checked = try Self.check(query.predicate ?? "TRUEPREDICATE", entity: query.entity, model: model, arguments: query.arguments,
                                      pointer: "/where")
         let compiled: SQLPredicate
@@ -85,15 +90,8 @@ public struct StoreReader {
         let alias = compiled.alias
         var keys: [(column: String, type: AttributeType?, descending: Bool)] = []
         for order in query.orderBy {
-            guard let attribute = model.attribute(order.attribute, of: query.entity),
-                  let column = layout.column(ofAttribute: order.attribute, entity: query.entity) else {
-                throw CartographError(.badRequest, "Unknown orderBy key '\(order.attribute)' for entity '\(query.entity)'.",
-                                      errors: [.init(pointer: "/orderBy", message: "unknown attribute '\(order.attribute)'")])
-            }
-            guard attribute.type != .binary, attribute.type != .transformable else {
-                throw CartographError(.badRequest, "Cannot order by '\(order.attribute)': \(attribute.type) values have no order.")
-            }
-            keys.append(("\(alias).\(quoted(column))", attribute.type, order.descending))
+            let (expression, type) = try sortKey(order.attribute, entity: query.entity, alias: alias)
+            keys.append((expression, type, order.descending))
         }
         let fingerprint = query.orderBy.map { ($0.descending ? "-" : "") + $0.attribute }.joined(separator: ",")
         var conditions = [compiled.whereClause]
@@ -134,7 +132,7 @@ public struct StoreReader {
         switch query.shape {
         case .model:
             for (object, _) in pageRows {
-                items.append(try sqlite { () throws(SQLiteError) in try reader.json(of: object, include: query.include) })
+                items.append(try sqlite { () throws(SQLiteError) in try reader.json(of: object, include: query.include, fields: fields) })
             }
         case .json:
             items = try exported(pageRows.map(\.0))
@@ -153,6 +151,56 @@ public struct StoreReader {
         return ObjectPage(items: items, next: next, total: total, plan: plan)
     }
 
+    /// The SQL value an `orderBy` key sorts by: an attribute's column, or for a key path through to-one
+    /// relationships (`publisher.name`, as NSSortDescriptor takes) a scalar subquery per step, NULL when a
+    /// destination is missing, so such objects sort as nil does (R-Q3).
+    static let maximumSortKeyPathSteps = 32
+
+    private func sortKey(_ keyPath: String, entity: String, alias: String) throws(CartographError) -> (sql: String, type: AttributeType) {
+        func unknown(_ message: String) -> CartographError {
+            CartographError(.badRequest, "Unknown orderBy key '\(keyPath)' for entity '\(entity)': \(message).",
+                            errors: [.init(pointer: "/orderBy", message: message)])
+        }
+        let names = keyPath.split(separator: ".").map(String.init)
+        // Each step nests a subquery: a bound well inside SQLite's expression depth limit (1,000).
+        guard names.count <= Self.maximumSortKeyPathSteps + 1 else {
+            throw unknown("a sort key path crosses at most \(Self.maximumSortKeyPathSteps) relationships")
+        }
+        var current = entity
+        // The `_id` of the object reached so far; the root's own columns are read through its alias.
+        var currentID: String? = nil
+        var depth = 0
+        func column(_ name: String, in entity: String) -> String {
+            guard let id = currentID else { return "\(alias).\(quoted(name))" }
+            depth += 1
+            let step = quoted("k\(depth)")
+            return "(SELECT \(step).\(quoted(name)) FROM \(quoted(layout.table(of: entity))) AS \(step) WHERE \(step)._id = \(id))"
+        }
+        for name in names.dropLast() {
+            guard let relationship = model.relationship(name, of: current) else { throw unknown("'\(current)' has no relationship '\(name)'") }
+            guard !relationship.toMany else { throw unknown("'\(name)' is a to-many relationship; a sort key path goes through to-one relationships") }
+            switch layout.storage(of: name, entity: current) {
+            case .foreignKey(_, let fk)?:
+                currentID = column(fk, in: current)
+            case .inverseForeignKey(let table, let fk)?:
+                depth += 1
+                let step = quoted("k\(depth)")
+                currentID = "(SELECT \(step)._id FROM \(quoted(table)) AS \(step) WHERE \(step).\(quoted(fk)) = \(currentID ?? "\(alias)._id") ORDER BY \(step)._id LIMIT 1)"
+            case .joinTable?, nil:
+                throw unknown("'\(name)' is not stored as a to-one")
+            }
+            current = relationship.destination
+        }
+        let last = names.last ?? keyPath
+        guard let attribute = model.attribute(last, of: current), let attributeColumn = layout.column(ofAttribute: last, entity: current) else {
+            throw unknown(names.count == 1 ? "unknown attribute '\(last)'" : "'\(current)' has no attribute '\(last)'")
+        }
+        guard attribute.type != .binary, attribute.type != .transformable else {
+            throw CartographError(.badRequest, "Cannot order by '\(keyPath)': \(attribute.type) values have no order.")
+        }
+        return (column(attributeColumn, in: current), attribute.type)
+    }
+
     private func collation(_ type: AttributeType?) -> String { type == .decimal ? " COLLATE \(SQLiteConnection.decimalCollation)" : "" }
 
     /// `include` embeds into `shape=model` only: with `shape=json` related objects already nest as the
@@ -161,6 +209,25 @@ public struct StoreReader {
         guard shape == .json, !include.isEmpty else { return }
         throw CartographError(.badRequest, "include does not apply to shape=json: related objects are nested as the model's JSONKeyPath "
             + "annotations say. Leave include out, or use shape=model.", errors: [.init(pointer: "/include", message: "not allowed with shape=json")])
+    }
+
+    /// `fields` as a set, after checking each names an attribute or relationship of `entity` or one of
+    /// its sub-entities (a list may hold them); with `shape=json` the annotations decide what is written.
+    private func validate(fields: [String]?, entity: String, shape: ObjectShape) throws(CartographError) -> Set<String>? {
+        guard let fields else { return nil }
+        guard shape == .model else {
+            throw CartographError(.badRequest, "fields applies to shape=model: with shape=json the model's JSONKeyPath annotations decide what "
+                + "is written. Leave fields out, or use shape=model.", errors: [.init(pointer: "/fields", message: "not allowed with shape=json")])
+        }
+        let known = Set(model.entityAndSubentities(of: entity).flatMap { name in
+            layout.properties(of: name).attributes.map(\.name) + layout.properties(of: name).relationships.map(\.name)
+        })
+        let unknown = fields.filter { !known.contains($0) }
+        guard unknown.isEmpty else {
+            throw CartographError(.badRequest, "Unknown fields for '\(entity)': \(unknown.map { "'\($0)'" }.joined(separator: ", ")).",
+                                  errors: unknown.map { .init(pointer: "/fields", message: "unknown attribute or relationship '\($0)'") })
+        }
+        return Set(fields)
     }
 
     private func validate(include: [[String]], entity: String) throws(CartographError) {
@@ -190,12 +257,14 @@ public struct StoreReader {
     /// The object of `entity` whose key is `key` — the raw `{key}` path segment (DESIGN §2): the
     /// identity value, or for compound identities the values joined by ',' each percent-encoded.
     /// Several matches (possible through identificationPredicate) resolve to the oldest.
-    public func object(entity: String, key rawKey: String, include: [[String]] = [], shape: ObjectShape = .model) throws(CartographError) -> JSONValue? {
+    public func object(entity: String, key rawKey: String, include: [[String]] = [], shape: ObjectShape = .model,
+                       fields: [String]? = nil) throws(CartographError) -> JSONValue? {
         try Self.check(include: include, shape: shape)
         guard let object = try find(entity: entity, key: rawKey) else { return nil }
         try validate(include: include, entity: entity)
+        let fields = try validate(fields: fields, entity: entity, shape: shape)
         switch shape {
-        case .model: return try sqlite { () throws(SQLiteError) in try reader.json(of: object, include: include) }
+        case .model: return try sqlite { () throws(SQLiteError) in try reader.json(of: object, include: include, fields: fields) }
         case .json: return try exported([object]).first
         }
     }

@@ -3504,6 +3504,13 @@ internal struct Client: APIProtocol {
                     in: &request,
                     style: .form,
                     explode: true,
+                    name: "fields",
+                    value: input.query.fields
+                )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
                     name: "count",
                     value: input.query.count
                 )
@@ -3979,6 +3986,13 @@ internal struct Client: APIProtocol {
                     explode: true,
                     name: "shape",
                     value: input.query.shape
+                )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "fields",
+                    value: input.query.fields
                 )
                 converter.setAcceptHeader(
                     in: &request.headerFields,

@@ -23,6 +23,13 @@ extension Components {
         internal typealias Explain = Swift.Bool
         /// - Remark: Generated from `#/components/parameters/idempotencyKey`.
         internal typealias IdempotencyKey = Swift.String
+        /// Comma-separated attribute and relationship names to render (R-Q4); `_id`, `_entity` and the key's
+        /// attributes always come, and `include` brings its relationships. Unknown names are a 400 naming them;
+        /// `shape=model` only.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/parameters/fields`.
+        internal typealias Fields = Swift.String
         /// Comma-separated relationship paths to embed in place of their keys (`publisher,characters.powers`;
         /// one level per dotted step). `shape=model` only: with `shape=json` it is a 400, since related objects
         /// already nest as the model's annotations say.

@@ -1239,7 +1239,7 @@ extension Components {
             internal var _where: Swift.String?
             /// - Remark: Generated from `#/components/schemas/Query/arguments`.
             internal var arguments: OpenAPIRuntime.OpenAPIObjectContainer?
-            /// Keys, `-` for descending: a comma-separated string or an array.
+            /// Keys, `-` for descending, key paths through to-one relationships allowed: a comma-separated string or an array.
             ///
             /// - Remark: Generated from `#/components/schemas/Query/orderBy`.
             internal enum OrderByPayload: Codable, Hashable, Sendable {
@@ -1276,7 +1276,7 @@ extension Components {
                     }
                 }
             }
-            /// Keys, `-` for descending: a comma-separated string or an array.
+            /// Keys, `-` for descending, key paths through to-one relationships allowed: a comma-separated string or an array.
             ///
             /// - Remark: Generated from `#/components/schemas/Query/orderBy`.
             internal var orderBy: Components.Schemas.Query.OrderByPayload?
@@ -1342,18 +1342,60 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Query/explain`.
             internal var explain: Swift.Bool?
+            /// As the `fields` query parameter of `listObjects` (a comma-separated string or an array).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Query/fields`.
+            internal enum FieldsPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/Query/fields/case1`.
+                case case1(Swift.String)
+                /// - Remark: Generated from `#/components/schemas/Query/fields/case2`.
+                case case2([Swift.String])
+                internal init(from decoder: any Swift.Decoder) throws {
+                    var errors: [any Swift.Error] = []
+                    do {
+                        self = .case1(try decoder.decodeFromSingleValueContainer())
+                        return
+                    } catch {
+                        errors.append(error)
+                    }
+                    do {
+                        self = .case2(try decoder.decodeFromSingleValueContainer())
+                        return
+                    } catch {
+                        errors.append(error)
+                    }
+                    throw Swift.DecodingError.failedToDecodeOneOfSchema(
+                        type: Self.self,
+                        codingPath: decoder.codingPath,
+                        errors: errors
+                    )
+                }
+                internal func encode(to encoder: any Swift.Encoder) throws {
+                    switch self {
+                    case let .case1(value):
+                        try encoder.encodeToSingleValueContainer(value)
+                    case let .case2(value):
+                        try encoder.encodeToSingleValueContainer(value)
+                    }
+                }
+            }
+            /// As the `fields` query parameter of `listObjects` (a comma-separated string or an array).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Query/fields`.
+            internal var fields: Components.Schemas.Query.FieldsPayload?
             /// Creates a new `Query`.
             ///
             /// - Parameters:
             ///   - _where:
             ///   - arguments:
-            ///   - orderBy: Keys, `-` for descending: a comma-separated string or an array.
+            ///   - orderBy: Keys, `-` for descending, key paths through to-one relationships allowed: a comma-separated string or an array.
             ///   - limit:
             ///   - cursor:
             ///   - include: Relationship paths to embed (a comma-separated string or an array); `shape=model` only.
             ///   - shape: As the `shape` query parameter of `listObjects` (R-Q4).
             ///   - count:
             ///   - explain: As the `explain` query parameter of `listObjects` (R-Q5).
+            ///   - fields: As the `fields` query parameter of `listObjects` (a comma-separated string or an array).
             internal init(
                 _where: Swift.String? = nil,
                 arguments: OpenAPIRuntime.OpenAPIObjectContainer? = nil,
@@ -1363,7 +1405,8 @@ extension Components {
                 include: Components.Schemas.Query.IncludePayload? = nil,
                 shape: Components.Schemas.Query.ShapePayload? = nil,
                 count: Swift.Bool? = nil,
-                explain: Swift.Bool? = nil
+                explain: Swift.Bool? = nil,
+                fields: Components.Schemas.Query.FieldsPayload? = nil
             ) {
                 self._where = _where
                 self.arguments = arguments
@@ -1374,6 +1417,7 @@ extension Components {
                 self.shape = shape
                 self.count = count
                 self.explain = explain
+                self.fields = fields
             }
             internal enum CodingKeys: String, CodingKey {
                 case _where = "where"
@@ -1385,6 +1429,7 @@ extension Components {
                 case shape
                 case count
                 case explain
+                case fields
             }
         }
         /// - Remark: Generated from `#/components/schemas/ObjectPage`.

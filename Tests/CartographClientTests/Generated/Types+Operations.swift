@@ -4942,7 +4942,7 @@ internal enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/where`.
                 internal var _where: Swift.String?
-                /// Comma-separated keys, `-` for descending.
+                /// Comma-separated keys, `-` for descending; a key may be a key path through to-one relationships (`publisher.name`), missing destinations sorting as nil (R-Q3).
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/orderBy`.
                 internal var orderBy: Swift.String?
@@ -4976,6 +4976,13 @@ internal enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/shape`.
                 internal var shape: Components.Parameters.Shape?
+                /// Comma-separated attribute and relationship names to render (R-Q4); `_id`, `_entity` and the key's
+                /// attributes always come, and `include` brings its relationships. Unknown names are a 400 naming them;
+                /// `shape=model` only.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/fields`.
+                internal var fields: Components.Parameters.Fields?
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/count`.
                 internal var count: Swift.Bool?
                 /// Add `plan`: how SQLite runs the query, naming the index used or a full scan (R-Q5, docs/predicates.md).
@@ -4986,11 +4993,12 @@ internal enum Operations {
                 ///
                 /// - Parameters:
                 ///   - _where: An NSPredicate-format predicate.
-                ///   - orderBy: Comma-separated keys, `-` for descending.
+                ///   - orderBy: Comma-separated keys, `-` for descending; a key may be a key path through to-one relationships (`publisher.name`), missing destinations sorting as nil (R-Q3).
                 ///   - limit:
                 ///   - cursor:
                 ///   - include: Comma-separated relationship paths to embed in place of their keys (`publisher,characters.powers`;
                 ///   - shape: R-Q4. `model` (default): attributes by name, to-one relationships as the destination's key,
+                ///   - fields: Comma-separated attribute and relationship names to render (R-Q4); `_id`, `_entity` and the key's
                 ///   - count:
                 ///   - explain: Add `plan`: how SQLite runs the query, naming the index used or a full scan (R-Q5, docs/predicates.md).
                 internal init(
@@ -5000,6 +5008,7 @@ internal enum Operations {
                     cursor: Swift.String? = nil,
                     include: Components.Parameters.Include? = nil,
                     shape: Components.Parameters.Shape? = nil,
+                    fields: Components.Parameters.Fields? = nil,
                     count: Swift.Bool? = nil,
                     explain: Swift.Bool? = nil
                 ) {
@@ -5009,6 +5018,7 @@ internal enum Operations {
                     self.cursor = cursor
                     self.include = include
                     self.shape = shape
+                    self.fields = fields
                     self.count = count
                     self.explain = explain
                 }
@@ -5743,17 +5753,27 @@ internal enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/GET/query/shape`.
                 internal var shape: Components.Parameters.Shape?
+                /// Comma-separated attribute and relationship names to render (R-Q4); `_id`, `_entity` and the key's
+                /// attributes always come, and `include` brings its relationships. Unknown names are a 400 naming them;
+                /// `shape=model` only.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/GET/query/fields`.
+                internal var fields: Components.Parameters.Fields?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
                 ///   - include: Comma-separated relationship paths to embed in place of their keys (`publisher,characters.powers`;
                 ///   - shape: R-Q4. `model` (default): attributes by name, to-one relationships as the destination's key,
+                ///   - fields: Comma-separated attribute and relationship names to render (R-Q4); `_id`, `_entity` and the key's
                 internal init(
                     include: Components.Parameters.Include? = nil,
-                    shape: Components.Parameters.Shape? = nil
+                    shape: Components.Parameters.Shape? = nil,
+                    fields: Components.Parameters.Fields? = nil
                 ) {
                     self.include = include
                     self.shape = shape
+                    self.fields = fields
                 }
             }
             internal var query: Operations.GetObject.Input.Query
