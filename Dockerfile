@@ -3,7 +3,7 @@
 ARG SWIFT_VERSION=6.3
 FROM swift:${SWIFT_VERSION}-bookworm AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev pkg-config \
+ && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev zlib1g-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -17,7 +17,7 @@ RUN swift build -c release --product cartograph --static-swift-stdlib \
 # Runtime stage: slim Debian with only the runtime libraries, a non-root user and a data volume.
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 ca-certificates curl \
+ && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 zlib1g ca-certificates curl \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 cartograph \
  && useradd --system --uid 10001 --gid cartograph --home-dir /data --shell /usr/sbin/nologin cartograph \

@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Dependency direction: cartograph -> {CartographHTTP, CartographStore} -> CartographCore, CartographPredicate.
-// Each C library is imported by exactly one module: CSQLite by CartographStore, CMicroHTTPD by CartographHTTP.
+// Each C library is imported by exactly one module: CSQLite by CartographStore, CMicroHTTPD and CZlib by CartographHTTP.
 let package = Package(
     name: "Cartograph",
     platforms: [.macOS(.v15)],
@@ -37,6 +37,12 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // gzip for responses a client accepts compressed (R-Q4 lists are 100s of KB of JSON).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         // Pure Swift, no I/O: JSON, errors, names, API documents.
         .target(name: "CartographCore"),
         // Pure Swift, no I/O: the NSPredicate format language (parse, type-check, evaluate, compile to SQL).
@@ -58,7 +64,7 @@ let package = Package(
         .target(
             name: "CartographHTTP",
             dependencies: [
-                "CMicroHTTPD", "CartographCore", "CartographStore", "CartographMapping",
+                "CMicroHTTPD", "CZlib", "CartographCore", "CartographStore", "CartographMapping",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],

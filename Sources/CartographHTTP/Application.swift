@@ -109,7 +109,7 @@ public final class Application: Sendable {
     public func park(_ response: HTTPResponse, for request: HTTPRequest, resolve: @escaping @Sendable (HTTPResponse) -> Void) {
         guard let pending = response.pending else { return resolve(response) }
         changeWaiters.park(pending) { [self] answer in
-            var answer = answer
+            var answer = answer.compressed(accepting: request.headers["Accept-Encoding"])
             answer.headers.append(("X-Request-Id", pending.requestID))
             record(request: request, response: answer, labels: Labels(route: pending.route, tenant: pending.tenant),
                    requestID: pending.requestID, duration: ContinuousClock.now - pending.started)
@@ -170,6 +170,7 @@ public final class Application: Sendable {
                 : error
             response = .problem(answered, instance: request.path)
         }
+        response = response.compressed(accepting: request.headers["Accept-Encoding"])
         response.headers.append(("X-Request-Id", requestID))
         record(request: request, response: response, labels: labels, requestID: requestID, duration: ContinuousClock.now - started)
         return response
