@@ -15,12 +15,16 @@ private let booksModel: JSONValue = ["entities": [
      "relationships": [["name": "country", "destination": "Country"], ["name": "books", "destination": "Book", "toMany": true, "inverse": "publisher"]]],
     ["name": "Book", "userInfo": ["identityAttributes": "id"],
      "attributes": [["name": "id", "type": "integer64"], ["name": "title", "type": "string"]],
-     "relationships": [["name": "publisher", "destination": "Publisher", "inverse": "books"]]],
+     "relationships": [["name": "publisher", "destination": "Publisher", "inverse": "books"],
+                       ["name": "tags", "destination": "Tag", "toMany": true, "ordered": true, "inverse": "books"]]],
+    ["name": "Tag", "userInfo": ["identityAttributes": "name"],
+     "attributes": [["name": "name", "type": "string"]],
+     "relationships": [["name": "books", "destination": "Book", "toMany": true, "inverse": "tags"]]],
 ]]
 
 private let booksMapping: JSONValue = [
     "entity": "Book", "attributes": ["id", "title"],
-    "relationships": [["to": "publisher", "mapping": [
+    "relationships": [["to": "tags", "mapping": ["entity": "Tag", "attributes": ["name"]]], ["to": "publisher", "mapping": [
         "entity": "Publisher", "attributes": ["id", "name"],
         "relationships": [["to": "country", "mapping": ["entity": "Country", "attributes": ["id", "name"]]]],
     ]]],
@@ -36,6 +40,8 @@ struct OrderByKeyPathLiveTests {
             3: ["id": 3, "name": "C"],
         ]
         if n <= 6 { book["publisher"] = publishers[(n - 1) % 3 + 1] }
+        // Tags in an order of the book's own: the to-many is ordered.
+        book["tags"] = .array(["t\(n % 3)", "t\(n % 2)", "shared"].map { ["name": .string($0)] })
         return .object(book)
     })
 
@@ -99,6 +105,28 @@ struct OrderByKeyPathLiveTests {
             let json = try api.client.send("GET", api.base + "/entities/Book/objects?fields=title&shape=json", token: api.key)
             #expect(json.status == 400)
             #expect(json.text.contains("fields applies to shape=model"))
+        }
+    }
+
+    /// A page reads its objects' relationships for the whole page at once (`ObjectReader.prefetch`): every
+    /// object of a list renders exactly as it does alone, to-one and to-many (a foreign key on either side,
+    /// a join table from either side, ordered), whatever `fields` keeps.
+    @Test(arguments: ["", "&fields=books", "&fields=country,name"])
+    func R_Q4_aListRendersEachObjectAsItRendersAlone(fields: String) throws {
+        try ModelAPI.with(model: booksModel, mappings: ["books": booksMapping]) { api in
+            try api.map("books", books)
+            for entity in ["Book", "Publisher", "Tag"] {
+                let field = entity == "Publisher" ? fields : ""
+                let page = try api.get("entities/\(entity)/objects?limit=50\(field)")["items"]?.arrayValue ?? []
+                #expect(page.count >= 3, "\(entity)")
+                for item in page {
+                    let key = item[entity == "Tag" ? "name" : "id"]?.jsonText.trimmingCharacters(in: ["\""]) ?? ""
+                    #expect(try api.get("entities/\(entity)/objects/\(key)?\(field.dropFirst())") == item, "\(entity) \(key)")
+                }
+            }
+            let book = try api.get("entities/Book/objects?orderBy=id&limit=1")["items"]?.arrayValue?.first
+            #expect(book?["tags"] == ["t1", "shared"], "book 1: its tags in their order, t1 once")
+            #expect(try api.get("entities/Publisher/objects?orderBy=id&limit=1")["items"]?.arrayValue?.first?["books"] == [1, 4])
         }
     }
 }

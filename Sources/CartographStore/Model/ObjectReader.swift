@@ -25,10 +25,11 @@ struct ObjectReader {
     }
 
     /// The ids of `relationship`'s destinations for the object `id` of `entity`, in relationship order.
-    /// `toOne` and `joinDestinations`, when given, are the object's known to-one and forward join-table
-    /// destinations: those are not queried.
+    /// `toOne` and `known`, when given, are the object's to-one destinations and destinations read
+    /// already by relationship (`prefetch`): those are not queried.
     func destinationIDs(of id: Int64, entity: String, relationship: String, toOne: [String: Int64]? = nil,
-                        joinDestinations: [String: [Int64]]? = nil) throws(SQLiteError) -> [Int64] {
+                        known: [String: [Int64]]? = nil) throws(SQLiteError) -> [Int64] {
+        if let read = known?[relationship] { return read }
         switch layout.storage(of: relationship, entity: entity) {
         case .foreignKey(let table, let column):
             if let toOne { return toOne[relationship].map { [$0] } ?? [] }
@@ -38,7 +39,6 @@ struct ObjectReader {
             return try connection.rows("SELECT _id FROM \(quoted(table)) WHERE \(quoted(column)) = ? ORDER BY _id", [.integer(id)])
                 .compactMap { $0.first?.integerValue }
         case .joinTable(let name, let reversed):
-            if !reversed, let known = joinDestinations?[relationship] { return known }
             let sql = reversed
                 ? "SELECT source FROM \(quoted(name)) WHERE destination = ? ORDER BY source"
                 : "SELECT destination FROM \(quoted(name)) WHERE source = ? ORDER BY position, rowid"
@@ -67,11 +67,11 @@ struct ObjectReader {
 
     /// The object in `shape=model`, embedding the relationships named in `include` (dotted paths go deeper).
     /// `storedRelationshipsOnly` leaves out derived relationships (the change feed's form); `keys`
-    /// caches destination keys across calls; `joinDestinations` are known ones (see `destinationIDs`).
+    /// caches destination keys across calls; `known` are destinations read already (see `destinationIDs`).
     /// `fields`, when given, limits the attributes and relationships rendered (the identification
     /// attributes, which make the key, always come).
     func json(of object: ExistingObject, include: [[String]] = [], fields: Set<String>? = nil, storedRelationshipsOnly: Bool = false,
-              joinDestinations: [String: [Int64]]? = nil, keys: inout [Int64: JSONValue]) throws(SQLiteError) -> JSONValue {
+              known: [String: [Int64]]? = nil, keys: inout [Int64: JSONValue]) throws(SQLiteError) -> JSONValue {
         var document = JSONObject()
         document.append("_id", .number(JSONNumber(object.id)))
         document.append("_entity", .string(object.entity))
@@ -86,7 +86,7 @@ struct ObjectReader {
             && (fields?.contains(relationship.name) ?? true || include.contains { $0.first == relationship.name }) {
             let nested = include.filter { $0.first == relationship.name }.map { Array($0.dropFirst()) }
             let ids = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name, toOne: object.toOne,
-                                         joinDestinations: joinDestinations)
+                                         known: known)
             var rendered: [JSONValue] = []
             for id in ids {
                 if nested.isEmpty, let cached = keys[id] {
@@ -106,6 +106,75 @@ struct ObjectReader {
         }
         return .object(document)
     }
+
+    /// What rendering `objects` reads besides them, read for all of them at once: each rendered to-many
+    /// relationship's destinations (one query per relationship, by object), and the API keys of every
+    /// destination, to-one and to-many (one query per destination table; `_id`s are unique across a
+    /// store's tables, so one cache serves them all). A page of 50 articles by 50 authors with their tags
+    /// is a handful of queries, not 100. `fields` leaves out what is not rendered.
+    func prefetch(for objects: [ExistingObject], fields: Set<String>?, keys: inout [Int64: JSONValue]) throws(SQLiteError)
+        -> [Int64: [String: [Int64]]] {
+        var destinations: [Int64: [String: [Int64]]] = [:]
+        var wanted: [String: Set<Int64>] = [:]
+        func want(_ id: Int64, _ destination: String) {
+            if keys[id] == nil { wanted[layout.table(of: destination), default: []].insert(id) }
+        }
+        for (entity, group) in Dictionary(grouping: objects, by: \.entity) {
+            for relationship in layout.properties(of: entity).relationships where fields?.contains(relationship.name) ?? true {
+                guard relationship.toMany else {
+                    for object in group { if let id = object.toOne[relationship.name] { want(id, relationship.destination) } }
+                    continue
+                }
+                let sql: String
+                switch layout.storage(of: relationship.name, entity: entity) {
+                case .inverseForeignKey(let table, let column):
+                    sql = "SELECT \(quoted(column)), _id FROM \(quoted(table)) WHERE \(quoted(column)) IN (%@) ORDER BY _id"
+                case .joinTable(let name, let reversed):
+                    sql = reversed
+                        ? "SELECT destination, source FROM \(quoted(name)) WHERE destination IN (%@) ORDER BY source"
+                        : "SELECT source, destination FROM \(quoted(name)) WHERE source IN (%@) ORDER BY position, rowid"
+                case .foreignKey?, nil:
+                    continue
+                }
+                for object in group { destinations[object.id, default: [:]][relationship.name] = [] }
+                try forEachRow(sql, ids: group.map(\.id)) { owner, destination in
+                    destinations[owner]?[relationship.name]?.append(destination)
+                    want(destination, relationship.destination)
+                }
+            }
+        }
+        for (table, ids) in wanted {
+            let reader = rowReader(for: table)
+            try forEachChunk(of: ids.sorted()) { (chunk) throws(SQLiteError) in
+                let statement = try connection.cached("SELECT \(reader.selectList) FROM \(quoted(table)) WHERE _id IN (\(Self.placeholders(chunk.count)))")
+                try statement.bind(chunk.map { .integer($0) })
+                defer { try? statement.bind([]) }
+                while try statement.step() {
+                    let destination = reader.object(from: statement)
+                    keys[destination.id] = key(of: destination)
+                }
+            }
+        }
+        return destinations
+    }
+
+    /// Runs `sql`, whose `%@` takes a list of `ids`, chunk by chunk; `body` gets each row's two integers.
+    private func forEachRow(_ sql: String, ids: [Int64], _ body: (Int64, Int64) -> Void) throws(SQLiteError) {
+        try forEachChunk(of: ids) { (chunk) throws(SQLiteError) in
+            let statement = try connection.cached(sql.replacingOccurrences(of: "%@", with: Self.placeholders(chunk.count)))
+            try statement.bind(chunk.map { .integer($0) })
+            defer { try? statement.bind([]) }
+            while try statement.step() {
+                if let first = statement.column(0).integerValue, let second = statement.column(1).integerValue { body(first, second) }
+            }
+        }
+    }
+
+    private func forEachChunk(of ids: [Int64], _ body: (ArraySlice<Int64>) throws(SQLiteError) -> Void) throws(SQLiteError) {
+        for start in stride(from: 0, to: ids.count, by: 500) { try body(ids[start..<min(start + 500, ids.count)]) }
+    }
+
+    private static func placeholders(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ", ") }
 
     /// Identification (R-I1…R-I3), foreign-key connections (R-C2) and key lookups: the objects of `entity`
     /// (and sub-entities) whose `attributes` equal one of `identities`, keyed by identity, oldest first

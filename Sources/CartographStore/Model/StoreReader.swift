@@ -131,8 +131,13 @@ public struct StoreReader {
         var items: [JSONValue] = []
         switch query.shape {
         case .model:
+            // One key cache for the page: destinations shared by its objects (an author, a tag) are read once.
+            var keys: [Int64: JSONValue] = [:]
+            let known = try sqlite { () throws(SQLiteError) in try reader.prefetch(for: pageRows.map(\.0), fields: fields, keys: &keys) }
             for (object, _) in pageRows {
-                items.append(try sqlite { () throws(SQLiteError) in try reader.json(of: object, include: query.include, fields: fields) })
+                items.append(try sqlite { () throws(SQLiteError) in
+                    try reader.json(of: object, include: query.include, fields: fields, known: known[object.id], keys: &keys)
+                })
             }
         case .json:
             items = try exported(pageRows.map(\.0))
