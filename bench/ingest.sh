@@ -98,28 +98,6 @@ python3 bench/ingest/generate.py --articles "$max" --out "$work/reload" --change
 python3 bench/ingest/generate.py --articles "$max" --out "$work/reload2" --changed 0.1 --generation 2 2>"$work/gen-reload2.txt"
 files() { ls "$work/$1"/batch-*.json | head -n $(( $2 / 1000 )); }   # the first N/1000 batches of a set
 
-# One poster: one keep-alive connection, its batches in order; prints its summed counts and the
-# wall-clock times of its first request and last answer.
-cat >"$work/post.py" <<'PY'
-import http.client, json, sys, time
-port, key, paths = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
-conn = http.client.HTTPConnection("127.0.0.1", port)
-headers = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
-totals = {"inserted": 0, "updated": 0, "unchanged": 0, "deleted": 0}
-start = time.time()
-for path in paths:
-    with open(path, "rb") as f:
-        body = f.read()
-    conn.request("POST", "/v1/tenants/bench/models/news/mappings/articles/payloads", body=body, headers=headers)
-    response = conn.getresponse()
-    text = response.read()
-    if response.status != 200:
-        sys.exit("POST %s: %d %s" % (path, response.status, text[:2000]))
-    result = json.loads(text)
-    for k in totals: totals[k] += result[k]
-print(json.dumps(dict(totals, batches=len(paths), start=start, end=time.time())))
-PY
-
 # post_phase PORT KEY SET N: the first N/1000 batches of SET from $POSTERS concurrent posters (poster i
 # takes files i, i+P, …); prints the summed counts, batches and the phase's wall time in seconds.
 post_phase() {
@@ -129,7 +107,7 @@ post_phase() {
     mine=()
     for (( j = i; j < ${#list[@]}; j += POSTERS )); do mine+=("${list[j]}"); done
     [ ${#mine[@]} -gt 0 ] || continue
-    python3 "$work/post.py" "$port" "$key" "${mine[@]}" >"$work/poster-$i.json" &
+    python3 bench/ingest/post.py "$port" "$key" "${mine[@]}" >"$work/poster-$i.json" &
     pids+=($!)
   done
   for i in "${pids[@]}"; do wait "$i" || failed=1; done
@@ -147,24 +125,9 @@ PY
   rm -f "$work"/poster-*.json
 }
 
-model='{"entities": [
-  {"name": "Article", "userInfo": {"identityAttributes": "articleID"},
-   "attributes": [{"name": "articleID", "type": "string"}, {"name": "title", "type": "string"}, {"name": "body", "type": "string"},
-                  {"name": "publishedAt", "type": "date"}, {"name": "updatedAt", "type": "date"}, {"name": "views", "type": "integer64"}],
-   "relationships": [{"name": "author", "destination": "Author", "inverse": "articles"},
-                     {"name": "tags", "destination": "Tag", "toMany": true, "inverse": "articles"}]},
-  {"name": "Author", "userInfo": {"identityAttributes": "authorID"},
-   "attributes": [{"name": "authorID", "type": "string"}, {"name": "name", "type": "string"}],
-   "relationships": [{"name": "articles", "destination": "Article", "toMany": true, "inverse": "author"}]},
-  {"name": "Tag", "userInfo": {"identityAttributes": "tagID"},
-   "attributes": [{"name": "tagID", "type": "string"}, {"name": "name", "type": "string"}],
-   "relationships": [{"name": "articles", "destination": "Article", "toMany": true, "inverse": "tags"}]}]}'
-mapping='{"entity": "Article", "keyPath": "articles", "modificationAttribute": "updatedAt",
-  "attributes": {"id": "articleID", "title": "title", "body": "body",
-                 "published_at": {"to": "publishedAt", "transformer": "ISO8601ToDate"},
-                 "updated_at": {"to": "updatedAt", "transformer": "ISO8601ToDate"}, "views": "views"},
-  "relationships": [{"from": "author", "to": "author", "mapping": {"entity": "Author", "attributes": {"id": "authorID", "name": "name"}}},
-                    {"from": "tags", "to": "tags", "mapping": {"entity": "Tag", "attributes": {"id": "tagID", "name": "name"}}}]}'
+# The articles model and mapping (shared with bench/query.sh).
+model=$(cat bench/ingest/model.json)
+mapping=$(cat bench/ingest/mapping.json)
 token=bench-ingest-admin-token
 
 tiny_model='{"entities": [{"name": "Item", "userInfo": {"identityAttributes": "id"}, "attributes": [{"name": "id", "type": "integer64"}]}]}'

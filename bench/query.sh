@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# The query section of `make bench` (issue 15's headline): the filtered list of 50
+#   GET …/entities/Article/objects?where=views > N&orderBy=-publishedAt&limit=50
+# with N drawn per request from 400000…600000 (no answer can come from a cache of earlier answers), over
+# QUERY_OBJECTS (default 100000) of the ingestion bench's articles (bench/ingest/generate.py: titles and
+# bodies, an author, tags), loaded into Cartograph over HTTP as the ingestion bench does, against
+# Datasette over sqlite-utils' database of the same rows (bench/ingest/sqlite_utils_load.py), the
+# database a Datasette user would have:
+#   1. no index on either side;
+#   2. publishedAt declared indexed in Cartograph's model (R-M7), and `CREATE INDEX … (published_at)` in
+#      sqlite-utils' database.
+# wrk -t2 -c16, DURATION seconds (default 8), RUNS interleaved rounds (default 3); req/s min/median and
+# p50/p99; peak RSS of the server; one SUMMARY line with issue 15's targets (>= 5x Datasette without an
+# index, >= 2x with). Output: bench/out/query.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+QUERY_OBJECTS=${QUERY_OBJECTS:-100000}; RUNS=${RUNS:-3}; DURATION=${DURATION:-8}; SCRATCH=${SCRATCH:-.build}
+out=bench/out; mkdir -p "$out"
+SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+command -v wrk >/dev/null || { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq wrk; }
+for module in sqlite_utils datasette; do
+  python3 -c "import $module" 2>/dev/null || python3 -m pip install -q "${module/_/-}" 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages "${module/_/-}"
+done
+swift build -c release --scratch-path "$SCRATCH" --product cartograph >/dev/null
+bin=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+wait_http() { for _ in $(seq 1 600); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done; echo "no answer from $1" >&2; return 1; }
+
+exec > >(tee "$out/query.txt")
+echo "# Cartograph query benchmark — $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $QUERY_OBJECTS articles, runs=$RUNS, ${DURATION}s each"
+
+# --- Data: the same articles into Cartograph (over HTTP) and into sqlite-utils' database ---------------
+python3 bench/ingest/generate.py --articles "$QUERY_OBJECTS" --out "$work/first" 2>/dev/null
+token=bench-query-admin-token
+data="$work/data"
+"$bin/cartograph" serve --host 127.0.0.1 --port 0 --data-dir "$data" --admin-token "$token" --log-level notice >"$work/server.log" 2>&1 &
+cg_pid=$!; pids+=("$cg_pid")
+for _ in $(seq 1 400); do port=$(grep -o ' port=[0-9]*' "$work/server.log" | head -1 | cut -d= -f2 || true); [ -n "${port:-}" ] && break; sleep 0.05; done
+url="http://127.0.0.1:$port"
+key=$(curl -sf -X POST "$url/v1/tenants" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' -d '{"id":"bench"}' \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["apiKey"])')
+models="$url/v1/tenants/bench/models/news"
+curl -sf -o /dev/null -X PUT "$models" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -d @bench/ingest/model.json
+curl -sf -o /dev/null -X PUT "$models/mappings/articles" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -d @bench/ingest/mapping.json
+mapfile -t batches < <(ls "$work/first"/batch-*.json)
+even=(); odd=()
+for i in "${!batches[@]}"; do if (( i % 2 )); then odd+=("${batches[i]}"); else even+=("${batches[i]}"); fi; done
+python3 bench/ingest/post.py "$port" "$key" "${even[@]}" >/dev/null & p1=$!
+python3 bench/ingest/post.py "$port" "$key" "${odd[@]}" >/dev/null & p2=$!
+wait "$p1"; wait "$p2"
+su_db="$work/su.db"
+python3 bench/ingest/sqlite_utils_load.py "$su_db" "${batches[@]}" >/dev/null
+# Datasette serves the file immutable: fold the WAL in first.
+python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute("PRAGMA wal_checkpoint(TRUNCATE)"); db.execute("PRAGMA journal_mode=DELETE"); db.close()' "$su_db"
+echo "cartograph store $(du -m "$data/tenants/bench/news.sqlite" | cut -f1) MB; sqlite-utils database $(du -m "$su_db" | cut -f1) MB"
+
+ds_port=$(free_port)
+start_datasette() {
+  python3 -m datasette serve -i "$su_db" --host 127.0.0.1 --port "$ds_port" --setting sql_time_limit_ms 60000 >"$work/datasette.log" 2>&1 &
+  ds_pid=$!; pids+=("$ds_pid")
+  wait_http "http://127.0.0.1:$ds_port/su/articles.json?_size=1&_shape=array"
+}
+stop_datasette() { kill "$ds_pid" 2>/dev/null || true; wait "$ds_pid" 2>/dev/null || true; }
+
+cat >"$work/list.lua" <<'EOF'
+-- GET <prefix><random N in 400000..600000><suffix>, a different deterministic sequence per thread.
+local counter = 0
+function setup(thread) counter = counter + 1; thread:set("id", counter) end
+function init(args) prefix, suffix = args[1], args[2]; math.randomseed(2000 + id) end
+function request() return wrk.format(nil, prefix .. math.random(400000, 600000) .. suffix) end
+EOF
+cg_prefix="/v1/tenants/bench/models/news/entities/Article/objects?where=views%20%3E%20"
+cg_suffix="&orderBy=-publishedAt&limit=50"
+ds_prefix="/su/articles.json?views__gt="
+ds_suffix="&_sort_desc=published_at&_size=50&_nosuggest=1&_nofacet=1&_nocount=1&_shape=array"
+# One wrk run -> "rps p50_ms p99_ms errors"
+to_ms() { awk -v v="$1" 'BEGIN{ if (v ~ /us$/) {sub(/us/,"",v); print v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v); print v} else {sub(/s/,"",v); print v*1000} }'; }
+measure() {
+  wrk -t2 -c16 -d"${DURATION}s" --timeout 60s --latency "$@" >"$work/wrk.txt" 2>&1
+  local rps p50 p99 errors
+  rps=$(awk '/Requests\/sec/{print $2}' "$work/wrk.txt")
+  p50=$(awk '$1=="50%"{print $2}' "$work/wrk.txt"); p99=$(awk '$1=="99%"{print $2}' "$work/wrk.txt")
+  errors=$(awk '/Non-2xx/{e += $NF} /Socket errors/{gsub(",", ""); e += $4 + $6 + $8 + $10} END{print e + 0}' "$work/wrk.txt")
+  echo "${rps:-0} $(to_ms "${p50:-0ms}") $(to_ms "${p99:-0ms}") $errors"
+}
+round() {  # NAME: RUNS interleaved runs of cartograph and Datasette
+  : >"$work/$1.cg"; : >"$work/$1.ds"
+  for _ in $(seq 1 "$RUNS"); do
+    measure -H "Authorization: Bearer $key" -s "$work/list.lua" "$url" -- "$cg_prefix" "$cg_suffix" >>"$work/$1.cg"
+    measure -s "$work/list.lua" "http://127.0.0.1:$ds_port" -- "$ds_prefix" "$ds_suffix" >>"$work/$1.ds"
+  done
+}
+summary() { sort -k1,1g "$1" | awk '{r[NR]=$1; p5[NR]=$2; p9[NR]=$3; e += $4} END{m = int((NR+1)/2); print r[1], r[m], p5[m], p9[m], e}'; }
+row() { read -r mn md p50 p99 err < <(summary "$3"); printf "%-22s %-11s %10.1f %10.1f %9.2f %9.2f %s\n" "$1" "$2" "$mn" "$md" "$p50" "$p99" "$([ "$err" = 0 ] || echo "($err errors/non-2xx)")"; }
+median() { summary "$1" | cut -d' ' -f2; }
+
+start_datasette
+# The same 50 articles, newest first, on both sides.
+cg_ids=$(curl -sf "$url${cg_prefix}500000${cg_suffix}" -H "Authorization: Bearer $key" | python3 -c 'import json,sys; print(" ".join(o["articleID"] for o in json.load(sys.stdin)["items"]))')
+ds_ids=$(curl -sf "http://127.0.0.1:$ds_port${ds_prefix}500000${ds_suffix}" | python3 -c 'import json,sys; print(" ".join(o["id"] for o in json.load(sys.stdin)))')
+[ "$cg_ids" = "$ds_ids" ] || { echo "cartograph and Datasette list different articles" >&2; exit 1; }
+round bare
+echo; echo "## Plans without an index"
+curl -sf "$url${cg_prefix}500000${cg_suffix}&explain=true" -H "Authorization: Bearer $key" | python3 -c 'import json,sys; print("  cartograph: " + json.load(sys.stdin)["plan"]["summary"])'
+stop_datasette
+
+# Index publishedAt on both sides: Cartograph through its model, sqlite-utils' database by hand.
+python3 -c '
+import json, sys
+model = json.load(open(sys.argv[1]))
+for attribute in model["entities"][0]["attributes"]:
+    if attribute["name"] == "publishedAt": attribute["indexed"] = True
+print(json.dumps(model))' bench/ingest/model.json >"$work/model-indexed.json"
+curl -sf -o /dev/null -X PUT "$models" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -d @"$work/model-indexed.json"
+python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute("CREATE INDEX idx_articles_published_at ON articles(published_at)"); db.commit(); db.close()' "$su_db"
+start_datasette
+round indexed
+echo "## Plans with publishedAt indexed"
+curl -sf "$url${cg_prefix}500000${cg_suffix}&explain=true" -H "Authorization: Bearer $key" | python3 -c 'import json,sys; print("  cartograph: " + json.load(sys.stdin)["plan"]["summary"])'
+stop_datasette
+rss=$(awk '/^VmHWM/{printf "%.1f", $2 / 1024}' "/proc/$cg_pid/status")
+
+echo
+echo "## req/s min and median, p50/p99 ms of the median-req/s run (wrk -t2 -c16 -d${DURATION}s, $RUNS interleaved runs)"
+printf "%-22s %-11s %10s %10s %9s %9s\n" list server "min req/s" median "p50 ms" "p99 ms"
+row "no index" cartograph "$work/bare.cg"; row "" Datasette "$work/bare.ds"
+row "publishedAt indexed" cartograph "$work/indexed.cg"; row "" Datasette "$work/indexed.ds"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", (b > 0) ? a / b : 0}'; }
+verdict() { awk -v v="$1" -v t="$2" 'BEGIN{print (v >= t) ? "met" : "NOT MET"}'; }
+bare=$(ratio "$(median "$work/bare.cg")" "$(median "$work/bare.ds")")
+indexed=$(ratio "$(median "$work/indexed.cg")" "$(median "$work/indexed.ds")")
+echo
+echo "SUMMARY objects=$QUERY_OBJECTS noindex/Datasette=${bare}x (>=5 $(verdict "$bare" 5)) indexed/Datasette=${indexed}x (>=2 $(verdict "$indexed" 2)) peakRSS=${rss}MiB"
