@@ -27,6 +27,8 @@ public final class Application: Sendable {
     let rateLimiter = TenantRateLimiter()
     /// Long polls waiting for a store to change.
     let changeWaiters = ChangeWaiters()
+    /// Notes lists that keep scanning whole tables, and logs which index would serve them.
+    let indexAdvisor = IndexAdvisor()
 
     /// - Parameter metricsExposition: renders the Prometheus text for `/metrics`.
     public init(configuration: ServerConfiguration, control: ControlStore, stores: StoreRegistry, adminToken: String, logger: Logger,

@@ -194,6 +194,7 @@ enum ModelRoutes {
     static func page(_ context: RequestContext, _ query: ObjectQuery) throws(CartographError) -> HTTPResponse {
         let store = try existingModel(context)
         let page = try store.read { (reader) throws(CartographError) in try reader.page(query) }
+        context.application.indexAdvisor.note(page, query: query, tenant: context.parameter("tenant"), model: store.name, logger: context.application.logger)
         var body = JSONObject()
         body.append("items", .array(page.items))
         body.append("next", page.next.map { .string($0) } ?? .null)

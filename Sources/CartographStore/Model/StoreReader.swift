@@ -58,6 +58,9 @@ public struct ObjectPage: Sendable {
     public let total: Int?
     /// How SQLite ran the page's query, when `explain` asked (R-Q5).
     public let plan: QueryPlan?
+    /// Rows of the entity's table the page's query read one by one without an index (SQLite's count of
+    /// full-scan steps): the server logs a query shape that keeps doing this (the index advisor).
+    public let fullScanRows: Int
 }
 
 /// Read access to one snapshot of a store. Not Sendable: valid only inside `ModelStore.read`.
@@ -116,15 +119,18 @@ public struct StoreReader {
             try QueryPlan(explaining: sql, bindings: bindings, connection: reader.connection, entity: query.entity,
                           table: layout.table(of: query.entity), alias: alias, orderBy: query.orderBy.map(\.attribute))
         } : nil
+        var fullScanRows = 0
         let rows = try sqlite { () throws(SQLiteError) -> [(ExistingObject, [SQLiteValue])] in
             let statement = try reader.connection.cached(sql)
             try statement.bind(bindings)
             defer { try? statement.bind([]) }
+            _ = statement.takeFullScanSteps()
             var result: [(ExistingObject, [SQLiteValue])] = []
             while try statement.step() {
                 let object = rowReader.object(from: statement)
                 result.append((object, (0..<keys.count).map { statement.column(Int32(fieldCount + $0)) }))
             }
+            fullScanRows = statement.takeFullScanSteps()
             return result
         }
         let pageRows = rows.prefix(query.limit)
@@ -153,7 +159,7 @@ public struct StoreReader {
                 try reader.connection.rows(countSQL, compiled.bindings.map(SQLiteValue.init)).first?.first?.integerValue ?? 0
             })
         }
-        return ObjectPage(items: items, next: next, total: total, plan: plan)
+        return ObjectPage(items: items, next: next, total: total, plan: plan, fullScanRows: fullScanRows)
     }
 
     /// The SQL value an `orderBy` key sorts by: an attribute's column, or for a key path through to-one

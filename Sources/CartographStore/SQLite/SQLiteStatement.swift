@@ -86,6 +86,12 @@ public final class SQLiteStatement {
         return result
     }
 
+    /// Rows a full table scan stepped through since the last call (the count restarts at 0): SQLite's
+    /// `SQLITE_STMTSTATUS_FULLSCAN_STEP`, which an index would have spared.
+    public func takeFullScanSteps() -> Int {
+        Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_FULLSCAN_STEP, 1))
+    }
+
     /// Number of result columns.
     public var columnCount: Int32 { sqlite3_column_count(handle) }
 
