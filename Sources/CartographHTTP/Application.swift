@@ -195,6 +195,12 @@ public final class Application: Sendable {
                let refusal = rateLimiter.admit(tenant: key.tenantID, policy: { effectiveLimits(tenant: key.tenantID).rate }) {
                 return rateLimited(refusal, tenant: key.tenantID, request: request)
             }
+            let unknown = Array(Set(request.query.map(\.name).filter { !route.query.contains($0) })).sorted()
+            guard unknown.isEmpty else {
+                let takes = route.query.isEmpty ? "no query parameters" : "only " + route.query.sorted().joined(separator: ", ")
+                throw CartographError(.badRequest, "Unknown query parameter\(unknown.count == 1 ? "" : "s") \(unknown.map { "'\($0)'" }.joined(separator: ", ")): "
+                    + "\(request.method) \(route.template) takes \(takes).", errors: unknown.map { .init(pointer: JSONPointer.root.appending($0).description, message: "unknown query parameter") })
+            }
             switch route.body {
             case .none: break
             case .json: try Self.requireContentType(request, accepting: ["application/json"])

@@ -42,6 +42,73 @@ struct RouterTests {
         #expect(spec.served.count + spec.planned.count >= 27, "every route of DESIGN §2 is in the spec")
     }
 
+    /// The query parameters openapi.yaml documents for each operation (`"GET /path"`), path-level ones
+    /// included, `$ref`s to components resolved. A line reader for this file's own layout.
+    static func specQueryParameters() throws -> [String: Set<String>] {
+        let specURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../openapi.yaml")
+        let lines = try String(contentsOf: specURL, encoding: .utf8).components(separatedBy: "\n")
+        func value(_ key: String, in text: Substring) -> String? {
+            guard let range = text.range(of: "\(key): ") else { return nil }
+            return String(text[range.upperBound...].prefix { $0 != "," && $0 != " " && $0 != "}" })
+        }
+        // components.parameters: reference name -> (name, in)
+        var components: [String: (name: String, location: String)] = [:]
+        var inComponentParameters = false, current: String?
+        for line in lines {
+            if line == "  parameters:" { inComponentParameters = true; continue }
+            guard inComponentParameters else { continue }
+            if !line.hasPrefix("    ") && !line.isEmpty { break }
+            if line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":") { current = String(line.dropFirst(4).dropLast()); continue }
+            guard let current, let text = Optional(line.trimmingCharacters(in: .whitespaces)[...]) else { continue }
+            if let name = value("name", in: text), text.hasPrefix("name:") { components[current, default: ("", "")].name = name }
+            if let location = value("in", in: text), text.hasPrefix("in:") { components[current, default: ("", "")].location = location }
+        }
+        func queryName(_ item: Substring) -> String? {
+            if let reference = item.range(of: "#/components/parameters/") {
+                let name = String(item[reference.upperBound...].prefix { $0 != "'" && $0 != "\"" })
+                return components[name].flatMap { $0.location == "query" ? $0.name : nil }
+            }
+            return value("in", in: item) == "query" ? value("name", in: item) : nil
+        }
+        var result: [String: Set<String>] = [:]
+        var path: String?, operation: String?, pathLevel = Set<String>(), inPaths = false
+        // A parameter written as a block (`- name: x` with `in: query` on a line below it).
+        var blockName: String?
+        func add(_ name: String) {
+            if let operation { result[operation, default: []].insert(name) } else { pathLevel.insert(name) }
+        }
+        for line in lines {
+            if line == "paths:" { inPaths = true; continue }
+            if inPaths, !line.hasPrefix(" "), !line.isEmpty { break }
+            guard inPaths else { continue }
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("  /"), line.hasSuffix(":") {
+                path = String(line.dropFirst(2).dropLast()); operation = nil; pathLevel = []
+            } else if let method = ["get", "put", "post", "delete", "patch"].first(where: { line == "    \($0):" }), let path {
+                operation = "\(method.uppercased()) \(path)"
+                result[operation!] = pathLevel
+            } else if text.hasPrefix("- name: ") {
+                blockName = String(text.dropFirst(8))
+            } else if text == "in: query", let name = blockName {
+                add(name); blockName = nil
+            } else if text.hasPrefix("- ") {
+                blockName = nil
+                if let name = queryName(text.dropFirst(2)[...]) { add(name) }
+            }
+        }
+        return result
+    }
+
+    /// Issue 16: a route takes exactly the query parameters openapi.yaml documents for it, so that every
+    /// other one can be refused.
+    @Test func theRoutesTakeTheQueryParametersTheSpecDocuments() throws {
+        let spec = try Self.specQueryParameters()
+        #expect(spec["GET /v1/tenants/{tenant}/models/{model}/entities/{entity}/objects"]?.contains("explain") == true, "the reader reads the spec")
+        for route in Application.routes {
+            #expect(route.query == spec["\(route.method) \(route.template)"] ?? [], "\(route.method) \(route.template)")
+        }
+    }
+
     let router = Router(routes: Application.routes)
 
     @Test func matchesTemplatesAndDecodesSegments() throws {

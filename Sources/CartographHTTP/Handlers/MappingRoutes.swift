@@ -33,7 +33,7 @@ enum MappingRoutes {
             }
             return .json(document)
         },
-        Route("POST", mapping + "/payloads", access: .tenant(.write), body: .json) { context in
+        Route("POST", mapping + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain"]) { context in
             let (store, model) = try ModelRoutes.existingSchema(context)
             let name = context.parameter("mapping")
             guard let document = try store.mappings(named: name).first?.document else {
@@ -47,7 +47,7 @@ enum MappingRoutes {
             let (store, model) = try ModelRoutes.existingSchema(context)
             return .json(try annotationMapping(of: context.parameter("entity"), in: model, store: store).json)
         },
-        Route("POST", entity + "/payloads", access: .tenant(.write), body: .json) { context in
+        Route("POST", entity + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain"]) { context in
             let (store, model) = try ModelRoutes.existingSchema(context)
             let entity = context.parameter("entity")
             try requireEntity(entity, in: model, store: store)

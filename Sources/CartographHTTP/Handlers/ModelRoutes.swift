@@ -20,7 +20,7 @@ enum ModelRoutes {
             }
             return .json(["items": .array(items)])
         },
-        Route("PUT", model, access: .tenant(.admin), body: .modelDocument) { context in
+        Route("PUT", model, access: .tenant(.admin), body: .modelDocument, query: ["allowDestructive"]) { context in
             let tenant = try ControlPlaneRoutes.existingTenant(context)
             let name = context.parameter("model")
             let proposed = try parseModelDocument(context, name: name)
@@ -42,7 +42,8 @@ enum ModelRoutes {
             try context.application.stores.deleteModel(tenant: tenant, model: context.parameter("model"))
             return .noContent
         },
-        Route("GET", entity + "/objects", access: .tenant(.read)) { context in
+        Route("GET", entity + "/objects", access: .tenant(.read),
+              query: ["where", "orderBy", "limit", "cursor", "include", "shape", "fields", "count", "explain"]) { context in
             let request = context.request
             var query = ObjectQuery(entity: context.parameter("entity"))
             query.predicate = request.queryValue("where")
@@ -85,7 +86,7 @@ enum ModelRoutes {
             if body["fields"] != nil { query.fields = try fieldList(try stringList(body, "fields")) }
             return try page(context, query)
         },
-        Route("GET", entity + "/objects/{key}", access: .tenant(.read)) { context in
+        Route("GET", entity + "/objects/{key}", access: .tenant(.read), query: ["include", "shape", "fields"]) { context in
             let store = try existingModel(context)
             let entity = context.parameter("entity"), key = context.parameter("key")
             let include = includePaths(context.request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
@@ -109,7 +110,7 @@ enum ModelRoutes {
             guard found else { throw CartographError(.notFound, "No \(entity) object with key '\(key)'.") }
             return .noContent
         },
-        Route("DELETE", entity + "/objects", access: .tenant(.write)) { context in
+        Route("DELETE", entity + "/objects", access: .tenant(.write), query: ["where"]) { context in
             let store = try existingModel(context)
             let entity = context.parameter("entity")
             guard let format = context.request.queryValue("where"), !format.isEmpty else {
@@ -129,7 +130,7 @@ enum ModelRoutes {
             }
             return .json(["deleted": .number(JSONNumber(deleted))])
         },
-        Route("GET", model + "/changes", access: .tenant(.read)) { context in
+        Route("GET", model + "/changes", access: .tenant(.read), query: ["since", "limit", "wait"]) { context in
             let store = try existingModel(context)
             let since = try integerQuery(context, "since") ?? 0
             let limit = try integerQuery(context, "limit") ?? 100

@@ -66,14 +66,19 @@ public struct Route: Sendable {
     public let template: String
     public let access: Access
     public let body: RequestBody
+    /// The query parameters the route takes (openapi.yaml documents the same): any other is a 400, so a
+    /// misspelled or misplaced `dryRun` never goes unnoticed on a write.
+    public let query: Set<String>
     let segments: [Segment]
     let handler: Handler
 
-    public init(_ method: String, _ template: String, access: Access, body: RequestBody = .none, handler: @escaping Handler) {
+    public init(_ method: String, _ template: String, access: Access, body: RequestBody = .none, query: Set<String> = [],
+                handler: @escaping Handler) {
         self.method = method
         self.template = template
         self.access = access
         self.body = body
+        self.query = query
         self.handler = handler
         self.segments = template.split(separator: "/").map { part in
             part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
