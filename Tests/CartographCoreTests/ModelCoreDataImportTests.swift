@@ -158,21 +158,23 @@ struct ModelCoreDataImportTests {
         }
     }
 
+    /// Malformed XML is a syntax error, a 400 as malformed JSON is (issue 16); XML that is well formed but
+    /// not a Core Data `contents` file is a 422.
     @Test(arguments: [
-        ("", "is not a Core Data model: it is not well-formed XML"),
-        ("{\"entities\": []}", "is not a Core Data model: it is not well-formed XML"),
-        ("<model><entity name=\"A\"></model>", "is not a Core Data model: it is not well-formed XML (line 1, column "),
-        ("<model/><model/>", "is not a Core Data model: it is not well-formed XML"),
-        ("<?xml version=\"1.0\"?><plist version=\"1.0\"><dict/></plist>", "is not a Core Data model: the root element is <plist>, not <model>"),
-        ("bplist00\u{1}\u{2}", "is not a Core Data model: it is a binary property list (the Xcode 3 'elements' format)"),
-        ("<!DOCTYPE model [<!ENTITY a \"aaaa\">]><model>&a;</model>", "is not a Core Data model: document type declarations are not accepted"),
+        ("", "is not well-formed XML", CartographError.Code.badRequest),
+        ("{\"entities\": []}", "is not well-formed XML", .badRequest),
+        ("<model><entity name=\"A\"></model>", "is not well-formed XML (line 1, column ", .badRequest),
+        ("<model/><model/>", "is not well-formed XML", .badRequest),
+        ("<?xml version=\"1.0\"?><plist version=\"1.0\"><dict/></plist>", "is not a Core Data model: the root element is <plist>, not <model>", .unprocessable),
+        ("bplist00\u{1}\u{2}", "is not a Core Data model: it is a binary property list (the Xcode 3 'elements' format)", .unprocessable),
+        ("<!DOCTYPE model [<!ENTITY a \"aaaa\">]><model>&a;</model>", "is not a Core Data model: document type declarations are not accepted", .unprocessable),
     ])
-    func R_M4_aFileThatIsNotACoreDataModelIs422(xml: String, message: String) throws {
+    func R_M4_malformedXMLIs400AndAFileThatIsNotACoreDataModelIs422(xml: String, message: String, code: CartographError.Code) throws {
         do {
             _ = try ModelDocument.parse(coreDataXML: Array(xml.utf8), name: "x")
             Issue.record("parsed")
         } catch {
-            #expect(error.code == .unprocessable)
+            #expect(error.code == code)
             #expect(error.errors.count == 1)
             #expect(error.errors.first?.pointer == "")
             #expect(error.errors.first?.message.hasPrefix(message) == true, "\(error.errors)")

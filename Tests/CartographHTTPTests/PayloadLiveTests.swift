@@ -239,8 +239,14 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
             #expect(dry["inserted"] == 1)
             #expect(try get("entities/Project/objects")["items"] == [])
             #expect(try get("changes")["changes"] == [])
+            // A dry run takes no sequence number and reports none (issue 16): the next write's is the first.
+            #expect(dry["dryRun"] == true)
+            #expect(dry["changeSeq"] == .null)
+            #expect(try post(["projects": [["id": 9]]], [], "?explain=true").json()["changeSeq"] == .null)
 
             let first = try post(["projects": [["id": 1]]], [("Idempotency-Key", "abc")], "")
+            #expect(try first.json()["changeSeq"] == 1)
+            #expect(try first.json()["dryRun"] == nil)
             let retry = try post(["projects": [["id": 1]]], [("Idempotency-Key", "abc")], "")
             #expect(try retry.json() == first.json())
             #expect(try retry.json()["inserted"] == 1, "the retry returns the first result")

@@ -11,8 +11,9 @@ enum CoreDataModelImporter {
     /// Core Data writes dates as seconds since its reference date, 2001-01-01T00:00:00Z.
     static let referenceDateMilliseconds: Int64 = 978_307_200_000
 
-    /// The entities of the Core Data model in `xml`, as model document entity objects. Throws a 422
-    /// pointing at `pointer` when `xml` is not a Core Data `contents` file.
+    /// The entities of the Core Data model in `xml`, as model document entity objects. Throws a 400
+    /// pointing at `pointer` when `xml` is not well-formed XML, and a 422 when it is XML but not a Core
+    /// Data `contents` file.
     static func entities(fromXML xml: [UInt8], at pointer: JSONPointer) throws(CartographError) -> [JSONValue] {
         func notAModel(_ reason: String) -> CartographError {
             let message = "is not a Core Data model: \(reason)"
@@ -45,8 +46,10 @@ enum CoreDataModelImporter {
         }
         // FoundationXML on Linux may report errors to the delegate yet return true, so all three count.
         guard parsed, parser.parserError == nil, reader.firstErrorPosition == nil, reader.rootElement != nil else {
+            // A syntax error, as malformed JSON is: 400, not 422 (a well-formed file that is not a model is a 422).
             let (line, column) = reader.firstErrorPosition ?? (parser.lineNumber, parser.columnNumber)
-            throw notAModel("it is not well-formed XML (line \(line), column \(column))")
+            let message = "is not well-formed XML (line \(line), column \(column))"
+            throw CartographError(.badRequest, "The Core Data model \(message).", errors: [CartographError.Detail(pointer: pointer.description, message: message)])
         }
         return reader.entities
     }

@@ -63,8 +63,9 @@ public struct MappingResult: Sendable, Equatable {
     private static let keyEnd = UInt8(ascii: "\n")
 
     /// The response body (R-P12) as compact JSON text, its members in DESIGN order, written into a
-    /// buffer of the exact size the `objects` list needs.
-    public func jsonBytes(changeSeq: Int64) -> [UInt8] {
+    /// buffer of the exact size the `objects` list needs. A dry run (`changeSeq` nil) says
+    /// `"dryRun": true, "changeSeq": null`: it took no sequence number (R-P11).
+    public func jsonBytes(changeSeq: Int64?) -> [UInt8] {
         var out: [UInt8] = [UInt8(ascii: "{")]
         let entryOverhead = #"{"entity":"#.utf8.count + #","key":"#.utf8.count + 2  // the braces and the comma before the next
         var objectsBytes = objectKeys.count
@@ -104,7 +105,12 @@ public struct MappingResult: Sendable, Equatable {
             }
         }
         out.append(UInt8(ascii: "]"))
-        member("changeSeq", .number(JSONNumber(changeSeq)))
+        if let changeSeq {
+            member("changeSeq", .number(JSONNumber(changeSeq)))
+        } else {
+            member("dryRun", .bool(true))
+            member("changeSeq", .null)
+        }
         if let explain {
             member("explain", .array(explain))
             member("timings", .object(JSONObject(timings.map { ($0.phase, JSONNumber($0.milliseconds).map { .number($0) } ?? .null) })))

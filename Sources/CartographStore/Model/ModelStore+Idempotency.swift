@@ -50,7 +50,7 @@ extension ModelStore {
         }, checkBytes: checkBytes)
         switch outcome {
         case .replayed(let stored): return stored
-        case .applied(let result): return result.jsonBytes(changeSeq: changeSeq)
+        case .applied(let result): return result.jsonBytes(changeSeq: dryRun ? nil : changeSeq)
         }
     }
 }

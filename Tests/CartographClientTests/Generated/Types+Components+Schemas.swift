@@ -1182,6 +1182,12 @@ extension Components {
             internal var discarded: [OpenAPIRuntime.OpenAPIObjectContainer]
             /// - Remark: Generated from `#/components/schemas/MappingResult/objects`.
             internal var objects: [OpenAPIRuntime.OpenAPIObjectContainer]
+            /// Present (true) on a dry run (`dryRun=true` or `explain=true`): nothing was stored.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MappingResult/dryRun`.
+            internal var dryRun: Swift.Bool?
+            /// The change feed's sequence number after the write; null on a dry run, which takes none.
+            ///
             /// - Remark: Generated from `#/components/schemas/MappingResult/changeSeq`.
             internal var changeSeq: Swift.Int?
             /// - Remark: Generated from `#/components/schemas/MappingResult/explain`.
@@ -1197,7 +1203,8 @@ extension Components {
             ///   - deleted:
             ///   - discarded:
             ///   - objects:
-            ///   - changeSeq:
+            ///   - dryRun: Present (true) on a dry run (`dryRun=true` or `explain=true`): nothing was stored.
+            ///   - changeSeq: The change feed's sequence number after the write; null on a dry run, which takes none.
             ///   - explain:
             ///   - timings:
             internal init(
@@ -1207,6 +1214,7 @@ extension Components {
                 deleted: Swift.Int,
                 discarded: [OpenAPIRuntime.OpenAPIObjectContainer],
                 objects: [OpenAPIRuntime.OpenAPIObjectContainer],
+                dryRun: Swift.Bool? = nil,
                 changeSeq: Swift.Int? = nil,
                 explain: [OpenAPIRuntime.OpenAPIObjectContainer]? = nil,
                 timings: OpenAPIRuntime.OpenAPIObjectContainer? = nil
@@ -1217,6 +1225,7 @@ extension Components {
                 self.deleted = deleted
                 self.discarded = discarded
                 self.objects = objects
+                self.dryRun = dryRun
                 self.changeSeq = changeSeq
                 self.explain = explain
                 self.timings = timings
@@ -1228,6 +1237,7 @@ extension Components {
                 case deleted
                 case discarded
                 case objects
+                case dryRun
                 case changeSeq
                 case explain
                 case timings
