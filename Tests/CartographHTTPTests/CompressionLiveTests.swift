@@ -1,4 +1,4 @@
-// gzip responses (issue 15; docs/predicates.md "Ordering, pages and fields"): an answer of 1 KiB or
+// gzip responses (issue 15; README "API"): an answer of 1 KiB or
 // more is gzip-encoded for a client whose Accept-Encoding takes gzip, and decodes to the very bytes an
 // uncompressed request gets; a small answer, or a client that does not take gzip, gets plain bytes.
 import Foundation
@@ -25,7 +25,7 @@ private func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
 }
 
 struct CompressionLiveTests {
-    @Test func R_Q4_aLargeAnswerIsGzippedForAClientThatTakesGzipAndDecodesToThePlainBytes() throws {
+    @Test func aLargeAnswerIsGzippedForAClientThatTakesGzipAndDecodesToThePlainBytes() throws {
         let model: JSONValue = ["entities": [["name": "Note", "userInfo": ["identityAttributes": "id"],
                                               "attributes": [["name": "id", "type": "integer64"], ["name": "text", "type": "string"]]]]]
         try ModelAPI.with(model: model, mappings: ["notes": ["entity": "Note", "attributes": ["id", "text"]]]) { api in
@@ -56,7 +56,7 @@ struct CompressionLiveTests {
         ("gzip", true), ("GZIP;q=0.5", true), ("deflate, x-gzip", true), ("*", true), ("br, *;q=0.1", true),
         ("gzip;q=0", false), ("*;q=0", false), ("gzip;q=0, *", false), ("identity", false), ("", false),
     ])
-    func R_Q4_acceptEncodingIsReadWithItsQualities(header: String, accepted: Bool) {
+    func acceptEncodingIsReadWithItsQualities(header: String, accepted: Bool) {
         #expect(HTTPResponse.acceptsGzip(header) == accepted)
     }
 }

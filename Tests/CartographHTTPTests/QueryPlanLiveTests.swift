@@ -66,6 +66,14 @@ struct QueryPlanLiveTests {
             let response = try api.client.sendJSON("PUT", api.base, articlesModel(indexed: false, fetchIndexes: [["name": "x", "elements": ["nope"]]]), token: api.key)
             #expect(response.status == 422)
             #expect(try response.json()["errors"]?.arrayValue?.first?["pointer"] == "/entities/0/fetchIndexes/0/elements/0")
+            // `indexed` on a relationship: 422 at the relationship's member, and the registered model is unchanged.
+            let model: JSONValue = ["entities": [["name": "Article", "userInfo": ["identityAttributes": "id"],
+                                   "attributes": [["name": "id", "type": "integer64"]],
+                                   "relationships": [["name": "parent", "destination": "Article", "indexed": true]]]]]
+            let relationship = try api.client.sendJSON("PUT", api.base, model, token: api.key)
+            #expect(relationship.status == 422)
+            #expect(try relationship.json()["errors"]?.arrayValue?.map { $0["pointer"] }.contains("/entities/0/relationships/0/indexed") == true)
+            #expect(try api.client.send("GET", api.base, token: api.key).json()["version"] == 1)
         }
     }
 

@@ -54,7 +54,7 @@ enum ModelRoutes {
             query.count = try booleanQuery(context, "count") ?? false
             query.shape = try shape(request.queryValue("shape"))
             query.explain = try booleanQuery(context, "explain") ?? false
-            query.fields = try fieldList(request.queryValue("fields").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) })
+            query.fields = try fieldList(request.queryValue("fields"))
             return try page(context, query)
         },
         Route("POST", entity + "/query", access: .tenant(.read), body: .json) { context in
@@ -74,15 +74,9 @@ enum ModelRoutes {
             }
             query.cursor = try optionalString(body, "cursor")
             query.include = includePaths(try stringList(body, "include"))
-            if let count = body["count"] {
-                guard let value = count.boolValue else { throw invalid("/count", "expected a boolean") }
-                query.count = value
-            }
+            query.count = try optionalBool(body, "count") ?? false
             query.shape = try shape(try optionalString(body, "shape"))
-            if let explain = body["explain"] {
-                guard let value = explain.boolValue else { throw invalid("/explain", "expected a boolean") }
-                query.explain = value
-            }
+            query.explain = try optionalBool(body, "explain") ?? false
             if body["fields"] != nil { query.fields = try fieldList(try stringList(body, "fields")) }
             return try page(context, query)
         },
@@ -91,7 +85,7 @@ enum ModelRoutes {
             let entity = context.parameter("entity"), key = context.parameter("key")
             let include = includePaths(context.request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
             let objectShape = try shape(context.request.queryValue("shape"))
-            let fields = try fieldList(context.request.queryValue("fields").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) })
+            let fields = try fieldList(context.request.queryValue("fields"))
             guard let object = try store.read({ (reader) throws(CartographError) in
                 try reader.object(entity: entity, key: key, include: include, shape: objectShape, fields: fields)
             }) else {
@@ -225,7 +219,11 @@ enum ModelRoutes {
         }
     }
 
-    /// `fields=a,b` (R-Q4): names, trimmed; an empty name is a 400.
+    /// `fields=a,b` (R-Q4): names, trimmed; an empty name (`a,`) is a 400.
+    static func fieldList(_ text: String?) throws(CartographError) -> [String]? {
+        try fieldList(text?.split(separator: ",", omittingEmptySubsequences: false).map(String.init))
+    }
+
     static func fieldList(_ values: [String]?) throws(CartographError) -> [String]? {
         try values.map { (names) throws(CartographError) -> [String] in
             try names.map { (raw) throws(CartographError) -> String in
@@ -260,6 +258,12 @@ enum ModelRoutes {
         case "false", "0", "no": return false
         default: throw invalid("/\(name)", "expected true or false, got '\(text)'")
         }
+    }
+
+    static func optionalBool(_ body: JSONObject, _ name: String) throws(CartographError) -> Bool? {
+        guard let value = body[name], !value.isNull else { return nil }
+        guard let flag = value.boolValue else { throw invalid("/\(name)", "expected a boolean") }
+        return flag
     }
 
     static func optionalString(_ body: JSONObject, _ name: String) throws(CartographError) -> String? {

@@ -1,4 +1,4 @@
-// gzip on the way out (R-Q4, docs/predicates.md "Ordering, pages and fields"): a JSON, YAML or text
+// gzip on the way out (issue 15; README "API"): a JSON, YAML or text
 // answer of at least `compressionThreshold` bytes is compressed when the request's Accept-Encoding takes
 // gzip; such answers always say `Vary: Accept-Encoding`, so a cache keeps both forms apart.
 import Foundation

@@ -196,8 +196,8 @@ public struct MappingEngine: Sendable {
     public func map(_ read: ReadPayload, progress: ((String, Int, Int) -> Void)? = nil,
                     into store: some MappingStore) throws(CartographError) -> MappingResult {
         var read = read
-        if let head = read.snapshotHead, try store.changeFeedHead() != head {
-            if try !store.changedObjects(among: read.run.readAheadIDs, since: head).isEmpty {
+        if let snapshotHead = read.snapshotHead, case let head = try store.changeFeedHead(), head != snapshotHead {
+            if try !store.changedObjects(among: read.run.readAheadIDs, since: snapshotHead, head: head).isEmpty {
                 let timer = read.timer
                 read = try self.read(read.source, mapping: read.mapping, metadata: read.run.metadata, explain: read.run.trace != nil,
                                      lookup: store, snapshotHead: nil)

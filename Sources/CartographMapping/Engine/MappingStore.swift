@@ -39,9 +39,9 @@ public protocol MappingLookup {
 /// What the engine needs from a store during one payload.
 public protocol MappingStore: AnyObject, MappingLookup {
     var model: Model { get }
-    /// Which of `ids` changed (or were deleted) after the feed position `seq`: what a read snapshot
-    /// taken at `seq` saw of them may no longer hold.
-    func changedObjects(among ids: [Int64], since seq: Int64) throws(CartographError) -> Set<Int64>
+    /// Which of `ids` changed (or were deleted) after the feed position `seq`, the feed being at `head`
+    /// now (`changeFeedHead()`): what a read snapshot taken at `seq` saw of them may no longer hold.
+    func changedObjects(among ids: [Int64], since seq: Int64, head: Int64) throws(CartographError) -> Set<Int64>
     /// Objects of the predicate's entity (and sub-entities) matching it, oldest first; only among `ids` when given.
     func objects(matching predicate: CheckedPredicate, among ids: [Int64]?) throws(CartographError) -> [(id: Int64, entity: String)]
     /// Inserts an object; `toOne` sets to-one relationships with it (relationship -> destination `_id`).

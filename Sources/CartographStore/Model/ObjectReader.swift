@@ -204,26 +204,24 @@ struct ObjectReader {
             conditions.append(filter.sql)
             fixedBindings = filter.bindings
         }
-        /// The query for `count` identities; without a predicate the text depends on nothing else, so the
-        /// layout keeps it (a lookup by key builds no SQL).
+        if predicate == nil { from = "\(quoted(layout.table(of: entity))) AS \(alias)" }
+        /// The query for `count` identities.
         func lookupSQL(count: Int) -> String {
-            func build() -> String {
-                let tuple = columns.count == 1 ? "\(alias).\(quoted(columns[0]))" : "(\(columns.map { "\(alias).\(quoted($0))" }.joined(separator: ", ")))"
-                let placeholder = columns.count == 1 ? "?" : "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-                let list = Array(repeating: placeholder, count: count).joined(separator: ", ")
-                let source = predicate == nil ? "\(quoted(layout.table(of: entity))) AS \(alias)" : from
-                return "SELECT \(rowReader.selectList(alias: alias)) FROM \(source) WHERE "
-                    + (conditions + ["\(tuple) IN (\(columns.count == 1 ? list : "VALUES " + list))"]).joined(separator: " AND ")
-            }
-            guard predicate == nil else { return build() }
-            return layout.lookupSQL(entity: entity, attributes: attributes, reading: reading, count: count, build)
+            let tuple = columns.count == 1 ? "\(alias).\(quoted(columns[0]))" : "(\(columns.map { "\(alias).\(quoted($0))" }.joined(separator: ", ")))"
+            let placeholder = columns.count == 1 ? "?" : "(\(Self.placeholders(columns.count)))"
+            let list = Array(repeating: placeholder, count: count).joined(separator: ", ")
+            return "SELECT \(rowReader.selectList(alias: alias)) FROM \(from) WHERE "
+                + (conditions + ["\(tuple) IN (\(columns.count == 1 ? list : "VALUES " + list))"]).joined(separator: " AND ")
         }
         var found: [[AttributeValue]: [ExistingObject]] = [:]
         let unique = identities.count == 1 ? identities : Array(Set(identities))
         let chunkSize = max(1, 900 / columns.count)
         for start in stride(from: 0, to: unique.count, by: chunkSize) {
             let chunk = unique[start..<min(start + chunkSize, unique.count)]
-            let sql = lookupSQL(count: chunk.count)
+            // Without a predicate the text depends on nothing else: the layout keeps it (a lookup by key builds no SQL).
+            let sql = predicate == nil
+                ? layout.lookupSQL(entity: entity, attributes: attributes, reading: reading, count: chunk.count) { lookupSQL(count: chunk.count) }
+                : lookupSQL(count: chunk.count)
             let bindings = fixedBindings + chunk.flatMap { $0.map(ValueStorage.sqlite) }
             try storeRead { () throws(SQLiteError) in
                 let statement = try connection.cached(sql)

@@ -162,18 +162,18 @@ public struct StoreReader {
         return ObjectPage(items: items, next: next, total: total, plan: plan, fullScanRows: fullScanRows)
     }
 
+    /// Each step of a sort key path nests a subquery: a bound well inside SQLite's expression depth (1,000).
+    static let maximumSortKeyPathSteps = 32
+
     /// The SQL value an `orderBy` key sorts by: an attribute's column, or for a key path through to-one
     /// relationships (`publisher.name`, as NSSortDescriptor takes) a scalar subquery per step, NULL when a
     /// destination is missing, so such objects sort as nil does (R-Q3).
-    static let maximumSortKeyPathSteps = 32
-
     private func sortKey(_ keyPath: String, entity: String, alias: String) throws(CartographError) -> (sql: String, type: AttributeType) {
         func unknown(_ message: String) -> CartographError {
             CartographError(.badRequest, "Unknown orderBy key '\(keyPath)' for entity '\(entity)': \(message).",
                             errors: [.init(pointer: "/orderBy", message: message)])
         }
         let names = keyPath.split(separator: ".").map(String.init)
-        // Each step nests a subquery: a bound well inside SQLite's expression depth limit (1,000).
         guard names.count <= Self.maximumSortKeyPathSteps + 1 else {
             throw unknown("a sort key path crosses at most \(Self.maximumSortKeyPathSteps) relationships")
         }

@@ -13,8 +13,8 @@ extension StoreTransaction: MappingStore {
         do { return try ChangeFeed.head(connection) } catch { throw CartographError(.internalError, "Cannot read the change feed: \(error)") }
     }
 
-    public func changedObjects(among ids: [Int64], since seq: Int64) throws(CartographError) -> Set<Int64> {
-        do { return try ChangeFeed.changed(among: ids, since: seq, head: try ChangeFeed.head(connection), connection) } catch {
+    public func changedObjects(among ids: [Int64], since seq: Int64, head: Int64) throws(CartographError) -> Set<Int64> {
+        do { return try ChangeFeed.changed(among: ids, since: seq, head: head, connection) } catch {
             throw CartographError(.internalError, "Cannot read the change feed: \(error)")
         }
     }
