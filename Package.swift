@@ -99,6 +99,7 @@ let package = Package(
             dependencies: [
                 "CartographHTTP", "CartographStore", "CartographCore", "CartographTesting", "cartograph",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             exclude: ["Fixtures"]
         ),

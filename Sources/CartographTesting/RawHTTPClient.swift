@@ -10,6 +10,12 @@ public struct RawResponse: Sendable {
     public let headers: [(name: String, value: String)]
     public let body: [UInt8]
 
+    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
     /// The first value of header `name` (case-insensitive).
     public func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
@@ -25,8 +31,27 @@ public struct RawHTTPError: Error, CustomStringConvertible {
     public let description: String
 }
 
+/// What a test needs to talk to a server, over a socket (`RawHTTPClient`) or in process (the HTTP tests'
+/// `InProcessServer`): the same test code runs against either.
+public protocol HTTPTestClient: Sendable {
+    /// Sends a request built from parts.
+    func send(_ method: String, _ target: String, headers: [(String, String)], body: [UInt8]?, token: String?) throws -> RawResponse
+}
+
+extension HTTPTestClient {
+    public func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+                     token: String? = nil) throws -> RawResponse {
+        try send(method, target, headers: headers, body: body, token: token)
+    }
+
+    /// Sends JSON with `Content-Type: application/json`.
+    public func sendJSON(_ method: String, _ target: String, _ value: JSONValue, token: String? = nil) throws -> RawResponse {
+        try send(method, target, headers: [("Content-Type", "application/json")], body: value.jsonBytes, token: token)
+    }
+}
+
 /// Sends one request per connection (`Connection: close`) and reads the response to EOF.
-public struct RawHTTPClient: Sendable {
+public struct RawHTTPClient: HTTPTestClient {
     public let port: Int
 
     public init(port: Int) { self.port = port }
@@ -35,7 +60,7 @@ public struct RawHTTPClient: Sendable {
     /// `halfClose` shuts the socket's write side once the request is sent (most tests); a long poll keeps
     /// it open, as HTTP clients do: libmicrohttpd may drop a suspended connection whose peer closed its side.
     public func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
-                     token: String? = nil, halfClose: Bool = true) throws -> RawResponse {
+                     token: String? = nil, halfClose: Bool) throws -> RawResponse {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
@@ -46,9 +71,8 @@ public struct RawHTTPClient: Sendable {
         return try sendRaw(Array(head.utf8) + (body ?? []), halfClose: halfClose)
     }
 
-    /// Sends JSON with `Content-Type: application/json`.
-    public func sendJSON(_ method: String, _ target: String, _ value: JSONValue, token: String? = nil) throws -> RawResponse {
-        try send(method, target, headers: [("Content-Type", "application/json")], body: value.jsonBytes, token: token)
+    public func send(_ method: String, _ target: String, headers: [(String, String)], body: [UInt8]?, token: String?) throws -> RawResponse {
+        try send(method, target, headers: headers, body: body, token: token, halfClose: true)
     }
 
     /// Writes `bytes` as they are and parses whatever comes back. Write errors (the server may close

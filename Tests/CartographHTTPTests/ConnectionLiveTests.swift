@@ -216,18 +216,19 @@ func projectsMapping(_ extra: [(String, JSONValue)] = [], connections: [JSONValu
 
 
     @Test func R_P11_aMappingDeletedWhileItsPayloadIsInFlightStoresNothing() throws {
-        try ModelAPI.with(model: connectionsModel, mappings: ["users": usersMapping]) { api in
+        try ModelAPI.with(model: connectionsModel, mappings: ["users": usersMapping], live: true) { api in
             // Half the payload is sent; the mapping is deleted; then the rest arrives.
             let payload: JSONValue = ["users": .array((0..<2000).map { ["id": .number(JSONNumber(Int64($0))), "name": "user"] })]
             let body = payload.jsonBytes
-            let socket = try api.client.connect()
+            let client = try #require(api.client as? RawHTTPClient)
+            let socket = try client.connect()
             defer { close(socket) }
             let head = "POST \(api.base)/mappings/users/payloads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(api.key)\r\n"
                 + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
-            #expect(api.client.writeAll(socket, Array(head.utf8) + body.prefix(body.count / 2)))
+            #expect(client.writeAll(socket, Array(head.utf8) + body.prefix(body.count / 2)))
             #expect(try api.client.send("DELETE", api.base + "/mappings/users", token: api.key).status == 204)
-            #expect(api.client.writeAll(socket, Array(body.dropFirst(body.count / 2))))
-            let response = try api.client.readResponse(socket)
+            #expect(client.writeAll(socket, Array(body.dropFirst(body.count / 2))))
+            let response = try client.readResponse(socket)
             #expect(response.status == 404, "\(response.text)")
             #expect(try response.json()["detail"]?.stringValue?.contains("users") == true)
             #expect(try api.get("entities/User/objects?count=true")["total"] == 0, "nothing of the payload was stored")

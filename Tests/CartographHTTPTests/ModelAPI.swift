@@ -4,27 +4,36 @@ import Testing
 import CartographCore
 import CartographTesting
 
-/// A tenant `acme` with one model on a live server, and helpers that speak its routes.
+/// A tenant `acme` with one model on a server (in process unless `live`), and helpers that speak its routes.
 struct ModelAPI {
-    let client: RawHTTPClient
+    let client: any HTTPTestClient
     let key: String
     let base: String
 
     /// Starts a server (with extra `serve` flags), registers `model` as `name` and each mapping, then runs `body`.
+    /// `live` runs the real binary on a socket; otherwise the application answers in process.
     static func with(model: JSONValue, name: String = "m", mappings: [String: JSONValue] = [:], serverArguments: [String] = [],
-                     _ body: (ModelAPI) throws -> Void) throws {
-        try withLiveServer(arguments: serverArguments) { (server) throws in
-            let client = server.client
-            let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
-            let api = ModelAPI(client: client, key: key, base: "/v1/tenants/acme/models/\(name)")
-            let registered = try client.sendJSON("PUT", api.base, model, token: key)
-            try #require(registered.status == 201, "\(registered.text)")
-            for (mapping, document) in mappings.sorted(by: { $0.key < $1.key }) {
-                let response = try client.sendJSON("PUT", api.base + "/mappings/" + mapping, document, token: key)
-                try #require(response.status == 201, "\(mapping): \(response.text)")
-            }
-            try body(api)
+                     live: Bool = false, _ body: (ModelAPI) throws -> Void) throws {
+        guard live else {
+            let server = try InProcessServer(arguments: serverArguments)
+            return try with(client: server, adminToken: server.adminToken, model: model, name: name, mappings: mappings, body)
         }
+        try withLiveServer(arguments: serverArguments) { (server) throws in
+            try with(client: server.client, adminToken: server.adminToken, model: model, name: name, mappings: mappings, body)
+        }
+    }
+
+    private static func with(client: any HTTPTestClient, adminToken: String, model: JSONValue, name: String, mappings: [String: JSONValue],
+                             _ body: (ModelAPI) throws -> Void) throws {
+        let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: adminToken).json()["apiKey"]?.stringValue)
+        let api = ModelAPI(client: client, key: key, base: "/v1/tenants/acme/models/\(name)")
+        let registered = try client.sendJSON("PUT", api.base, model, token: key)
+        try #require(registered.status == 201, "\(registered.text)")
+        for (mapping, document) in mappings.sorted(by: { $0.key < $1.key }) {
+            let response = try client.sendJSON("PUT", api.base + "/mappings/" + mapping, document, token: key)
+            try #require(response.status == 201, "\(mapping): \(response.text)")
+        }
+        try body(api)
     }
 
     /// POSTs `payload` to `mapping`'s payload route (or any path under the model starting with `/`).
