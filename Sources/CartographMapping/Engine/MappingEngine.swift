@@ -29,6 +29,9 @@ public struct MappingResult: Sendable, Equatable {
     private var objectRuns: [(entity: String, discarded: Bool, count: Int)] = []
     /// How many top-level representations are listed.
     private var objectCount = 0
+    /// `{"pointer", "message"}` for what was mapped without error but may not be what the client meant
+    /// (R-P2: no value at the mapping's keyPath); rendered only when there is one.
+    public var warnings: [JSONValue] = []
     /// R-P13: `{"pointer", "entity", "key", "action", "reason"}` per object, when asked for.
     public var explain: [JSONValue]?
     /// R-P13: milliseconds per phase, when asked for.
@@ -38,7 +41,7 @@ public struct MappingResult: Sendable, Equatable {
 
     public static func == (a: MappingResult, b: MappingResult) -> Bool {
         a.inserted == b.inserted && a.updated == b.updated && a.unchanged == b.unchanged && a.deleted == b.deleted
-            && a.discarded == b.discarded && a.objectKeys == b.objectKeys && a.explain == b.explain
+            && a.discarded == b.discarded && a.objectKeys == b.objectKeys && a.explain == b.explain && a.warnings == b.warnings
             && a.objectRuns.elementsEqual(b.objectRuns) { $0 == $1 }
     }
 
@@ -105,6 +108,7 @@ public struct MappingResult: Sendable, Equatable {
             }
         }
         out.append(UInt8(ascii: "]"))
+        if !warnings.isEmpty { member("warnings", .array(warnings)) }
         if let changeSeq {
             member("changeSeq", .number(JSONNumber(changeSeq)))
         } else {
@@ -170,6 +174,10 @@ public struct MappingEngine: Sendable {
             // representations must be merged first (R-I5): read it all again without reading ahead.
             run = MappingRun(engine: self, root: payload, metadata: metadata, explain: explain, readsAhead: false)
             topLevel = try run.readTopLevel(payload, mapping: mapping, lookup: nil).representations
+        }
+        if !keyPathPresent {
+            // R-P2: nothing to map is not an error, but a client that sent the wrong shape should hear of it.
+            run.result.warnings.append(["pointer": "", "message": .string("no value at keyPath '\(mapping.keyPath?.description ?? "")'")])
         }
         timer.lap("read")
         return ReadPayload(run: run, topLevel: topLevel, source: .whole(payload), mapping: mapping, snapshotHead: snapshotHead, timer: timer)

@@ -177,6 +177,9 @@ extension MappingRun {
             }
         }
         progress?("objects", nodes.count, nodes.count)
+        // R-P6 replace: destinations dropped from a relationship, deleted once every relationship is written
+        // unless some object (another, or one later in the payload) still holds them through it.
+        var dropped: [(id: Int64, entity: String, relationship: String, destination: String, pointer: String)] = []
         for (index, node) in nodes.enumerated() where node.reachable && !node.discarded && !node.skipped {
             if index % 1000 == 0 { progress?("relationships", index, nodes.count) }
             guard let id = node.id else { continue }
@@ -190,13 +193,18 @@ extension MappingRun {
                 try store.setDestinations(of: id, entity: entity, relationship: mapping.relationship, from: old, to: target)
                 node.changed = true
                 if mapping.assignmentPolicy == .replace, let relationship = model.relationship(mapping.relationship, of: entity) {
-                    // R-P6 replace: old destinations no longer referenced are deleted (tombstoned).
                     for orphan in old where !target.contains(orphan) {
-                        try delete(orphan, entity: relationship.destination, pointer: node.pointer,
-                                   reason: "no longer in '\(mapping.relationship)' (assignmentPolicy replace)", in: store)
+                        dropped.append((orphan, entity, mapping.relationship, relationship.destination, node.pointer))
                     }
                 }
             }
+        }
+        var considered = Set<Int64>()
+        for orphan in dropped where considered.insert(orphan.id).inserted {
+            // A label removed from one issue stays on the others: only one no object holds any more goes.
+            guard try !store.isReferenced(orphan.id, through: orphan.relationship, of: orphan.entity) else { continue }
+            try delete(orphan.id, entity: orphan.destination, pointer: orphan.pointer,
+                       reason: "no longer in '\(orphan.relationship)' of any object (assignmentPolicy replace)", in: store)
         }
     }
 

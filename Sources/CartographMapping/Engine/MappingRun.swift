@@ -341,6 +341,12 @@ struct MappingRun {
             }
         }
         let node = intern(MappedNode(mapping: reference(to: mapping), pointer: pointer, identity: identity, isReference: false))
+        // R-I5 with R-P7: of two copies of one object in a payload, the newest wins wherever it stands (an
+        // event stream is newest-first); a copy that is not newer than the one read changes nothing.
+        if let name = mapping.modificationAttribute, case .some(.some(let kept)) = node.values[name],
+           case .some(.some(let incoming)) = values[name], Self.isCurrent(stored: kept, incoming: incoming) {
+            return node
+        }
         node.isReference = false
         node.errors += errors
         node.insertionProblem = choice.insertionProblem
@@ -361,10 +367,13 @@ struct MappingRun {
                     node.errors.append(.init(pointer: relationshipPointer, message: "an array where the to-one relationship '\(relationship.name)' expects one object"))
                     continue
                 }
+                // An array naming one destination twice holds it once (a to-many is a set, or an ordered set).
+                var seen = Set<ObjectIdentifier>()
                 destinations = []
                 for (index, element) in elements.enumerated() where !element.isNull {
-                    destinations?.append(try read(element, mapping: relationshipMapping.mapping, parent: representation,
-                                                  pointer: relationshipPointer + "/\(index)"))
+                    let destination = try read(element, mapping: relationshipMapping.mapping, parent: representation,
+                                               pointer: relationshipPointer + "/\(index)")
+                    if seen.insert(ObjectIdentifier(destination)).inserted { destinations?.append(destination) }
                 }
             default:
                 destinations = [try read(source, mapping: relationshipMapping.mapping, parent: representation, pointer: relationshipPointer)]

@@ -51,6 +51,8 @@ public protocol MappingStore: AnyObject, MappingLookup {
     func destinationIDs(of id: Int64, entity: String, relationship: String) throws(CartographError) -> [Int64]
     /// Makes a relationship exactly `destinations`; `current` is what the caller just read (saves a read).
     func setDestinations(of id: Int64, entity: String, relationship: String, from current: [Int64], to destinations: [Int64]) throws(CartographError)
+    /// Whether any object of `entity` (or a sub-entity) still has `id` among its `relationship` destinations.
+    func isReferenced(_ id: Int64, through relationship: String, of entity: String) throws(CartographError) -> Bool
     /// Deletes with delete rules; returns how many objects were deleted.
     func deleteObject(id: Int64, entity: String) throws(CartographError) -> Int
     /// The API key of a stored object (DESIGN §10); nil when it does not exist (any more).

@@ -35,6 +35,24 @@ extension StoreTransaction: MappingStore {
         try setRelationship(id: id, entity: entity, relationship: relationship, to: destinations, current: current)
     }
 
+    public func isReferenced(_ id: Int64, through relationship: String, of entity: String) throws(CartographError) -> Bool {
+        let sql: String
+        switch layout.storage(of: relationship, entity: entity) {
+        case .foreignKey(let table, let column)?:
+            sql = "SELECT 1 FROM \(quoted(table)) WHERE \(quoted(column)) = ? LIMIT 1"
+        case .inverseForeignKey(let table, let column)?:
+            sql = "SELECT 1 FROM \(quoted(table)) WHERE _id = ? AND \(quoted(column)) IS NOT NULL"
+        case .joinTable(let name, let reversed)?:
+            // A reversed table is owned by the other side: this relationship's destinations are its sources.
+            sql = "SELECT 1 FROM \(quoted(name)) WHERE \(reversed ? StoreLayout.joinSource : StoreLayout.joinDestination) = ? LIMIT 1"
+        case nil:
+            return false
+        }
+        do { return try !connection.rows(sql, [.integer(id)]).isEmpty } catch {
+            throw CartographError(.internalError, "Store read failed: \(error)")
+        }
+    }
+
     public func deleteObject(id: Int64, entity: String) throws(CartographError) -> Int {
         try delete(id: id, entity: entity)
     }
