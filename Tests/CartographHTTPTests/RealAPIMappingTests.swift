@@ -125,4 +125,35 @@ func issue(_ id: Int, _ state: String = "open", updated: String = "2018-02-19T19
             #expect(found["warnings"] == nil, "an empty array at the key path is a complete, empty answer: \(found)")
         }
     }
+
+    @Test func R_P5_aTopLevelScalarIsAnInvalidObjectUnlessTheMappingTakesIdentityReferences() throws {
+        var references = try #require(issuesMapping().objectValue)
+        references["identityReferences"] = true
+        try ModelAPI.with(model: issuesModel, mappings: ["issues": issuesMapping(), "references": .object(references)]) { api in
+            let scalar = try api.post("issues", ["issues": 5])
+            #expect(scalar.status == 422, "\(scalar.text)")
+            let error = try #require(try scalar.json()["errors"]?.arrayValue?.first)
+            #expect(error["pointer"] == "/issues")
+            #expect(error["message"]?.stringValue?.contains("identityReferences") == true, "\(error)")
+            let mixed = try api.post("issues", ["issues": [issue(1), 2]])
+            #expect(try mixed.json()["errors"]?.arrayValue?.compactMap { $0["pointer"] } == ["/issues/1"])
+            #expect(try api.get("entities/Issue/objects?count=true")["total"] == 0, "nothing stored")
+
+            let stubs = try api.map("references", ["issues": [5, 6]])
+            #expect(stubs["inserted"] == 2)
+            #expect(stubs["objects"] == [["entity": "Issue", "key": 5], ["entity": "Issue", "key": 6]])
+            #expect(try api.get("mappings/references")["identityReferences"] == true)
+            #expect(try api.get("mappings/issues")["identityReferences"] == nil)
+        }
+    }
+
+    @Test func R_P5_identityReferencesIsForTopLevelMappingsOnly() throws {
+        try ModelAPI.with(model: issuesModel) { api in
+            let nested: JSONValue = ["entity": "Issue", "attributes": ["id"],
+                                     "relationships": [["from": "labels", "to": "labels", "mapping": ["attributes": ["id"], "identityReferences": true]]]]
+            let response = try api.client.sendJSON("PUT", api.base + "/mappings/nested", nested, token: api.key)
+            #expect(response.status == 422)
+            #expect(try response.json()["errors"]?.arrayValue?.first?["pointer"] == "/relationships/0/mapping/identityReferences")
+        }
+    }
 }

@@ -36,6 +36,7 @@ extension EntityMapping {
         if let deleteMissing {
             document.append("deleteMissing", ["scope": .string(deleteMissing.scope.format), "maxDeletes": .number(JSONNumber(deleteMissing.maxDeletes))])
         }
+        if identityReferences { document.append("identityReferences", true) }
         if let dynamic {
             var map = JSONObject()
             for dynamicCase in dynamic.cases { map.append(dynamicCase.value, dynamicCase.mapping.json) }

@@ -7,14 +7,15 @@ public import CartographCore
 import CartographPredicate
 
 extension EntityMapping {
-    /// The members a mapping document may have. `keyPath` and `deleteMissing` apply to top-level
+    /// The members a mapping document may have. `keyPath`, `deleteMissing` and `identityReferences` apply to top-level
     /// mappings only (a nested mapping's representations are chosen by its relationship or case).
     static let documentMembers = [
         "entity", "keyPath", "dictionaryTransformer", "attributes", "identificationAttributes", "identificationInference",
         "identificationPredicate", "modificationAttribute", "assignsDefaultValueForMissingAttributes", "relationships",
-        "connections", "deletionPredicate", "discardsInvalidObjectsOnInsert", "deleteMissing", "dynamic", "fromAnnotations",
+        "connections", "deletionPredicate", "discardsInvalidObjectsOnInsert", "deleteMissing", "identityReferences", "dynamic",
+        "fromAnnotations",
     ]
-    static let topLevelOnlyMembers = ["keyPath", "deleteMissing"]
+    static let topLevelOnlyMembers = ["keyPath", "deleteMissing", "identityReferences"]
 
     /// Parses and validates a mapping document against `model`.
     ///
@@ -116,6 +117,7 @@ struct MappingDocumentReader {
         if isTopLevel, let snapshot = checker.member(object, "deleteMissing", at: pointer, expecting: "an object", { $0.objectValue }) {
             mapping.deleteMissing = readDeleteMissing(snapshot, at: pointer.appending("deleteMissing"), entity: entity)
         }
+        if isTopLevel { mapping.identityReferences = checker.bool(object, "identityReferences", at: pointer) ?? false }
         if let dynamic = checker.member(object, "dynamic", at: pointer, expecting: "an object", { $0.objectValue }) {
             mapping.dynamic = readDynamic(dynamic, at: pointer.appending("dynamic"), entity: entity, inheritedInference: inference)
         }

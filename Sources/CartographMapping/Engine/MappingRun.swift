@@ -160,6 +160,8 @@ struct MappingRun {
                 try count(pointer: item.pointer)
                 readAheadMet = readAheadMet || !register(node)
                 result.append((node, item.pointer))
+            } else if !mapping.identityReferences, item.value.objectValue == nil {
+                result.append((try scalarAtTopLevel(item, mapping: mapping), item.pointer))
             } else {
                 result.append((try read(item.value, mapping: mapping, parent: item.parent, pointer: item.pointer), item.pointer))
             }
@@ -381,6 +383,18 @@ struct MappingRun {
             node.relationships.removeAll { $0.mapping.relationship == relationshipMapping.relationship }
             node.relationships.append((relationshipMapping, destinations))
         }
+        return node
+    }
+
+    /// A top-level scalar (`{"results": 5}`) where the mapping does not take identity values: an invalid
+    /// object, never a stub (inside a representation, R-P5 reads a scalar as an identity value).
+    private mutating func scalarAtTopLevel(_ item: Selected, mapping base: EntityMapping) throws(CartographError) -> MappedNode {
+        try count(pointer: item.pointer)
+        let mapping = resolved(base)
+        let node = MappedNode(mapping: reference(to: mapping), pointer: item.pointer, identity: nil, isReference: true)
+        node.errors.append(.init(pointer: item.pointer, message: "expected an object representing \(mapping.entity), got \(DocumentProblems.describe(item.value)); "
+                                    + "set identityReferences on the mapping to read top-level values as identities"))
+        nodes.append(node)
         return node
     }
 

@@ -15,8 +15,13 @@ public enum MappingSource: Sendable {
     /// The mapping for `model` (a migration may have committed since the document was registered).
     func mapping(for model: Model) throws(CartographError) -> EntityMapping {
         switch self {
-        case .document(let document): try EntityMapping.parse(document, model: model)
-        case .annotations(let entity): EntityMapping.annotationMapping(of: entity, model: model)
+        case .document(let document):
+            return try EntityMapping.parse(document, model: model)
+        case .annotations(let entity):
+            var mapping = EntityMapping.annotationMapping(of: entity, model: model)
+            // The entity payload route takes an array of identity values as well as of objects.
+            mapping.identityReferences = true
+            return mapping
         }
     }
 }
