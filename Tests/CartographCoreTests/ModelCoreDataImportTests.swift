@@ -42,10 +42,10 @@ struct ModelCoreDataImportTests {
 
         // Groot's tests register these in code; here they are warnings (DESIGN §10).
         #expect(model.warnings == [
-            "/entities/0/userInfo/entityMapperName: the entity mapper 'GrootTests.Abstract' is not declared in the model and is not built in",
-            "/entities/2/attributes/0/userInfo/JSONTransformerName: the value transformer 'GrootTests.Transformer' is not declared in the model and is not built in",
-            "/entities/6/attributes/0/userInfo/JSONTransformerName: the value transformer 'GrootTests.Transformer' is not declared in the model and is not built in",
-            "/entities/7/attributes/0/userInfo/JSONTransformerName: the value transformer 'GrootTests.Transformer' is not declared in the model and is not built in",
+            "/entities/0/userInfo/entityMapperName: the entity mapper 'GrootTests.Abstract' is not declared in the model and is not built in; declare it in the model, e.g. \"entityMappers\": {\"GrootTests.Abstract\": {\"keyPath\": \"type\", \"map\": {\"<value>\": \"<Entity>\"}}}",
+            "/entities/2/attributes/0/userInfo/JSONTransformerName: the value transformer 'GrootTests.Transformer' is not declared in the model and is not built in; declare it in the model, e.g. \"valueTransformers\": {\"GrootTests.Transformer\": \"StringToInteger\"} to use a built-in one under this name, or {\"GrootTests.Transformer\": {\"type\": \"map\", \"map\": {…}}}",
+            "/entities/6/attributes/0/userInfo/JSONTransformerName: the value transformer 'GrootTests.Transformer' is not declared in the model and is not built in; declare it in the model, e.g. \"valueTransformers\": {\"GrootTests.Transformer\": \"StringToInteger\"} to use a built-in one under this name, or {\"GrootTests.Transformer\": {\"type\": \"map\", \"map\": {…}}}",
+            "/entities/7/attributes/0/userInfo/JSONTransformerName: the value transformer 'GrootTests.Transformer' is not declared in the model and is not built in; declare it in the model, e.g. \"valueTransformers\": {\"GrootTests.Transformer\": \"StringToInteger\"} to use a built-in one under this name, or {\"GrootTests.Transformer\": {\"type\": \"map\", \"map\": {…}}}",
         ])
     }
 

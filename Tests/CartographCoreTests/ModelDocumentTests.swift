@@ -173,7 +173,7 @@ struct ModelDocumentTests {
         #expect(problems["/entities/0/userInfo"] == "expected an object, got array")
         #expect(problems["/entities/1"] == "expected an entity object, got string")
         #expect(problems["/valueTransformers/T/type"]?.hasPrefix("unknown value transformer type 'lookup'") == true)
-        #expect(problems["/valueTransformers/U"] == "expected a value transformer object, got number")
+        #expect(problems["/valueTransformers/U"] == "expected a value transformer object or the name of a transformer, got number")
         #expect(problems["/entityMappers/M/map"] == "is required")
         #expect(problems["/dictionaryTransformers/D/0/op"]?.hasPrefix("unknown operation 'rename'") == true)
         #expect(problems["/version"] == "expected a positive integer, got 0")

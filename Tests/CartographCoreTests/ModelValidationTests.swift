@@ -218,9 +218,9 @@ struct ModelValidationTests {
              "valueTransformers": {"GenderCode": {"type": "map", "map": {}}}}
             """#)
         #expect(model.warnings == [
-            "/entities/0/userInfo/entityMapperName: the entity mapper 'ItemMapper' is not declared in the model and is not built in",
-            "/entities/0/userInfo/JSONDictionaryTransformerName: the dictionary transformer 'LegacyIds' is not declared in the model and is not built in",
-            "/entities/0/attributes/2/userInfo/JSONTransformerName: the value transformer 'Rot13' is not declared in the model and is not built in",
+            #"/entities/0/userInfo/entityMapperName: the entity mapper 'ItemMapper' is not declared in the model and is not built in; declare it in the model, e.g. "entityMappers": {"ItemMapper": {"keyPath": "type", "map": {"<value>": "<Entity>"}}}"#,
+            #"/entities/0/userInfo/JSONDictionaryTransformerName: the dictionary transformer 'LegacyIds' is not declared in the model and is not built in; declare it in the model, e.g. "dictionaryTransformers": {"LegacyIds": [{"op": "copy", "from": "<key>", "to": "<key>"}]}"#,
+            #"/entities/0/attributes/2/userInfo/JSONTransformerName: the value transformer 'Rot13' is not declared in the model and is not built in; declare it in the model, e.g. "valueTransformers": {"Rot13": "StringToInteger"} to use a built-in one under this name, or {"Rot13": {"type": "map", "map": {…}}}"#,
         ])
         #expect(ModelDocument.builtInValueTransformers.count == 13)
     }

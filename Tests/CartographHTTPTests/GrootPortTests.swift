@@ -22,7 +22,7 @@ private func grootModel(_ edit: (String) -> String = { $0 }) throws -> JSONValue
     let xml = try String(contentsOf: grootFixtures.appendingPathComponent("Model.contents"), encoding: .utf8)
     return [
         "coreDataModel": .string(edit(xml)),
-        "valueTransformers": ["GrootTests.Transformer": ["type": "chain", "transformers": ["StringToInteger"]]],
+        "valueTransformers": ["GrootTests.Transformer": "StringToInteger"],
         "entityMappers": ["GrootTests.Abstract": ["keyPath": "type", "map": ["A": "ConcreteA", "B": "ConcreteB"]]],
         "dictionaryTransformers": ["GrootTests.DictionaryTransformer": [["op": "copy", "from": "legacy_id", "to": "id"]]],
     ]

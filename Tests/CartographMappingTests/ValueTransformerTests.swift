@@ -228,7 +228,8 @@ struct ValueTransformerRegistryValidationTests {
              "Untyped": {"map": {}},
              "Extra": {"type": "split", "separator": ",", "trim": true},
              "EmptySeparator": {"type": "join", "separator": ""},
-             "NotAnObject": "map"}
+             "NotAnObject": 3,
+             "AliasOfNothing": "map"}
             """#) == [
             "/valueTransformers/GenderCode/map": "expected an object of values -> replacements, got array",
             "/valueTransformers/NoMap/map": "is required",
@@ -237,7 +238,8 @@ struct ValueTransformerRegistryValidationTests {
             "/valueTransformers/Untyped/type": "is required",
             "/valueTransformers/Extra/trim": "unknown member 'trim'; expected one of type, separator",
             "/valueTransformers/EmptySeparator/separator": "must not be empty",
-            "/valueTransformers/NotAnObject": "expected a value transformer object, got 'map'",
+            "/valueTransformers/NotAnObject": "expected a value transformer object or the name of a transformer, got 3",
+            "/valueTransformers/AliasOfNothing": "unknown value transformer 'map'; it is neither built in nor declared in valueTransformers",
         ])
     }
 
@@ -265,6 +267,18 @@ struct ValueTransformerRegistryValidationTests {
             "/valueTransformers/Unknown/transformers/2": "expected a name, got 3",
             "/valueTransformers/Missing/transformers/0": "unknown value transformer 'Nope'; it is neither built in nor declared in valueTransformers",
             "/valueTransformers/Empty/transformers": "has no steps",
+        ])
+    }
+
+    @Test func Design5_anAliasNamesABuiltInOrDeclaredTransformerAndIsCheckedLikeAChain() throws {
+        let model = try parseModel(#"{"entities": [{"name": "Item"}], "valueTransformers": {"GrootTests.Transformer": "StringToInteger", "Codes": "Tags", "Tags": {"type": "split", "separator": ","}}}"#)
+        let registry = try ValueTransformerRegistry(model: model)
+        #expect(try registry.transformer(named: "GrootTests.Transformer").transform("42") == 42)
+        #expect(try registry.transformer(named: "GrootTests.Transformer").reverseTransform(42) == "42")
+        #expect(try registry.transformer(named: "Codes").transform("a,b") == ["a", "b"])
+        #expect(problems(#"{"Loop": "Back", "Back": "Loop", "Nowhere": "Nope"}"#) == [
+            "/valueTransformers/Back": "chain cycle: Loop -> Back -> Loop",
+            "/valueTransformers/Nowhere": "unknown value transformer 'Nope'; it is neither built in nor declared in valueTransformers",
         ])
     }
 

@@ -275,10 +275,12 @@ struct ModelDocumentReader {
         return options
     }
 
-    /// `{"GenderCode": {"type": "map", ...}}`: each declaration names a known kind. The kinds' own
+    /// `{"GenderCode": {"type": "map", ...}}`: each declaration names a known kind, or is the name of
+    /// another transformer (an alias: `"GrootTests.Transformer": "StringToInteger"`). The kinds' own
     /// members are the mapping engine's to interpret.
     private mutating func readValueTransformers(_ document: JSONObject) -> JSONObject {
-        readSection(document, "valueTransformers", declaration: "a value transformer object") { reader, declaration, pointer in
+        readSection(document, "valueTransformers", declaration: "a value transformer object or the name of a transformer") { reader, declaration, pointer in
+            if let alias = declaration.stringValue { return !alias.isEmpty }
             guard let object = declaration.objectValue else { return false }
             guard let kind = reader.requiredString(object, "type", at: pointer).nonEmpty else { return true }
             if !Self.valueTransformerKinds.contains(kind) {

@@ -276,23 +276,32 @@ struct ModelValidator {
     /// (DESIGN §10): a warning, since only a payload that needs one fails.
     private func warnings() -> [String] {
         var warnings: [String] = []
-        func check(_ userInfo: JSONObject, _ key: String, at pointer: JSONPointer, declared: JSONObject, builtIn: Set<String> = [], what: String) {
+        func check(_ userInfo: JSONObject, _ key: String, at pointer: JSONPointer, declared: JSONObject, builtIn: Set<String> = [],
+                   what: String, declaration: (String) -> String) {
             guard let name = userInfo[key]?.stringValue, declared[name] == nil, !builtIn.contains(name),
                 warnings.count < Self.listedWarningLimit
             else { return }
-            warnings.append("\(pointer.appending("userInfo").appending(key)): \(what) \(quoted(name)) is not declared in the model and is not built in")
+            warnings.append("\(pointer.appending("userInfo").appending(key)): \(what) \(quoted(name)) is not declared in the model and is not built in; "
+                            + "declare it in the model, e.g. \(declaration(name))")
         }
+        // A Core Data model names its transformer and mapper classes (`GrootTests.Transformer`): say how to declare each.
+        func valueTransformer(_ name: String) -> String {
+            #""valueTransformers": {"\#(name)": "StringToInteger"} to use a built-in one under this name, or {"\#(name)": {"type": "map", "map": {…}}}"#
+        }
+        func entityMapper(_ name: String) -> String { #""entityMappers": {"\#(name)": {"keyPath": "type", "map": {"<value>": "<Entity>"}}}"# }
+        func dictionaryTransformer(_ name: String) -> String { #""dictionaryTransformers": {"\#(name)": [{"op": "copy", "from": "<key>", "to": "<key>"}]}"# }
         for (index, entity) in model.entities.enumerated() {
             let pointer = Self.entityPointer(index)
-            check(entity.userInfo, "entityMapperName", at: pointer, declared: model.entityMappers, what: "the entity mapper")
-            check(entity.userInfo, "JSONDictionaryTransformerName", at: pointer, declared: model.dictionaryTransformers, what: "the dictionary transformer")
+            check(entity.userInfo, "entityMapperName", at: pointer, declared: model.entityMappers, what: "the entity mapper", declaration: entityMapper)
+            check(entity.userInfo, "JSONDictionaryTransformerName", at: pointer, declared: model.dictionaryTransformers,
+                  what: "the dictionary transformer", declaration: dictionaryTransformer)
             for (position, attribute) in entity.attributes.enumerated() {
                 check(attribute.userInfo, "JSONTransformerName", at: pointer.appending("attributes").appending(position),
-                      declared: model.valueTransformers, builtIn: Self.builtInValueTransformers, what: "the value transformer")
+                      declared: model.valueTransformers, builtIn: Self.builtInValueTransformers, what: "the value transformer", declaration: valueTransformer)
             }
             for (position, relationship) in entity.relationships.enumerated() {
                 check(relationship.userInfo, "JSONTransformerName", at: pointer.appending("relationships").appending(position),
-                      declared: model.valueTransformers, builtIn: Self.builtInValueTransformers, what: "the value transformer")
+                      declared: model.valueTransformers, builtIn: Self.builtInValueTransformers, what: "the value transformer", declaration: valueTransformer)
             }
         }
         return warnings

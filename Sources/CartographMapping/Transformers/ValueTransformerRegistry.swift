@@ -95,6 +95,13 @@ private struct DeclarationReader {
     }
 
     private mutating func readDeclaration(_ value: JSONValue, at pointer: JSONPointer) -> Declaration? {
+        // An alias (`"GrootTests.Transformer": "StringToInteger"`) is a chain of one step: resolved, and
+        // checked for unknown names and cycles, as chains are.
+        if let target = value.stringValue { return .chain(steps: [target]) }
+        guard value.objectValue != nil else {
+            checker.report(pointer, "expected a value transformer object or the name of a transformer, got \(described(value))")
+            return nil
+        }
         guard let (object, kind) = checker.taggedObject(value, tag: "type", kinds: Self.membersByKind.map { ($0.kind, $0.members) },
                                                         object: "a value transformer", kindNoun: "value transformer type", at: pointer) else { return nil }
         switch kind {
@@ -142,7 +149,8 @@ private struct DeclarationReader {
             defer { resolving.removeLast() }
             var resolvedSteps: [JSONValueTransformer] = []
             for (index, step) in steps.enumerated() {
-                let stepPointer = Self.pointer(name).appending("transformers").appending(index)
+                // An alias is its own one step.
+                let stepPointer = section[name]?.stringValue == nil ? Self.pointer(name).appending("transformers").appending(index) : Self.pointer(name)
                 if let builtIn = BuiltInValueTransformer(rawValue: step) {
                     resolvedSteps.append(JSONValueTransformer(name: step, kind: .builtIn(builtIn)))
                 } else if let start = resolving.firstIndex(of: step) {
