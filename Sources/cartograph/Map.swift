@@ -44,7 +44,7 @@ struct Map: ParsableCommand {
                 guard registered.entity(named: entity) != nil else { throw CartographError(.notFound, "The model has no entity '\(entity)'.") }
                 source = .annotations(entity: entity)
             } else {
-                source = .document(try JSONReader().parse(try Self.read(mapping ?? "")))
+                source = .document(try JSONReader().parse(try Self.read(mapping ?? "")), name: nil)
             }
             let started = Date()
             let payloadBytes = try Self.read(payload)

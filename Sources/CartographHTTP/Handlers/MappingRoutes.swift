@@ -21,8 +21,9 @@ enum MappingRoutes {
         },
         Route("PUT", mapping, access: .tenant(.admin), body: .json) { context in
             let (store, model) = try ModelRoutes.existingSchema(context)
-            let parsed = try EntityMapping.parse(try context.jsonBody(), model: model)
-            let created = try store.putMapping(name: context.parameter("mapping"), document: parsed.json)
+            let name = context.parameter("mapping")
+            let parsed = try store.parseMapping(try context.jsonBody(), name: name, model: model)
+            let created = try store.putMapping(name: name, document: parsed.json)
             return .json(parsed.json, status: created ? 201 : 200)
         },
         Route("GET", mapping, access: .tenant(.read)) { context in
@@ -40,7 +41,7 @@ enum MappingRoutes {
                 throw CartographError(.notFound, "Model '\(store.name)' has no mapping '\(name)'.")
             }
             // Re-validated against the current model: a migration may have changed it since registration.
-            return try ingest(context, into: store, model: model, mapping: .document(document))
+            return try ingest(context, into: store, model: model, mapping: .document(document, name: name))
         },
         // R-P10: the mapping a model's annotations define for an entity, and ingestion through it.
         Route("GET", entity + "/mapping", access: .tenant(.read)) { context in
@@ -54,8 +55,15 @@ enum MappingRoutes {
             return try ingest(context, into: store, model: model, mapping: .annotations(entity: entity))
         },
         Route("DELETE", mapping, access: .tenant(.admin)) { context in
-            let store = try ModelRoutes.existingModel(context)
+            let (store, model) = try ModelRoutes.existingSchema(context)
             let name = context.parameter("mapping")
+            // A mapping another one refers to (`{"ref": …}`) stays until that one changes: its payloads would fail.
+            let referrers = try store.mappings().filter { other in
+                other.name != name && (try? store.parseMapping(other.document, name: other.name, model: model))?.referencedNames.contains(name) == true
+            }.map(\.name)
+            if !referrers.isEmpty {
+                throw CartographError(.conflict, "Mapping '\(name)' is referred to by \(referrers.map { "'\($0)'" }.joined(separator: ", ")) ({\"ref\": \"\(name)\"}); change or delete those first.")
+            }
             guard try store.deleteMapping(name: name) else {
                 throw CartographError(.notFound, "Model '\(store.name)' has no mapping '\(name)'.")
             }

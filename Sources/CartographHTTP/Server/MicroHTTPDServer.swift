@@ -46,6 +46,9 @@ public final class MicroHTTPDServer: Sendable {
 
     public init(application: Application) { self.application = application }
 
+    /// Each request thread's stack.
+    static let threadStackBytes = 64 << 20
+
     /// Starts listening; returns the bound port (useful with port 0).
     @discardableResult
     public func start() throws -> Int {
@@ -61,6 +64,10 @@ public final class MicroHTTPDServer: Sendable {
             // MHD clears this pool for every request: 32 KiB (its default) holds any sane request head.
             MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: 32 * 1024, ptr_value: nil),
             MHD_OptionItem(option: .LISTENING_ADDRESS_REUSE, value: 1, ptr_value: nil),
+            // Reading and mapping recurse once per nesting level: a tree as deep as the largest
+            // --max-json-depth allows (2,048, so 1,020 levels through a self-referencing mapping)
+            // overflowed the default 8 MiB in a debug build. Address space: pages are committed as touched.
+            MHD_OptionItem(option: .THREAD_STACK_SIZE, value: Self.threadStackBytes, ptr_value: nil),
         ]
         let context = Unmanaged.passUnretained(self).toOpaque()
         let host = configuration.host == "0.0.0.0" ? nil : configuration.host

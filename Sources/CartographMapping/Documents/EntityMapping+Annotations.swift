@@ -21,6 +21,21 @@ extension EntityMapping {
         isAnnotationReference ? Self.annotationMapping(of: entity, model: model) : self
     }
 
+    /// A reference to the registered mapping `name`, whose entity is `entity`.
+    public static func namedReference(_ name: String, entity: String) -> EntityMapping {
+        var mapping = EntityMapping(entity: entity)
+        mapping.reference = name
+        return mapping
+    }
+
+    /// The names of the registered mappings this mapping refers to (`{"ref": …}`) in its relationships
+    /// and dynamic cases, at any depth, without following the references.
+    public var referencedNames: Set<String> {
+        if let reference { return [reference] }
+        let nested = relationships.map(\.mapping) + (dynamic?.cases.map(\.mapping) ?? [])
+        return nested.reduce(into: Set<String>()) { $0.formUnion($1.referencedNames) }
+    }
+
     /// R-P7's read-ahead (top-level objects found current before they are read): the identification and
     /// modification attributes it reads, when the mapping (resolved) allows it — a `modificationAttribute`
     /// and identification attributes, no `dynamic` or dictionary transformer, which decide per

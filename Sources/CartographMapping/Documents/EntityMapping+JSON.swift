@@ -9,6 +9,7 @@ public import CartographCore
 extension EntityMapping {
     /// The mapping as a normalized mapping document.
     public var json: JSONValue {
+        if let reference { return ["ref": .string(reference)] }
         var document = JSONObject()
         document.append("entity", .string(entity))
         if isAnnotationReference {

@@ -19,10 +19,14 @@ extension EntityMapping {
 
     /// Parses and validates a mapping document against `model`.
     ///
+    /// - Parameters:
+    ///   - name: the name the mapping is registered under, which `{"ref": …}` may name to refer to itself.
+    ///   - entityOfMapping: the entity of another registered mapping, nil when none has that name.
     /// - Throws: 422 `.unprocessable` listing every problem with its JSON Pointer; predicate
     ///   problems carry the predicate's `offset`.
-    public static func parse(_ json: JSONValue, model: Model) throws(CartographError) -> EntityMapping {
-        var reader = MappingDocumentReader(model: model)
+    public static func parse(_ json: JSONValue, model: Model, name: String? = nil,
+                             entityOfMapping: @escaping (String) -> String? = { _ in nil }) throws(CartographError) -> EntityMapping {
+        var reader = MappingDocumentReader(model: model, name: name, entityOfMapping: entityOfMapping)
         let mapping = reader.readMapping(json, at: .root, placement: .topLevel, inheritedInference: nil)
         try reader.checker.throwIfAny(summary: "The mapping document is invalid")
         return mapping
@@ -45,9 +49,15 @@ struct MappingDocumentReader {
     /// Value transformers a mapping may name: the built-in ones and the model's declared ones.
     let transformerNames: Set<String>
     var checker = DocumentChecker()
+    /// The name the document is registered under, and its entity once read: `{"ref": name}` is the document itself.
+    let name: String?
+    private var topLevelEntity: String?
+    let entityOfMapping: (String) -> String?
 
-    init(model: Model) {
+    init(model: Model, name: String? = nil, entityOfMapping: @escaping (String) -> String? = { _ in nil }) {
         self.model = model
+        self.name = name
+        self.entityOfMapping = entityOfMapping
         self.transformerNames = ValueTransformerRegistry.builtInNames.union(model.valueTransformers.keys)
     }
 
@@ -58,8 +68,9 @@ struct MappingDocumentReader {
             checker.report(pointer, "expected a mapping object, got \(described(value))")
             return EntityMapping(entity: "")
         }
-        checker.checkMembers(of: object, allowed: EntityMapping.documentMembers, at: pointer)
         let isTopLevel = if case .topLevel = placement { true } else { false }
+        if let target = object["ref"] { return readReference(target, in: object, at: pointer, placement: placement) }
+        checker.checkMembers(of: object, allowed: EntityMapping.documentMembers, at: pointer)
         if !isTopLevel {
             for key in EntityMapping.topLevelOnlyMembers where object[key] != nil {
                 checker.report(pointer.appending(key), "applies to top-level mappings only")
@@ -67,6 +78,7 @@ struct MappingDocumentReader {
         }
 
         let name = readEntity(object, at: pointer, placement: placement)
+        if isTopLevel { topLevelEntity = name }
         // Entity-dependent checks run only against an entity that exists.
         let entity = name.flatMap { model.entity(named: $0) == nil ? nil : $0 }
         if let reference = object["fromAnnotations"] {
@@ -136,19 +148,48 @@ struct MappingDocumentReader {
             checker.report(entityPointer, "no entity is named \(quoted(name))")
             return name
         }
+        checkPlacement(of: name, at: entityPointer, placement: placement, what: name)
+        return name
+    }
+
+    /// Reports an entity that cannot stand where the mapping is placed: a relationship's mapping maps its
+    /// destination or a sub-entity, a dynamic case the enclosing mapping's entity or a sub-entity.
+    private mutating func checkPlacement(of entity: String, at pointer: JSONPointer, placement: Placement, what: String) {
         switch placement {
         case .topLevel, .relationship(_, nil), .dynamicCase(nil):
             break
         case .relationship(let relationship, let destination?):
-            if !model.entityAndSubentities(of: destination).contains(name) {
-                checker.report(entityPointer, "\(name) is not \(destination) (the destination of \(quoted(relationship))) or one of its sub-entities")
+            if !model.entityAndSubentities(of: destination).contains(entity) {
+                checker.report(pointer, "\(what) is not \(destination) (the destination of \(quoted(relationship))) or one of its sub-entities")
             }
         case .dynamicCase(let base?):
-            if !model.entityAndSubentities(of: base).contains(name) {
-                checker.report(entityPointer, "\(name) is not \(base) (the entity of the enclosing mapping) or one of its sub-entities")
+            if !model.entityAndSubentities(of: base).contains(entity) {
+                checker.report(pointer, "\(what) is not \(base) (the entity of the enclosing mapping) or one of its sub-entities")
             }
         }
-        return name
+    }
+
+    /// `{"ref": "organization"}` in a relationship or dynamic case: the registered mapping of that name
+    /// (the document itself when it names its own), so a tree of any depth maps (RestKit's recursive mappings).
+    private mutating func readReference(_ target: JSONValue, in object: JSONObject, at pointer: JSONPointer, placement: Placement) -> EntityMapping {
+        let refPointer = pointer.appending("ref")
+        if case .topLevel = placement {
+            checker.report(refPointer, "applies inside a relationship's or a dynamic case's mapping only")
+            return EntityMapping(entity: "")
+        }
+        if let extra = object.keys.first(where: { $0 != "ref" }) {
+            checker.report(pointer.appending(extra), "a reference to a mapping has only ref")
+        }
+        guard let referenced = target.stringValue, !referenced.isEmpty else {
+            checker.report(refPointer, "expected the name of a registered mapping, got \(described(target))")
+            return EntityMapping(entity: "")
+        }
+        guard let entity = referenced == name ? topLevelEntity : entityOfMapping(referenced) else {
+            checker.report(refPointer, "no mapping named \(quoted(referenced)) is registered in this model")
+            return EntityMapping(entity: "")
+        }
+        checkPlacement(of: entity, at: refPointer, placement: placement, what: "\(quoted(referenced)) maps \(entity), which")
+        return .namedReference(referenced, entity: entity)
     }
 
     // MARK: Attributes and identification

@@ -51,6 +51,11 @@ public struct EntityMapping: Sendable, Equatable {
     /// Stands for `entity`'s annotation mapping (R-P10), which the engine compiles when it is used;
     /// every other member is unused. Written `{"entity": …, "fromAnnotations": true}` in documents.
     public var isAnnotationReference = false
+    /// Stands for the registered mapping of this name (`{"ref": "organization"}`, RestKit's recursive
+    /// mappings), resolved by the engine when a representation needs it, so a tree of any depth maps
+    /// and mappings may refer to each other in cycles. `entity` is that mapping's entity; every other
+    /// member is unused.
+    public var reference: String?
 
     /// A mapping of `entity`; the caller resolves `resolvedIdentificationAttributes` (R-I1) and
     /// checks names against the model, as `parse(_:model:)` does.

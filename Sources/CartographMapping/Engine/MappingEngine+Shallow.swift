@@ -31,7 +31,7 @@ extension MappingEngine {
     /// built) and none anywhere reads `@root`; and the payload has an array at the mapping's key path
     /// (or is one, without a key path). Otherwise nil. A syntax error is thrown as parsing would throw it.
     func shallowPlan(body: [UInt8], reader: JSONReader, mapping base: EntityMapping) throws(JSONSyntaxError) -> ShallowPayload? {
-        let mapping = base.resolved(in: model)
+        let mapping = resolve(base)
         guard let (identity, modification) = mapping.readAheadAttributes, body.count > 0 else { return nil }
         let needed = Set(identity + [modification])
         let sources = mapping.attributes.filter { needed.contains($0.attribute) }.map(\.source)
@@ -46,11 +46,12 @@ extension MappingEngine {
     }
 
     /// Whether a key path of `mapping`, or of a mapping nested in it, reads `@root`.
-    private func readsRoot(_ base: EntityMapping, seen: Set<String>) -> Bool {
-        // An annotation mapping may reach its own entity again: each is looked at once.
-        if base.isAnnotationReference, seen.contains(base.entity) { return false }
-        let mapping = base.resolved(in: model)
-        let seen = base.isAnnotationReference ? seen.union([base.entity]) : seen
+    private func readsRoot(_ base: EntityMapping, seen: Set<MappingRun.ResolvedReference>) -> Bool {
+        // A reference may reach its own mapping again (models and mappings have cycles): each is looked at once.
+        let key: MappingRun.ResolvedReference? = base.reference.map { .named($0) } ?? (base.isAnnotationReference ? .annotations(base.entity) : nil)
+        if let key, seen.contains(key) { return false }
+        let mapping = resolve(base)
+        let seen = key.map { seen.union([$0]) } ?? seen
         if mapping.attributes.contains(where: { $0.source.root == .root }) || mapping.dynamic?.keyPath.root == .root { return true }
         let nested = mapping.relationships.map(\.mapping) + (mapping.dynamic?.cases.map(\.mapping) ?? [])
         return mapping.relationships.contains { $0.source?.root == .root } || nested.contains { readsRoot($0, seen: seen) }

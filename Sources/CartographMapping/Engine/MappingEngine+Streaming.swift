@@ -95,7 +95,7 @@ extension MappingEngine {
                               explain: Bool) throws(JSONSyntaxError) -> StreamedPayload? {
         guard !explain, body.count > 0 else { return nil }
         var run = MappingRun(engine: self, root: .null, metadata: .null)
-        let mapping = base.resolved(in: model)
+        let mapping = resolve(base)
         guard mapping.relationships.isEmpty, mapping.connections.isEmpty, mapping.dynamic == nil, mapping.dictionaryTransformer == nil,
               mapping.deleteMissing == nil, mapping.deletionPredicate == nil,
               mapping.attributes.allSatisfy({ $0.source.root == .representation || $0.source.root == .metadata }) else { return nil }

@@ -133,11 +133,16 @@ public struct MappingEngine: Sendable {
     public let maximumObjects: Int
     /// Top-level representations per chunk of a streamed payload (`map(_ streamed:)`).
     public let chunkSize: Int
+    /// The registered mappings that `{"ref": …}` references reach, by name (the caller loads every one
+    /// a payload's mapping reaches, transitively).
+    let namedMappings: [String: EntityMapping]
 
-    public init(model: Model, maximumObjects: Int = 1_000_000, chunkSize: Int = MappingEngine.defaultChunkSize) throws(CartographError) {
+    public init(model: Model, maximumObjects: Int = 1_000_000, chunkSize: Int = MappingEngine.defaultChunkSize,
+                namedMappings: [String: EntityMapping] = [:]) throws(CartographError) {
         self.model = model
         self.maximumObjects = maximumObjects
         self.chunkSize = max(1, chunkSize)
+        self.namedMappings = namedMappings
         self.transformers = try ValueTransformerRegistry(model: model)
         self.dictionaryTransformers = try DictionaryTransformerRegistry(model: model)
     }
@@ -237,6 +242,21 @@ public struct MappingEngine: Sendable {
         var result = try run.summarize(topLevel: topLevel, in: store)
         if run.trace != nil { result.timings = timer.timings }
         return result
+    }
+}
+
+extension MappingEngine {
+    /// The mapping that applies where `mapping` stands: an annotation reference becomes the entity's
+    /// annotation mapping (R-P10), a named reference the registered mapping, nested (its top-level-only
+    /// members do not apply inside a representation).
+    func resolve(_ mapping: EntityMapping) -> EntityMapping {
+        guard let name = mapping.reference else { return mapping.resolved(in: model) }
+        // The caller loads every mapping a reference reaches; one missing maps nothing rather than crash.
+        var named = namedMappings[name] ?? EntityMapping(entity: mapping.entity)
+        named.keyPath = nil
+        named.deleteMissing = nil
+        named.identityReferences = false
+        return named
     }
 }
 

@@ -15,8 +15,8 @@ struct MappingRun {
     private var representationsRead = 0
     /// The mappings nodes were read with, by entity: nodes read with equal mappings share one.
     private var mappingReferences: [String: [MappingReference]] = [:]
-    /// Annotation mappings compiled so far, by entity (R-P10).
-    private var annotationMappings: [String: EntityMapping] = [:]
+    /// References resolved so far: annotation mappings compiled (R-P10), registered mappings by name.
+    private var resolvedReferences: [ResolvedReference: EntityMapping] = [:]
     /// Identities that a lookup before the read found no stored object for, by identification group:
     /// `identify` does not look them up again.
     private var knownAbsent: [String: Set<[AttributeValue]>] = [:]
@@ -230,13 +230,27 @@ struct MappingRun {
         return reference
     }
 
-    /// The mapping that applies: an annotation reference becomes the entity's annotation mapping (R-P10).
+    /// The mapping that applies: a reference becomes the mapping it stands for (`MappingEngine.resolve`),
+    /// resolved once per payload.
     private mutating func resolved(_ mapping: EntityMapping) -> EntityMapping {
-        guard mapping.isAnnotationReference else { return mapping }
-        if let compiled = annotationMappings[mapping.entity] { return compiled }
-        let compiled = mapping.resolved(in: model)
-        annotationMappings[mapping.entity] = compiled
+        let key: ResolvedReference
+        if let name = mapping.reference {
+            key = .named(name)
+        } else if mapping.isAnnotationReference {
+            key = .annotations(mapping.entity)
+        } else {
+            return mapping
+        }
+        if let compiled = resolvedReferences[key] { return compiled }
+        let compiled = engine.resolve(mapping)
+        resolvedReferences[key] = compiled
         return compiled
+    }
+
+    /// What a reference stands for: an entity's annotation mapping (R-P10) or a registered mapping by name.
+    enum ResolvedReference: Hashable {
+        case annotations(String)
+        case named(String)
     }
 
     /// The mapping that reads `representation`, and why it cannot insert if it cannot: the

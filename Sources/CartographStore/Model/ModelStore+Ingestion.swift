@@ -3,25 +3,49 @@
 // transaction under the model that transaction writes with, with the Idempotency-Key and the storage
 // quota checked in that same transaction, and answers the response body.
 public import CartographCore
-import CartographMapping
+public import CartographMapping
 
 /// Where a payload's mapping comes from.
 public enum MappingSource: Sendable {
-    /// A mapping document (as registered: it is parsed against the model the payload is mapped with).
-    case document(JSONValue)
+    /// A mapping document (as registered: it is parsed against the model the payload is mapped with),
+    /// and the name it is registered under (nil for one that is not), which its `{"ref": …}` may name.
+    case document(JSONValue, name: String?)
     /// The mapping an entity's annotations define (R-P10).
     case annotations(entity: String)
 
-    /// The mapping for `model` (a migration may have committed since the document was registered).
-    func mapping(for model: Model) throws(CartographError) -> EntityMapping {
+    /// The mapping for `model` (a migration may have committed since the document was registered), and
+    /// the registered mappings its references reach, by name, looked up in `store`.
+    func mappings(for model: Model, in store: ModelStore) throws(CartographError) -> (mapping: EntityMapping, named: [String: EntityMapping]) {
         switch self {
-        case .document(let document):
-            return try EntityMapping.parse(document, model: model)
+        case .document(let document, let name):
+            let mapping = try store.parseMapping(document, name: name, model: model)
+            var named: [String: EntityMapping] = name.map { [$0: mapping] } ?? [:]
+            var pending = Array(mapping.referencedNames)
+            while let next = pending.popLast() {
+                guard named[next] == nil else { continue }
+                guard let referenced = try store.mappings(named: next).first?.document else {
+                    throw CartographError(.unprocessable, "The mapping refers to mapping '\(next)', which is not registered any more; register it again or change the reference.")
+                }
+                let parsed = try store.parseMapping(referenced, name: next, model: model)
+                named[next] = parsed
+                pending += parsed.referencedNames
+            }
+            return (mapping, named)
         case .annotations(let entity):
             var mapping = EntityMapping.annotationMapping(of: entity, model: model)
             // The entity payload route takes an array of identity values as well as of objects.
             mapping.identityReferences = true
-            return mapping
+            return (mapping, [:])
+        }
+    }
+}
+
+extension ModelStore {
+    /// Parses a mapping document registered (or to be registered) as `name` against `model`, its
+    /// `{"ref": …}` references checked against the mappings registered in this store.
+    public func parseMapping(_ document: JSONValue, name: String?, model: Model) throws(CartographError) -> EntityMapping {
+        try EntityMapping.parse(document, model: model, name: name) { [self] other in
+            (try? mappings(named: other).first?.document)?["entity"]?.stringValue
         }
     }
 }
@@ -91,8 +115,8 @@ extension ModelStore {
     /// writes under. A syntax error is a 400 with its offset; nothing is stored on any error.
     public func ingest(_ body: [UInt8], mapping source: MappingSource, model: Model, reader: JSONReader = JSONReader(),
                        options: IngestOptions, progress: ((String, Int, Int) -> Void)? = nil) throws(CartographError) -> IngestResult {
-        let mapping = try source.mapping(for: model)
-        let engine = try MappingEngine(model: model, maximumObjects: options.maximumObjects)
+        let (mapping, named) = try source.mappings(for: model, in: self)
+        let engine = try MappingEngine(model: model, maximumObjects: options.maximumObjects, namedMappings: named)
         // A large array of flat objects is planned for mapping in chunks from the body's bytes (bounded
         // memory); a re-load's is read shallowly; any other payload is parsed whole.
         let payload = try engine.prepare(body: body, reader: reader, mapping: mapping, explain: options.explain)
@@ -111,8 +135,9 @@ extension ModelStore {
             let result: MappingResult
             if transaction.model.version != model.version {
                 // New objects must get the defaults of attributes a migration added (R-P4, R-M6).
-                let engine = try MappingEngine(model: transaction.model, maximumObjects: options.maximumObjects)
-                result = try engine.map(payload, mapping: try source.mapping(for: transaction.model), metadata: options.metadata,
+                let (mapping, named) = try source.mappings(for: transaction.model, in: self)
+                let engine = try MappingEngine(model: transaction.model, maximumObjects: options.maximumObjects, namedMappings: named)
+                result = try engine.map(payload, mapping: mapping, metadata: options.metadata,
                                         explain: options.explain, progress: progress, into: transaction)
             } else if let read {
                 result = try engine.map(read, progress: progress, into: transaction)
