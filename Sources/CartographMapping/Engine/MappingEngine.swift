@@ -33,6 +33,9 @@ public struct MappingResult: Sendable, Equatable {
     public var explain: [JSONValue]?
     /// R-P13: milliseconds per phase, when asked for.
     public var timings: [(phase: String, milliseconds: Double)] = []
+    /// The `_id`s a snapshot session's page mentioned (R-D5 across pages), when the engine
+    /// `defersDeleteMissing`: what the page's deleteMissing would have kept. Not part of the response.
+    public internal(set) var mentionedIDs: Set<Int64>?
 
     public init() {}
 
@@ -129,6 +132,9 @@ public struct MappingEngine: Sendable {
     public let maximumObjects: Int
     /// Top-level representations per chunk of a streamed payload (`map(_ streamed:)`).
     public let chunkSize: Int
+    /// Maps the pages of a snapshot session (R-D5 across pages): a `deleteMissing` mapping deletes
+    /// nothing and lists what it would keep in `MappingResult.mentionedIDs` instead.
+    public var defersDeleteMissing = false
 
     public init(model: Model, maximumObjects: Int = 1_000_000, chunkSize: Int = MappingEngine.defaultChunkSize) throws(CartographError) {
         self.model = model
