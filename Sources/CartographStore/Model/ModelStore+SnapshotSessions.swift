@@ -109,6 +109,17 @@ enum SnapshotSessionTables {
     }
 
     private static func milliseconds(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970 * 1000) }
+
+    /// Runs `body`'s statements on the session tables, a failure becoming a 500 that names the session.
+    static func sqlite<T>(_ session: SnapshotSession, _ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
+        do { return try body() } catch { throw CartographError(.internalError, "Cannot read or write snapshot session '\(session.token)': \(error)") }
+    }
+
+    /// The 422 for `?snapshot=` on a mapping that deletes nothing: there would be nothing to complete.
+    static func needsDeleteMissing(_ session: SnapshotSession) -> CartographError {
+        CartographError(.unprocessable, "Mapping '\(session.mapping)' has no deleteMissing, so it takes no snapshot sessions: post the payload without ?snapshot=.",
+                        errors: [.init(pointer: "/snapshot", message: "the mapping has no deleteMissing")])
+    }
 }
 
 extension SnapshotSessionTables.Stored {
@@ -128,23 +139,11 @@ extension StoreTransaction {
     /// or marked used, and the `_id`s the page mentioned are added to it.
     func recordSnapshotPage(_ session: SnapshotSession, mapping: EntityMapping, mentioned: Set<Int64>, now: Date) throws(CartographError) {
         guard let snapshot = mapping.deleteMissing else { throw SnapshotSessionTables.needsDeleteMissing(session) }
-        do {
-            let stored = try SnapshotSessionTables.use(session, entity: mapping.entity, scope: snapshot.scope.format, connection, now: now)
-            try stored.requireScope(of: mapping, session: session)
-            try SnapshotSessionTables.addMentions(mentioned, session: stored.id, connection)
-        } catch let error as CartographError {
-            throw error
-        } catch {
-            throw CartographError(.internalError, "Cannot record the page of snapshot session '\(session.token)': \(error)")
+        let stored = try SnapshotSessionTables.sqlite(session) { () throws(SQLiteError) in
+            try SnapshotSessionTables.use(session, entity: mapping.entity, scope: snapshot.scope.format, connection, now: now)
         }
-    }
-}
-
-extension SnapshotSessionTables {
-    /// The 422 for `?snapshot=` on a mapping that deletes nothing: there would be nothing to complete.
-    static func needsDeleteMissing(_ session: SnapshotSession) -> CartographError {
-        CartographError(.unprocessable, "Mapping '\(session.mapping)' has no deleteMissing, so it takes no snapshot sessions: post the payload without ?snapshot=.",
-                        errors: [.init(pointer: "/snapshot", message: "the mapping has no deleteMissing")])
+        try stored.requireScope(of: mapping, session: session)
+        try SnapshotSessionTables.sqlite(session) { () throws(SQLiteError) in try SnapshotSessionTables.addMentions(mentioned, session: stored.id, connection) }
     }
 }
 
@@ -157,12 +156,12 @@ extension ModelStore {
     public func completeSnapshot(_ session: SnapshotSession, mapping source: MappingSource, dryRun: Bool, now: Date) throws(CartographError) -> [UInt8] {
         try applyPayload(idempotency: nil, dryRun: dryRun) { (transaction) throws(CartographError) -> MappingResult in
             let mapping = try source.mapping(for: transaction.model)
-            let stored = try sessionQuery(session) { () throws(SQLiteError) in try SnapshotSessionTables.find(session, transaction.connection, now: now) }
-            guard let stored else { throw Self.unknownSession(session) }
+            let stored = try transaction.liveSnapshotSession(session, now: now)
             try stored.requireScope(of: mapping, session: session)
-            let mentioned = try sessionQuery(session) { () throws(SQLiteError) in try SnapshotSessionTables.mentioned(session: stored.id, transaction.connection) }
+            let connection = transaction.connection
+            let mentioned = try SnapshotSessionTables.sqlite(session) { () throws(SQLiteError) in try SnapshotSessionTables.mentioned(session: stored.id, connection) }
             let result = try MappingEngine(model: transaction.model).deleteMissing(of: mapping, keeping: mentioned, in: transaction)
-            try sessionQuery(session) { () throws(SQLiteError) in try SnapshotSessionTables.drop(id: stored.id, transaction.connection) }
+            try SnapshotSessionTables.sqlite(session) { () throws(SQLiteError) in try SnapshotSessionTables.drop(id: stored.id, connection) }
             return result
         }
     }
@@ -170,17 +169,19 @@ extension ModelStore {
     /// Abandons a snapshot session: its pages stay, nothing is deleted. 404 for an unknown or expired one.
     public func abandonSnapshot(_ session: SnapshotSession, now: Date) throws(CartographError) {
         _ = try write { (transaction) throws(CartographError) in
-            let stored = try sessionQuery(session) { () throws(SQLiteError) in try SnapshotSessionTables.find(session, transaction.connection, now: now) }
-            guard let stored else { throw Self.unknownSession(session) }
-            try sessionQuery(session) { () throws(SQLiteError) in try SnapshotSessionTables.drop(id: stored.id, transaction.connection) }
+            let stored = try transaction.liveSnapshotSession(session, now: now)
+            try SnapshotSessionTables.sqlite(session) { () throws(SQLiteError) in try SnapshotSessionTables.drop(id: stored.id, transaction.connection) }
         }
     }
+}
 
-    private static func unknownSession(_ session: SnapshotSession) -> CartographError {
-        CartographError(.notFound, "Mapping '\(session.mapping)' has no snapshot session '\(session.token)' (never begun, completed, abandoned, or unused for 24 hours).")
-    }
-
-    private func sessionQuery<T>(_ session: SnapshotSession, _ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
-        do { return try body() } catch { throw CartographError(.internalError, "Cannot read snapshot session '\(session.token)': \(error)") }
+extension StoreTransaction {
+    /// The session, unless unknown or expired (a 404).
+    fileprivate func liveSnapshotSession(_ session: SnapshotSession, now: Date) throws(CartographError) -> SnapshotSessionTables.Stored {
+        let connection = self.connection
+        guard let stored = try SnapshotSessionTables.sqlite(session, { () throws(SQLiteError) in try SnapshotSessionTables.find(session, connection, now: now) }) else {
+            throw CartographError(.notFound, "Mapping '\(session.mapping)' has no snapshot session '\(session.token)' (never begun, completed, abandoned, or unused for 24 hours).")
+        }
+        return stored
     }
 }
