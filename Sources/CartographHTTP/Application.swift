@@ -1,7 +1,7 @@
 // The server as a function from request to response. It owns the order of concerns for every
 // request: request id, readiness, routing, authentication, the tenant's rate limit, content type,
 // handler, problem rendering, metrics and the request log.
-import Foundation
+public import Foundation
 public import Synchronization
 public import Logging
 import Metrics
@@ -29,10 +29,15 @@ public final class Application: Sendable {
     let changeWaiters = ChangeWaiters()
     /// Notes lists that keep scanning whole tables, and logs which index would serve them.
     let indexAdvisor = IndexAdvisor()
+    /// The wall clock that snapshot sessions are used and expire by (a test moves it past their 24 hours).
+    let now: @Sendable () -> Date
 
-    /// - Parameter metricsExposition: renders the Prometheus text for `/metrics`.
+    /// - Parameters:
+    ///   - metricsExposition: renders the Prometheus text for `/metrics`.
+    ///   - now: the wall clock of snapshot sessions' expiry.
     public init(configuration: ServerConfiguration, control: ControlStore, stores: StoreRegistry, adminToken: String, logger: Logger,
-                metricsExposition: @escaping @Sendable () -> [UInt8] = { [] }) {
+                metricsExposition: @escaping @Sendable () -> [UInt8] = { [] }, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.now = now
         self.configuration = configuration
         self.control = control
         self.stores = stores

@@ -732,7 +732,8 @@ extension HostileSweep {
         "DELETE /v1/tenants/{tenant}/models/{model}/entities/{entity}/objects": ["where"],
         "GET /v1/tenants/{tenant}/models/{model}/changes": ["since", "limit", "wait"],
         "PUT /v1/tenants/{tenant}/models/{model}": ["allowDestructive"],
-        "POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads": ["dryRun", "explain"],
+        "POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads": ["dryRun", "explain", "snapshot"],
+        "POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete": ["dryRun"],
         "POST /v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads": ["dryRun", "explain"],
     ]
 
@@ -818,14 +819,19 @@ extension HostileSweep {
 
     /// Every path parameter of every route with every hostile string, encoded and raw; the tenant with
     /// alpha's key and with the admin token. A tenant, model, mapping, key id or entity that breaks its
-    /// naming rule is a 400 (raw strings that change the path's shape: 400, 404 or 405).
+    /// naming rule, or a malformed snapshot token, is a 400 (raw strings that change the path's shape: 400, 404 or 405).
     func pathSegments() throws {
         for route in Application.routes {
             let parameters = route.template.split(separator: "/").filter { $0.hasPrefix("{") }.map { String($0.dropFirst().dropLast()) }
             for parameter in parameters {
                 for value in HostileStrings.all {
                     let what = "\(route.method) \(route.template) {\(parameter)} = \(String(reflecting: value).prefix(60))"
-                    let valid = parameter == "key" || (parameter == "entity" ? Names.isPropertyName(value) : Names.isResourceName(value))
+                    let valid = switch parameter {
+                    case "key": true
+                    case "entity": Names.isPropertyName(value)
+                    case "token": (try? SnapshotSession(mapping: "items", token: value, pointer: "")) != nil
+                    default: Names.isResourceName(value)
+                    }
                     var tokens = [token(for: route)]
                     if parameter == "tenant", case .tenant = route.access { tokens.append(server.adminToken) }
                     for token in tokens {

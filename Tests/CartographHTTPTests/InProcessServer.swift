@@ -16,8 +16,10 @@ final class InProcessServer: HTTPTestClient {
     let adminToken = "test-admin-token"
     let dataDirectory: URL
 
-    /// - Parameter arguments: `serve` flags, read as `cartograph serve` reads them (limits, sync, …).
-    init(arguments: [String] = []) throws {
+    /// - Parameters:
+    ///   - arguments: `serve` flags, read as `cartograph serve` reads them (limits, sync, …).
+    ///   - now: the application's wall clock (snapshot sessions expire by it).
+    init(arguments: [String] = [], now: @escaping @Sendable () -> Date = { Date() }) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cartograph-inproc-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         dataDirectory = directory
@@ -27,7 +29,7 @@ final class InProcessServer: HTTPTestClient {
         application = Application(configuration: configuration, control: try ControlStore(directory: data, synchronous: configuration.synchronous),
                                   stores: StoreRegistry(directory: data, synchronous: configuration.synchronous,
                                                         maxOpenStores: configuration.maxOpenStores),
-                                  adminToken: adminToken, logger: Logger(label: "cartograph-test", factory: { _ in SwiftLogNoOpLogHandler() }))
+                                  adminToken: adminToken, logger: Logger(label: "cartograph-test", factory: { _ in SwiftLogNoOpLogHandler() }), now: now)
         application.setServiceState(.ready)
     }
 

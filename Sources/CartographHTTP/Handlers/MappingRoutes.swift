@@ -10,6 +10,7 @@ enum MappingRoutes {
     static let mappings = "/v1/tenants/{tenant}/models/{model}/mappings"
     static let mapping = mappings + "/{mapping}"
     static let entity = "/v1/tenants/{tenant}/models/{model}/entities/{entity}"
+    static let snapshot = mapping + "/snapshots/{token}"
 
     static let all: [Route] = [
         Route("GET", mappings, access: .tenant(.read)) { context in
@@ -28,20 +29,32 @@ enum MappingRoutes {
         },
         Route("GET", mapping, access: .tenant(.read)) { context in
             let store = try ModelRoutes.existingModel(context)
-            let name = context.parameter("mapping")
-            guard let document = try store.mappings(named: name).first?.document else {
-                throw CartographError(.notFound, "Model '\(store.name)' has no mapping '\(name)'.")
-            }
-            return .json(document)
+            return .json(try registeredMapping(context.parameter("mapping"), in: store))
         },
-        Route("POST", mapping + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain"]) { context in
+        Route("POST", mapping + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "snapshot"]) { context in
             let (store, model) = try ModelRoutes.existingSchema(context)
             let name = context.parameter("mapping")
-            guard let document = try store.mappings(named: name).first?.document else {
-                throw CartographError(.notFound, "Model '\(store.name)' has no mapping '\(name)'.")
+            let snapshot = try context.request.queryValue("snapshot").map { (token) throws(CartographError) in
+                try SnapshotSession(mapping: name, token: token, pointer: "/snapshot")
             }
+            let document = try registeredMapping(name, in: store)
             // Re-validated against the current model: a migration may have changed it since registration.
-            return try ingest(context, into: store, model: model, mapping: .document(document, name: name))
+            return try ingest(context, into: store, model: model, mapping: .document(document, name: name), snapshot: snapshot)
+        },
+        // R-D5 across pages: a snapshot session's completion, and its abandonment.
+        Route("POST", snapshot + "/complete", access: .tenant(.write), query: ["dryRun"]) { context in
+            let (store, session) = try snapshotSession(context)
+            let document = try registeredMapping(session.mapping, in: store)
+            let dryRun = try ModelRoutes.booleanQuery(context, "dryRun") ?? false
+            var body = try store.completeSnapshot(session, mapping: .document(document, name: session.mapping), dryRun: dryRun, now: context.application.now())
+            body.append(0x0A)
+            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: body)
+        },
+        Route("DELETE", snapshot, access: .tenant(.write)) { context in
+            let (store, session) = try snapshotSession(context)
+            _ = try registeredMapping(session.mapping, in: store)
+            try store.abandonSnapshot(session, now: context.application.now())
+            return .noContent
         },
         // R-P10: the mapping a model's annotations define for an entity, and ingestion through it.
         Route("GET", entity + "/mapping", access: .tenant(.read)) { context in
@@ -71,9 +84,25 @@ enum MappingRoutes {
         },
     ]
 
+    /// The registered mapping document `name`; 404 when the model has none.
+    static func registeredMapping(_ name: String, in store: ModelStore) throws(CartographError) -> JSONValue {
+        guard let document = try store.mappings(named: name).first?.document else {
+            throw CartographError(.notFound, "Model '\(store.name)' has no mapping '\(name)'.")
+        }
+        return document
+    }
+
+    /// The model's store and the snapshot session the route's `{mapping}` and `{token}` name (a 400 for a malformed token).
+    static func snapshotSession(_ context: RequestContext) throws(CartographError) -> (store: ModelStore, session: SnapshotSession) {
+        let store = try ModelRoutes.existingModel(context)
+        return (store, try SnapshotSession(mapping: context.parameter("mapping"), token: context.parameter("token"), pointer: "/token"))
+    }
+
     /// Maps the request's payload into the store in one transaction (R-P11), with `dryRun`,
-    /// `explain` (R-P13), `Idempotency-Key` and the tenant's storage quota (R-S2): `ModelStore.ingest`.
-    static func ingest(_ context: RequestContext, into store: ModelStore, model: Model, mapping: MappingSource) throws(CartographError) -> HTTPResponse {
+    /// `explain` (R-P13), `Idempotency-Key`, the tenant's storage quota (R-S2) and, for a page of a
+    /// snapshot session, the session (R-D5): `ModelStore.ingest`.
+    static func ingest(_ context: RequestContext, into store: ModelStore, model: Model, mapping: MappingSource,
+                       snapshot: SnapshotSession? = nil) throws(CartographError) -> HTTPResponse {
         // R-P13: explain traces every object and implies a dry run.
         let explain = try ModelRoutes.booleanQuery(context, "explain") ?? false
         let dryRun = try ModelRoutes.booleanQuery(context, "dryRun") ?? false
@@ -86,7 +115,8 @@ enum MappingRoutes {
             (key, SecretHash.sha256(bytes: Array(context.request.path.utf8) + [0x0A] + context.request.body))
         }
         let options = IngestOptions(metadata: requestMetadata(context.request), explain: explain, dryRun: dryRun, idempotency: idempotency,
-                                    maximumObjects: context.application.configuration.maxObjectsPerPayload, quota: storageQuota(context, store: store))
+                                    maximumObjects: context.application.configuration.maxObjectsPerPayload, quota: storageQuota(context, store: store),
+                                    snapshot: snapshot, now: context.application.now())
         var result = try store.ingest(try context.nonEmptyBody(), mapping: mapping, model: model, reader: context.application.jsonReader, options: options)
         Counter(label: "cartograph_objects_mapped_total").increment(by: result.objectsMapped)
         result.body.append(0x0A)

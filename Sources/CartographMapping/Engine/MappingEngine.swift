@@ -36,6 +36,9 @@ public struct MappingResult: Sendable, Equatable {
     public var explain: [JSONValue]?
     /// R-P13: milliseconds per phase, when asked for.
     public var timings: [(phase: String, milliseconds: Double)] = []
+    /// The `_id`s a snapshot session's page mentioned (R-D5 across pages), when the engine
+    /// `defersDeleteMissing`: what the page's deleteMissing would have kept. Not part of the response.
+    public internal(set) var mentionedIDs: Set<Int64>?
 
     public init() {}
 
@@ -136,6 +139,9 @@ public struct MappingEngine: Sendable {
     /// The registered mappings that `{"ref": …}` references reach, by name (the caller loads every one
     /// a payload's mapping reaches, transitively).
     let namedMappings: [String: EntityMapping]
+    /// Maps the pages of a snapshot session (R-D5 across pages): a `deleteMissing` mapping deletes
+    /// nothing and lists what it would keep in `MappingResult.mentionedIDs` instead.
+    public var defersDeleteMissing = false
 
     public init(model: Model, maximumObjects: Int = 1_000_000, chunkSize: Int = MappingEngine.defaultChunkSize,
                 namedMappings: [String: EntityMapping] = [:]) throws(CartographError) {

@@ -284,14 +284,11 @@ extension MappingRun {
         }
         guard let snapshot = topLevel.deleteMissing else { return }
         let mentioned = Set(nodes.compactMap(\.id))
-        let before = result.deleted
-        for object in try store.objects(matching: snapshot.scope.checked, among: nil) where !mentioned.contains(object.id) {
-            try delete(object.id, entity: object.entity, pointer: "", reason: "in the deleteMissing scope \(snapshot.scope.format) and not in the payload", in: store)
+        if engine.defersDeleteMissing {
+            // A page of a snapshot session: its completion deletes, keeping what every page mentioned.
+            result.mentionedIDs = mentioned
+            return
         }
-        let deletions = result.deleted - before
-        if deletions > snapshot.maxDeletes {
-            throw CartographError(.conflict, "This snapshot would delete \(deletions) objects (cascades included), more than deleteMissing.maxDeletes \(snapshot.maxDeletes); nothing was stored or deleted.",
-                                  errors: [.init(pointer: "", message: "\(deletions) deletions exceed maxDeletes \(snapshot.maxDeletes)")])
-        }
+        try deleteMissing(snapshot, keeping: mentioned, listedBy: .payload, in: store)
     }
 }

@@ -2,6 +2,7 @@
 // `cartograph map` both call. It reads the payload before the write lock, then maps it inside one write
 // transaction under the model that transaction writes with, with the Idempotency-Key and the storage
 // quota checked in that same transaction, and answers the response body.
+public import Foundation
 public import CartographCore
 public import CartographMapping
 
@@ -86,15 +87,23 @@ public struct IngestOptions: Sendable {
     /// Most representations a payload may hold (R-S2).
     public var maximumObjects: Int
     public var quota: StorageQuota?
+    /// The snapshot session the payload is a page of (R-D5 across pages): its deleteMissing waits for
+    /// the session's completion, and what it mentioned is recorded with the page.
+    public var snapshot: SnapshotSession?
+    /// When the request arrived: a snapshot session's page marks it used, and expired sessions are purged.
+    public var now: Date
 
     public init(metadata: JSONValue = .object(JSONObject()), explain: Bool = false, dryRun: Bool = false,
-                idempotency: (key: String, requestHash: [UInt8])? = nil, maximumObjects: Int = 1_000_000, quota: StorageQuota? = nil) {
+                idempotency: (key: String, requestHash: [UInt8])? = nil, maximumObjects: Int = 1_000_000, quota: StorageQuota? = nil,
+                snapshot: SnapshotSession? = nil, now: Date = Date()) {
         self.metadata = metadata
         self.explain = explain
         self.dryRun = dryRun || explain
         self.idempotency = idempotency
         self.maximumObjects = maximumObjects
         self.quota = quota
+        self.snapshot = snapshot
+        self.now = now
     }
 }
 
@@ -116,7 +125,13 @@ extension ModelStore {
     public func ingest(_ body: [UInt8], mapping source: MappingSource, model: Model, reader: JSONReader = JSONReader(),
                        options: IngestOptions, progress: ((String, Int, Int) -> Void)? = nil) throws(CartographError) -> IngestResult {
         let (mapping, named) = try source.mappings(for: model, in: self)
-        let engine = try MappingEngine(model: model, maximumObjects: options.maximumObjects, namedMappings: named)
+        if let session = options.snapshot, mapping.deleteMissing == nil { throw SnapshotSessionTables.needsDeleteMissing(session) }
+        func makeEngine(for model: Model, named: [String: EntityMapping]) throws(CartographError) -> MappingEngine {
+            var engine = try MappingEngine(model: model, maximumObjects: options.maximumObjects, namedMappings: named)
+            engine.defersDeleteMissing = options.snapshot != nil
+            return engine
+        }
+        let engine = try makeEngine(for: model, named: named)
         // A large array of flat objects is planned for mapping in chunks from the body's bytes (bounded
         // memory); a re-load's is read shallowly; any other payload is parsed whole.
         let payload = try engine.prepare(body: body, reader: reader, mapping: mapping, explain: options.explain)
@@ -133,17 +148,22 @@ extension ModelStore {
         let response = try applyPayload(idempotency: options.idempotency, dryRun: options.dryRun, checkBytes: checkBytes) {
             (transaction) throws(CartographError) -> MappingResult in
             let result: MappingResult
+            var mappedWith = mapping
             if transaction.model.version != model.version {
                 // New objects must get the defaults of attributes a migration added (R-P4, R-M6).
-                let (mapping, named) = try source.mappings(for: transaction.model, in: self)
-                let engine = try MappingEngine(model: transaction.model, maximumObjects: options.maximumObjects, namedMappings: named)
-                result = try engine.map(payload, mapping: mapping, metadata: options.metadata,
-                                        explain: options.explain, progress: progress, into: transaction)
+                let named: [String: EntityMapping]
+                (mappedWith, named) = try source.mappings(for: transaction.model, in: self)
+                result = try makeEngine(for: transaction.model, named: named).map(payload, mapping: mappedWith, metadata: options.metadata,
+                                                                                  explain: options.explain, progress: progress, into: transaction)
             } else if let read {
                 result = try engine.map(read, progress: progress, into: transaction)
             } else {
                 result = try engine.map(payload, mapping: mapping, metadata: options.metadata, explain: options.explain,
                                         progress: progress, into: transaction)
+            }
+            if let session = options.snapshot {
+                // In the page's own transaction: a page is never committed without its mentions.
+                try transaction.recordSnapshotPage(session, mapping: mappedWith, mentioned: result.mentionedIDs ?? [], now: options.now)
             }
             objectsMapped = result.inserted + result.updated + result.unchanged
             return result

@@ -20,13 +20,18 @@ extension ModelStore {
         }
     }
 
-    /// Deletes a mapping; false when there was none.
+    /// Deletes a mapping and its snapshot sessions (a mapping registered later under the name starts
+    /// with none); false when there was none.
     public func deleteMapping(name: String) throws(CartographError) -> Bool {
         let writer = self.writer
         return try writeLock.withLock { () throws(CartographError) -> Bool in
             do {
-                try writer.connection.run("DELETE FROM \(quoted(Self.mappingsTable)) WHERE name = ?", [.text(name)])
-                let deleted = writer.connection.changes > 0
+                let deleted = try writer.connection.transaction { () throws(SQLiteError) -> Bool in
+                    try writer.connection.run("DELETE FROM \(quoted(Self.mappingsTable)) WHERE name = ?", [.text(name)])
+                    let deleted = writer.connection.changes > 0
+                    try SnapshotSessionTables.drop(mapping: name, writer.connection)
+                    return deleted
+                }
                 remeasure(writer.connection)
                 return deleted
             } catch { throw CartographError(.internalError, "Cannot delete mapping '\(name)': \(error)") }

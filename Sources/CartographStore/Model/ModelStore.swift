@@ -103,7 +103,7 @@ public final class ModelStore: Sendable {
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.mappingsTable)) (name TEXT PRIMARY KEY NOT NULL, document TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.idempotencyTable)) (
                     key TEXT PRIMARY KEY NOT NULL, request_sha256 BLOB NOT NULL, response TEXT NOT NULL, at INTEGER NOT NULL);
-                """ + StoreTransaction.pendingConnectionsSchema)
+                """ + StoreTransaction.pendingConnectionsSchema + SnapshotSessionTables.schema)
             epoch = try ChangeFeed.prepare(connection)
             let loaded = try Self.loadModel(connection, name: name)
             bytes = try Self.measureBytes(connection)

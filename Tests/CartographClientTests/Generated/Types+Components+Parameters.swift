@@ -17,6 +17,10 @@ extension Components {
         internal typealias KeyId = Swift.String
         /// - Remark: Generated from `#/components/parameters/entity`.
         internal typealias Entity = Swift.String
+        /// The client's token of a snapshot session.
+        ///
+        /// - Remark: Generated from `#/components/parameters/snapshotToken`.
+        internal typealias SnapshotToken = Swift.String
         /// - Remark: Generated from `#/components/parameters/dryRun`.
         internal typealias DryRun = Swift.Bool
         /// - Remark: Generated from `#/components/parameters/explain`.

@@ -3017,7 +3017,8 @@ internal enum Operations {
             /// the limit. A quota is a 409 because the client can resolve it and resubmit: it is not about the
             /// token (403), the body alone (413: a one-object payload fails too when the store is full) or a
             /// server fault (507). Other 409s (`urn:cartograph:problem:conflict`): a destructive migration, a
-            /// `deny` delete rule, more deletions than a snapshot's `maxDeletes`.
+            /// `deny` delete rule, more deletions than a snapshot's `maxDeletes`, a snapshot session whose mapping's
+            /// `deleteMissing` scope changed since its first page.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/409`.
@@ -4132,6 +4133,12 @@ internal enum Operations {
     }
     /// Map a payload with a registered mapping (write)
     ///
+    /// With `snapshot`, the payload is one page of a snapshot session (R-D5 across pages, docs/mapping.md
+    /// "Snapshot sessions"): it is mapped and committed as usual, but the mapping's `deleteMissing` waits
+    /// for `POST …/snapshots/{token}/complete`; what the page mentioned is recorded with it. A dry run
+    /// records nothing.
+    ///
+    ///
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)`.
     internal enum PostMappingPayload {
@@ -4168,17 +4175,24 @@ internal enum Operations {
                 internal var dryRun: Components.Parameters.DryRun?
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/POST/query/explain`.
                 internal var explain: Components.Parameters.Explain?
+                /// The client's token of the snapshot session this payload is a page of (1 to 128 of `A-Za-z0-9._~-`; otherwise a 400). The mapping must have `deleteMissing` (otherwise a 422).
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/POST/query/snapshot`.
+                internal var snapshot: Swift.String?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
                 ///   - dryRun:
                 ///   - explain:
+                ///   - snapshot: The client's token of the snapshot session this payload is a page of (1 to 128 of `A-Za-z0-9._~-`; otherwise a 400). The mapping must have `deleteMissing` (otherwise a 422).
                 internal init(
                     dryRun: Components.Parameters.DryRun? = nil,
-                    explain: Components.Parameters.Explain? = nil
+                    explain: Components.Parameters.Explain? = nil,
+                    snapshot: Swift.String? = nil
                 ) {
                     self.dryRun = dryRun
                     self.explain = explain
+                    self.snapshot = snapshot
                 }
             }
             internal var query: Operations.PostMappingPayload.Input.Query
@@ -4278,6 +4292,98 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// Conflict with the tenant's current state. Problem type `urn:cartograph:problem:quota-exceeded`:
             /// the request would exceed one of the tenant's quotas (R-S2) — a new model beyond `maxModels`, a
             /// new model while its stores hold `maxStoreBytes` or more, or a payload that would grow its stores
@@ -4285,7 +4391,8 @@ internal enum Operations {
             /// the limit. A quota is a 409 because the client can resolve it and resubmit: it is not about the
             /// token (403), the body alone (413: a one-object payload fails too when the store is full) or a
             /// server fault (507). Other 409s (`urn:cartograph:problem:conflict`): a destructive migration, a
-            /// `deny` delete rule, more deletions than a snapshot's `maxDeletes`.
+            /// `deny` delete rule, more deletions than a snapshot's `maxDeletes`, a snapshot session whose mapping's
+            /// `deleteMissing` scope changed since its first page.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/409`.
@@ -4304,6 +4411,29 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed but invalid; `errors[]` points at each problem.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
                             response: self
                         )
                     }
@@ -4411,6 +4541,699 @@ internal enum Operations {
             internal static var allCases: [Self] {
                 [
                     .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Complete a snapshot session, deleting what no page mentioned (write)
+    ///
+    /// R-D5 across pages: in one transaction, deletes (with delete rules and tombstones) every object in
+    /// the mapping's `deleteMissing` scope that no page of the session mentioned, and ends the session.
+    /// More deletions than `maxDeletes` (cascades count) are a 409 and delete nothing; the session is
+    /// kept. A mapping whose `deleteMissing` scope changed since the session's first page is a 409 too.
+    /// With `dryRun`, the deletions are reported and rolled back, and the session is kept.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)`.
+    internal enum CompleteSnapshotSession {
+        internal static let id: Swift.String = "completeSnapshotSession"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/POST/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/POST/path/model`.
+                internal var model: Components.Parameters.Model
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/POST/path/mapping`.
+                internal var mapping: Components.Parameters.Mapping
+                /// The client's token of a snapshot session.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/POST/path/token`.
+                internal var token: Components.Parameters.SnapshotToken
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant:
+                ///   - model:
+                ///   - mapping:
+                ///   - token: The client's token of a snapshot session.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    model: Components.Parameters.Model,
+                    mapping: Components.Parameters.Mapping,
+                    token: Components.Parameters.SnapshotToken
+                ) {
+                    self.tenant = tenant
+                    self.model = model
+                    self.mapping = mapping
+                    self.token = token
+                }
+            }
+            internal var path: Operations.CompleteSnapshotSession.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/POST/query`.
+            internal struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/POST/query/dryRun`.
+                internal var dryRun: Components.Parameters.DryRun?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - dryRun:
+                internal init(dryRun: Components.Parameters.DryRun? = nil) {
+                    self.dryRun = dryRun
+                }
+            }
+            internal var query: Operations.CompleteSnapshotSession.Input.Query
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CompleteSnapshotSession.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CompleteSnapshotSession.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.CompleteSnapshotSession.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                path: Operations.CompleteSnapshotSession.Input.Path,
+                query: Operations.CompleteSnapshotSession.Input.Query = .init(),
+                headers: Operations.CompleteSnapshotSession.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.MappingResult)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.MappingResult {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.CompleteSnapshotSession.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.CompleteSnapshotSession.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The session's deletions (`deleted`, `changeSeq`; nothing inserted or updated).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.CompleteSnapshotSession.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.CompleteSnapshotSession.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            internal struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/POST/responses/404/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/POST/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    internal var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.CompleteSnapshotSession.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.CompleteSnapshotSession.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// No such mapping, or no such session (never begun, completed, abandoned, or unused for 24 hours).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.CompleteSnapshotSession.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Operations.CompleteSnapshotSession.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Conflict with the tenant's current state. Problem type `urn:cartograph:problem:quota-exceeded`:
+            /// the request would exceed one of the tenant's quotas (R-S2) — a new model beyond `maxModels`, a
+            /// new model while its stores hold `maxStoreBytes` or more, or a payload that would grow its stores
+            /// past `maxStoreBytes` — and nothing was stored; delete objects or models, or have the admin raise
+            /// the limit. A quota is a 409 because the client can resolve it and resubmit: it is not about the
+            /// token (403), the body alone (413: a one-object payload fails too when the store is full) or a
+            /// server fault (507). Other 409s (`urn:cartograph:problem:conflict`): a destructive migration, a
+            /// `deny` delete rule, more deletions than a snapshot's `maxDeletes`, a snapshot session whose mapping's
+            /// `deleteMissing` scope changed since its first page.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.QuotaOrConflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.QuotaOrConflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
+            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
+            /// changed was stored. Send less per request; the same request would run as long again.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An RFC 9457 problem.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Abandon a snapshot session (write); its pages stay, nothing is deleted
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/delete(abandonSnapshotSession)`.
+    internal enum AbandonSnapshotSession {
+        internal static let id: Swift.String = "abandonSnapshotSession"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/DELETE/path`.
+            internal struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/DELETE/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/DELETE/path/model`.
+                internal var model: Components.Parameters.Model
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/DELETE/path/mapping`.
+                internal var mapping: Components.Parameters.Mapping
+                /// The client's token of a snapshot session.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/DELETE/path/token`.
+                internal var token: Components.Parameters.SnapshotToken
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant:
+                ///   - model:
+                ///   - mapping:
+                ///   - token: The client's token of a snapshot session.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    model: Components.Parameters.Model,
+                    mapping: Components.Parameters.Mapping,
+                    token: Components.Parameters.SnapshotToken
+                ) {
+                    self.tenant = tenant
+                    self.model = model
+                    self.mapping = mapping
+                    self.token = token
+                }
+            }
+            internal var path: Operations.AbandonSnapshotSession.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/DELETE/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AbandonSnapshotSession.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AbandonSnapshotSession.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.AbandonSnapshotSession.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.AbandonSnapshotSession.Input.Path,
+                headers: Operations.AbandonSnapshotSession.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct NoContent: Sendable, Hashable {
+                /// Creates a new `NoContent`.
+                internal init() {}
+            }
+            /// Abandoned.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/delete(abandonSnapshotSession)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.AbandonSnapshotSession.Output.NoContent)
+            /// Abandoned.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/delete(abandonSnapshotSession)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            internal static var noContent: Self {
+                .noContent(.init())
+            }
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            internal var noContent: Operations.AbandonSnapshotSession.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/delete(abandonSnapshotSession)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/delete(abandonSnapshotSession)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/delete(abandonSnapshotSession)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            internal struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/DELETE/responses/404/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/DELETE/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    internal var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.AbandonSnapshotSession.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.AbandonSnapshotSession.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// No such mapping, or no such session (never begun, completed, abandoned, or unused for 24 hours).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/delete(abandonSnapshotSession)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.AbandonSnapshotSession.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Operations.AbandonSnapshotSession.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/delete(abandonSnapshotSession)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An RFC 9457 problem.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/delete(abandonSnapshotSession)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
                     .applicationProblemJson
                 ]
             }
@@ -4773,7 +5596,8 @@ internal enum Operations {
             /// the limit. A quota is a 409 because the client can resolve it and resubmit: it is not about the
             /// token (403), the body alone (413: a one-object payload fails too when the store is full) or a
             /// server fault (507). Other 409s (`urn:cartograph:problem:conflict`): a destructive migration, a
-            /// `deny` delete rule, more deletions than a snapshot's `maxDeletes`.
+            /// `deny` delete rule, more deletions than a snapshot's `maxDeletes`, a snapshot session whose mapping's
+            /// `deleteMissing` scope changed since its first page.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/409`.

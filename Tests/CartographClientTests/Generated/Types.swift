@@ -115,9 +115,32 @@ internal protocol APIProtocol: Sendable {
     func deleteMapping(_ input: Operations.DeleteMapping.Input) async throws -> Operations.DeleteMapping.Output
     /// Map a payload with a registered mapping (write)
     ///
+    /// With `snapshot`, the payload is one page of a snapshot session (R-D5 across pages, docs/mapping.md
+    /// "Snapshot sessions"): it is mapped and committed as usual, but the mapping's `deleteMissing` waits
+    /// for `POST …/snapshots/{token}/complete`; what the page mentioned is recorded with it. A dry run
+    /// records nothing.
+    ///
+    ///
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)`.
     func postMappingPayload(_ input: Operations.PostMappingPayload.Input) async throws -> Operations.PostMappingPayload.Output
+    /// Complete a snapshot session, deleting what no page mentioned (write)
+    ///
+    /// R-D5 across pages: in one transaction, deletes (with delete rules and tombstones) every object in
+    /// the mapping's `deleteMissing` scope that no page of the session mentioned, and ends the session.
+    /// More deletions than `maxDeletes` (cascades count) are a 409 and delete nothing; the session is
+    /// kept. A mapping whose `deleteMissing` scope changed since the session's first page is a 409 too.
+    /// With `dryRun`, the deletions are reported and rolled back, and the session is kept.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)`.
+    func completeSnapshotSession(_ input: Operations.CompleteSnapshotSession.Input) async throws -> Operations.CompleteSnapshotSession.Output
+    /// Abandon a snapshot session (write); its pages stay, nothing is deleted
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/delete(abandonSnapshotSession)`.
+    func abandonSnapshotSession(_ input: Operations.AbandonSnapshotSession.Input) async throws -> Operations.AbandonSnapshotSession.Output
     /// The mapping compiled from the model's annotations (read)
     ///
     /// R-P10: `JSONKeyPath` -> source key paths, `JSONTransformerName` -> transformers,
@@ -425,6 +448,12 @@ extension APIProtocol {
     }
     /// Map a payload with a registered mapping (write)
     ///
+    /// With `snapshot`, the payload is one page of a snapshot session (R-D5 across pages, docs/mapping.md
+    /// "Snapshot sessions"): it is mapped and committed as usual, but the mapping's `deleteMissing` waits
+    /// for `POST …/snapshots/{token}/complete`; what the page mentioned is recorded with it. A dry run
+    /// records nothing.
+    ///
+    ///
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)`.
     internal func postMappingPayload(
@@ -438,6 +467,41 @@ extension APIProtocol {
             query: query,
             headers: headers,
             body: body
+        ))
+    }
+    /// Complete a snapshot session, deleting what no page mentioned (write)
+    ///
+    /// R-D5 across pages: in one transaction, deletes (with delete rules and tombstones) every object in
+    /// the mapping's `deleteMissing` scope that no page of the session mentioned, and ends the session.
+    /// More deletions than `maxDeletes` (cascades count) are a 409 and delete nothing; the session is
+    /// kept. A mapping whose `deleteMissing` scope changed since the session's first page is a 409 too.
+    /// With `dryRun`, the deletions are reported and rolled back, and the session is kept.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)`.
+    internal func completeSnapshotSession(
+        path: Operations.CompleteSnapshotSession.Input.Path,
+        query: Operations.CompleteSnapshotSession.Input.Query = .init(),
+        headers: Operations.CompleteSnapshotSession.Input.Headers = .init()
+    ) async throws -> Operations.CompleteSnapshotSession.Output {
+        try await completeSnapshotSession(Operations.CompleteSnapshotSession.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Abandon a snapshot session (write); its pages stay, nothing is deleted
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/delete(abandonSnapshotSession)`.
+    internal func abandonSnapshotSession(
+        path: Operations.AbandonSnapshotSession.Input.Path,
+        headers: Operations.AbandonSnapshotSession.Input.Headers = .init()
+    ) async throws -> Operations.AbandonSnapshotSession.Output {
+        try await abandonSnapshotSession(Operations.AbandonSnapshotSession.Input(
+            path: path,
+            headers: headers
         ))
     }
     /// The mapping compiled from the model's annotations (read)
