@@ -47,11 +47,14 @@ enum MappingRoutes {
             let (store, model) = try ModelRoutes.existingSchema(context)
             return .json(try annotationMapping(of: context.parameter("entity"), in: model, store: store).json)
         },
-        Route("POST", entity + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain"]) { context in
+        // `discardInvalid` (R-P8): what `discardsInvalidObjectsOnInsert` is to a mapping document.
+        Route("POST", entity + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "discardInvalid"]) { context in
             let (store, model) = try ModelRoutes.existingSchema(context)
             let entity = context.parameter("entity")
             try requireEntity(entity, in: model, store: store)
-            return try ingest(context, into: store, model: model, mapping: .annotations(entity: entity))
+            let discardInvalid = try ModelRoutes.booleanQuery(context, "discardInvalid") ?? false
+            return try ingest(context, into: store, model: model,
+                              mapping: .annotations(entity: entity, discardsInvalidObjectsOnInsert: discardInvalid))
         },
         Route("DELETE", mapping, access: .tenant(.admin)) { context in
             let store = try ModelRoutes.existingModel(context)

@@ -9,14 +9,16 @@ import CartographMapping
 public enum MappingSource: Sendable {
     /// A mapping document (as registered: it is parsed against the model the payload is mapped with).
     case document(JSONValue)
-    /// The mapping an entity's annotations define (R-P10).
-    case annotations(entity: String)
+    /// The mapping an entity's annotations define (R-P10); with `discardsInvalidObjectsOnInsert` (R-P8)
+    /// on it and every annotation mapping it nests.
+    case annotations(entity: String, discardsInvalidObjectsOnInsert: Bool = false)
 
     /// The mapping for `model` (a migration may have committed since the document was registered).
     func mapping(for model: Model) throws(CartographError) -> EntityMapping {
         switch self {
         case .document(let document): try EntityMapping.parse(document, model: model)
-        case .annotations(let entity): EntityMapping.annotationMapping(of: entity, model: model)
+        case .annotations(let entity, let discards):
+            EntityMapping.annotationMapping(of: entity, model: model, discardsInvalidObjectsOnInsert: discards)
         }
     }
 }
