@@ -29,7 +29,7 @@ enum MappingRoutes {
             let store = try ModelRoutes.existingModel(context)
             let name = context.parameter("mapping")
             guard let document = try store.mappings(named: name).first?.document else {
-                throw CartographError(.notFound, "Model '\(store.name)' has no mapping '\(name)'.")
+                throw store.unknownMapping(name)
             }
             return .json(document)
         },
@@ -37,21 +37,21 @@ enum MappingRoutes {
             let (store, model) = try ModelRoutes.existingSchema(context)
             let name = context.parameter("mapping")
             guard let document = try store.mappings(named: name).first?.document else {
-                throw CartographError(.notFound, "Model '\(store.name)' has no mapping '\(name)'.")
+                throw store.unknownMapping(name)
             }
             // Re-validated against the current model: a migration may have changed it since registration.
             return try ingest(context, into: store, model: model, mapping: .document(document))
         },
         // R-P10: the mapping a model's annotations define for an entity, and ingestion through it.
         Route("GET", entity + "/mapping", access: .tenant(.read)) { context in
-            let (store, model) = try ModelRoutes.existingSchema(context)
-            return .json(try annotationMapping(of: context.parameter("entity"), in: model, store: store).json)
+            let (_, model) = try ModelRoutes.existingSchema(context)
+            return .json(try annotationMapping(of: context.parameter("entity"), in: model).json)
         },
         // `discardInvalid` (R-P8): what `discardsInvalidObjectsOnInsert` is to a mapping document.
         Route("POST", entity + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "discardInvalid"]) { context in
             let (store, model) = try ModelRoutes.existingSchema(context)
             let entity = context.parameter("entity")
-            try requireEntity(entity, in: model, store: store)
+            try requireEntity(entity, in: model)
             let discardInvalid = try ModelRoutes.booleanQuery(context, "discardInvalid") ?? false
             return try ingest(context, into: store, model: model,
                               mapping: .annotations(entity: entity, discardsInvalidObjectsOnInsert: discardInvalid))
@@ -60,7 +60,7 @@ enum MappingRoutes {
             let store = try ModelRoutes.existingModel(context)
             let name = context.parameter("mapping")
             guard try store.deleteMapping(name: name) else {
-                throw CartographError(.notFound, "Model '\(store.name)' has no mapping '\(name)'.")
+                throw store.unknownMapping(name)
             }
             return .noContent
         },
@@ -99,14 +99,14 @@ enum MappingRoutes {
     }
 
     /// The mapping `model`'s annotations define for `entity` (R-P10); 404 when the model has no such entity.
-    static func annotationMapping(of entity: String, in model: Model, store: ModelStore) throws(CartographError) -> EntityMapping {
-        try requireEntity(entity, in: model, store: store)
+    static func annotationMapping(of entity: String, in model: Model) throws(CartographError) -> EntityMapping {
+        try requireEntity(entity, in: model)
         return EntityMapping.annotationMapping(of: entity, model: model)
     }
 
     /// 404 when the model has no entity `entity`.
-    static func requireEntity(_ entity: String, in model: Model, store: ModelStore) throws(CartographError) {
-        guard model.entity(named: entity) != nil else { throw CartographError(.notFound, "Model '\(store.name)' has no entity '\(entity)'.") }
+    static func requireEntity(_ entity: String, in model: Model) throws(CartographError) {
+        guard model.entity(named: entity) != nil else { throw model.unknownEntity(entity) }
     }
 
     /// `@metadata` for key paths (R-P1): when the payload arrived, its query parameters and headers

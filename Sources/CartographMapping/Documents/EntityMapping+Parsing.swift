@@ -257,7 +257,7 @@ struct MappingDocumentReader {
         case .string, .uuid, .uri, .date, .integer16, .integer32, .integer64, .decimal, .double, .float:
             break
         case .boolean, .binary, .transformable:
-            checker.report(attributePointer, "\(quoted(name)) is a \(attribute.type) attribute; a modification attribute is a string, a number or a date")
+            checker.report(attributePointer, "\(quoted(name)) is \(attribute.type.withArticle) attribute; a modification attribute is a string, a number or a date")
         }
         return name
     }
