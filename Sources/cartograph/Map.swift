@@ -41,7 +41,7 @@ struct Map: ParsableCommand {
             let (registered, _) = try modelStore.register(parsedModel, allowDestructive: allowDestructive)
             let source: MappingSource
             if let entity {
-                guard registered.entity(named: entity) != nil else { throw CartographError(.notFound, "The model has no entity '\(entity)'.") }
+                guard registered.entity(named: entity) != nil else { throw registered.unknownEntity(entity) }
                 source = .annotations(entity: entity)
             } else {
                 source = .document(try JSONReader().parse(try Self.read(mapping ?? "")), name: nil)

@@ -43,6 +43,15 @@ func organizationChain(depth: Int) -> JSONValue {
         }
     }
 
+    @Test func R_Q4_R_P5_anExportThroughASelfReferencingMappingNestsTheTree() throws {
+        try ModelAPI.with(model: organizationsModel, mappings: ["organization": organizationMapping]) { api in
+            try api.map("organization", organizationChain(depth: 3))
+            let exported = try api.get("entities/Organization/objects/1?shape=json&mapping=organization")
+            #expect(exported == ["id": 1, "name": "level 1", "children": [
+                ["id": 2, "name": "level 2", "children": [["id": 3, "name": "level 3", "children": []]]]]])
+        }
+    }
+
     @Test func R_P5_mappingsMayReferToEachOtherInACycle() throws {
         let users: JSONValue = ["entity": "User", "keyPath": "users", "attributes": ["id", "login"],
                                 "relationships": [["from": "organization", "to": "organization", "mapping": ["ref": "organization"]]]]

@@ -79,3 +79,62 @@ func mappingProblems(_ text: String, model: Model = MappingFixtures.model, sourc
 func pairs(_ error: CartographError?) -> [String: String] {
     Dictionary((error?.errors ?? []).map { ($0.pointer, $0.message) }, uniquingKeysWith: { first, second in first + " | " + second })
 }
+
+// MARK: - Export (AnnotationExporterTests, MappingExporterTests)
+
+/// Objects and relationships in memory; `link` sets both sides of an inverse pair.
+final class MemoryGraph: ExportGraph {
+    let model: Model
+    private var objects: [Int64: ExistingObject] = [:]
+    private var links: [Int64: [String: [Int64]]] = [:]
+    /// How many times the exporter asked for destinations.
+    private(set) var reads = 0
+
+    init(_ model: Model) { self.model = model }
+
+    /// Adds an object whose values are given in their JSON form.
+    @discardableResult
+    func add(_ id: Int64, _ entity: String, _ values: [String: JSONValue] = [:]) throws -> ExistingObject {
+        var typed: [String: AttributeValue] = [:]
+        for (name, value) in values {
+            let attribute = try #require(model.attribute(name, of: entity), "\(entity) has no attribute \(name)")
+            typed[name] = try AttributeValue.coerce(value, to: attribute.type)
+        }
+        let object = ExistingObject(id: id, entity: entity, isStub: false, values: typed)
+        objects[id] = object
+        return object
+    }
+
+    subscript(id: Int64) -> ExistingObject { objects[id]! }
+
+    /// `source.relationship = destinations`, and each destination's inverse gains `source`.
+    func link(_ source: Int64, _ relationship: String, _ destinations: [Int64]) throws {
+        links[source, default: [:]][relationship] = destinations
+        let entity = try #require(objects[source]?.entity)
+        guard let forward = model.relationship(relationship, of: entity), let inverse = forward.inverse,
+              let inverseToMany = model.relationship(inverse, of: forward.destination)?.toMany else { return }
+        for destination in destinations {
+            let current = links[destination]?[inverse] ?? []
+            links[destination, default: [:]][inverse] = inverseToMany ? (current.contains(source) ? current : current + [source]) : [source]
+        }
+    }
+
+    func destinations(of object: ExistingObject, relationship: Relationship) throws(CartographError) -> [ExistingObject] {
+        reads += 1
+        return (links[object.id]?[relationship.name] ?? []).compactMap { objects[$0] }
+    }
+}
+
+/// The value with every object's members sorted by key: Groot's dictionaries have no order.
+func sortedKeys(_ value: JSONValue) -> JSONValue {
+    switch value {
+    case .object(let object): .object(JSONObject(object.map { ($0.key, sortedKeys($0.value)) }.sorted { $0.0 < $1.0 }))
+    case .array(let items): .array(items.map(sortedKeys))
+    default: value
+    }
+}
+
+/// Expects `actual` to equal the JSON text `expected`, member order aside.
+func expectJSON(_ actual: JSONValue, _ expected: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(sortedKeys(actual) == sortedKeys(json(expected, sourceLocation: sourceLocation)), "\(actual.jsonText)", sourceLocation: sourceLocation)
+}

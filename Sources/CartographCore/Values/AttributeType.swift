@@ -32,6 +32,14 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable, CustomStrin
     /// The canonical name, as the normalized model writes it.
     public var description: String { rawValue }
 
+    /// The name with its indefinite article, for messages: `an integer64`, `a string`.
+    public var withArticle: String {
+        switch self {
+        case .integer16, .integer32, .integer64: "an \(rawValue)"
+        case .decimal, .double, .float, .string, .boolean, .date, .binary, .uuid, .uri, .transformable: "a \(rawValue)"
+        }
+    }
+
     /// True for the three integer widths.
     public var isInteger: Bool { self == .integer16 || self == .integer32 || self == .integer64 }
 

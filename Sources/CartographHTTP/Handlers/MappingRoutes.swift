@@ -58,14 +58,17 @@ enum MappingRoutes {
         },
         // R-P10: the mapping a model's annotations define for an entity, and ingestion through it.
         Route("GET", entity + "/mapping", access: .tenant(.read)) { context in
-            let (store, model) = try ModelRoutes.existingSchema(context)
-            return .json(try annotationMapping(of: context.parameter("entity"), in: model, store: store).json)
+            let (_, model) = try ModelRoutes.existingSchema(context)
+            return .json(try annotationMapping(of: context.parameter("entity"), in: model).json)
         },
-        Route("POST", entity + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain"]) { context in
+        // `discardInvalid` (R-P8): what `discardsInvalidObjectsOnInsert` is to a mapping document.
+        Route("POST", entity + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "discardInvalid"]) { context in
             let (store, model) = try ModelRoutes.existingSchema(context)
             let entity = context.parameter("entity")
-            try requireEntity(entity, in: model, store: store)
-            return try ingest(context, into: store, model: model, mapping: .annotations(entity: entity))
+            try requireEntity(entity, in: model)
+            let discardInvalid = try ModelRoutes.booleanQuery(context, "discardInvalid") ?? false
+            return try ingest(context, into: store, model: model,
+                              mapping: .annotations(entity: entity, discardsInvalidObjectsOnInsert: discardInvalid))
         },
         Route("DELETE", mapping, access: .tenant(.admin)) { context in
             let (store, model) = try ModelRoutes.existingSchema(context)
@@ -78,7 +81,7 @@ enum MappingRoutes {
                 throw CartographError(.conflict, "Mapping '\(name)' is referred to by \(referrers.map { "'\($0)'" }.joined(separator: ", ")) ({\"ref\": \"\(name)\"}); change or delete those first.")
             }
             guard try store.deleteMapping(name: name) else {
-                throw CartographError(.notFound, "Model '\(store.name)' has no mapping '\(name)'.")
+                throw store.unknownMapping(name)
             }
             return .noContent
         },
@@ -86,9 +89,7 @@ enum MappingRoutes {
 
     /// The registered mapping document `name`; 404 when the model has none.
     static func registeredMapping(_ name: String, in store: ModelStore) throws(CartographError) -> JSONValue {
-        guard let document = try store.mappings(named: name).first?.document else {
-            throw CartographError(.notFound, "Model '\(store.name)' has no mapping '\(name)'.")
-        }
+        guard let document = try store.mappings(named: name).first?.document else { throw store.unknownMapping(name) }
         return document
     }
 
@@ -134,14 +135,14 @@ enum MappingRoutes {
     }
 
     /// The mapping `model`'s annotations define for `entity` (R-P10); 404 when the model has no such entity.
-    static func annotationMapping(of entity: String, in model: Model, store: ModelStore) throws(CartographError) -> EntityMapping {
-        try requireEntity(entity, in: model, store: store)
+    static func annotationMapping(of entity: String, in model: Model) throws(CartographError) -> EntityMapping {
+        try requireEntity(entity, in: model)
         return EntityMapping.annotationMapping(of: entity, model: model)
     }
 
     /// 404 when the model has no entity `entity`.
-    static func requireEntity(_ entity: String, in model: Model, store: ModelStore) throws(CartographError) {
-        guard model.entity(named: entity) != nil else { throw CartographError(.notFound, "Model '\(store.name)' has no entity '\(entity)'.") }
+    static func requireEntity(_ entity: String, in model: Model) throws(CartographError) {
+        guard model.entity(named: entity) != nil else { throw model.unknownEntity(entity) }
     }
 
     /// `@metadata` for key paths (R-P1): when the payload arrived, its query parameters and headers

@@ -43,7 +43,7 @@ enum ModelRoutes {
             return .noContent
         },
         Route("GET", entity + "/objects", access: .tenant(.read),
-              query: ["where", "orderBy", "limit", "cursor", "include", "shape", "fields", "count", "explain"]) { context in
+              query: ["where", "orderBy", "limit", "cursor", "include", "shape", "fields", "count", "explain", "mapping"]) { context in
             let request = context.request
             var query = ObjectQuery(entity: context.parameter("entity"))
             query.predicate = request.queryValue("where")
@@ -55,6 +55,7 @@ enum ModelRoutes {
             query.shape = try shape(request.queryValue("shape"))
             query.explain = try booleanQuery(context, "explain") ?? false
             query.fields = try fieldList(request.queryValue("fields"))
+            query.mapping = request.queryValue("mapping")
             return try page(context, query)
         },
         Route("POST", entity + "/query", access: .tenant(.read), body: .json) { context in
@@ -78,16 +79,18 @@ enum ModelRoutes {
             query.shape = try shape(try optionalString(body, "shape"))
             query.explain = try optionalBool(body, "explain") ?? false
             if body["fields"] != nil { query.fields = try fieldList(try stringList(body, "fields")) }
+            query.mapping = try optionalString(body, "mapping")
             return try page(context, query)
         },
-        Route("GET", entity + "/objects/{key}", access: .tenant(.read), query: ["include", "shape", "fields"]) { context in
+        Route("GET", entity + "/objects/{key}", access: .tenant(.read), query: ["include", "shape", "fields", "mapping"]) { context in
             let store = try existingModel(context)
             let entity = context.parameter("entity"), key = context.parameter("key")
             let include = includePaths(context.request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
             let objectShape = try shape(context.request.queryValue("shape"))
             let fields = try fieldList(context.request.queryValue("fields"))
+            let mapping = context.request.queryValue("mapping")
             guard let object = try store.read({ (reader) throws(CartographError) in
-                try reader.object(entity: entity, key: key, include: include, shape: objectShape, fields: fields)
+                try reader.object(entity: entity, key: key, include: include, shape: objectShape, fields: fields, mapping: mapping)
             }) else {
                 throw CartographError(.notFound, "No \(entity) object with key '\(key)'.")
             }
@@ -113,7 +116,7 @@ enum ModelRoutes {
             }
             let (deleted, _) = try store.write { (transaction) throws(CartographError) -> Int in
                 guard transaction.model.entity(named: entity) != nil else {
-                    throw CartographError(.notFound, "Model '\(transaction.model.name)' has no entity '\(entity)'.")
+                    throw transaction.model.unknownEntity(entity)
                 }
                 let predicate = try StoreReader.check(format, entity: entity, model: transaction.model, pointer: "/where")
                 var count = 0
@@ -181,7 +184,7 @@ enum ModelRoutes {
         let tenant = try ControlPlaneRoutes.existingTenant(context)
         let name = context.parameter("model")
         guard let store = try context.application.stores.store(tenant: tenant, model: name), let model = store.model else {
-            throw CartographError(.notFound, "Tenant '\(tenant)' has no model '\(name)'.")
+            throw context.application.stores.unknownModel(name, tenant: tenant)
         }
         return (store, model)
     }

@@ -9,16 +9,19 @@
 public import CartographCore
 
 extension EntityMapping {
-    /// A reference to `entity`'s annotation mapping, resolved by the engine when used.
-    public static func annotationReference(to entity: String) -> EntityMapping {
-        var mapping = EntityMapping(entity: entity)
+    /// A reference to `entity`'s annotation mapping, resolved by the engine when used. It carries
+    /// R-P8's `discardsInvalidObjectsOnInsert` of the mapping it is nested in (`?discardInvalid=true`
+    /// on an entity's payload route covers every object of the payload).
+    public static func annotationReference(to entity: String, discardsInvalidObjectsOnInsert: Bool = false) -> EntityMapping {
+        var mapping = EntityMapping(entity: entity, discardsInvalidObjectsOnInsert: discardsInvalidObjectsOnInsert)
         mapping.isAnnotationReference = true
         return mapping
     }
 
     /// The mapping that applies in `model`: an annotation reference becomes the entity's annotation mapping (R-P10).
     public func resolved(in model: Model) -> EntityMapping {
-        isAnnotationReference ? Self.annotationMapping(of: entity, model: model) : self
+        isAnnotationReference
+            ? Self.annotationMapping(of: entity, model: model, discardsInvalidObjectsOnInsert: discardsInvalidObjectsOnInsert) : self
     }
 
     /// A reference to the registered mapping `name`, whose entity is `entity`.
@@ -49,13 +52,16 @@ extension EntityMapping {
     /// The annotation mapping of `entity` (which must exist in `model`). Annotations naming
     /// transformers or mappers the model does not declare are kept: the model registered with a
     /// warning for each, and a payload that needs one fails with 422 naming it (DESIGN §10).
-    public static func annotationMapping(of entity: String, model: Model) -> EntityMapping {
+    /// `discardsInvalidObjectsOnInsert` (R-P8) applies to it and to every annotation mapping it nests.
+    public static func annotationMapping(of entity: String, model: Model, discardsInvalidObjectsOnInsert: Bool = false) -> EntityMapping {
         let byName = model.options.mapUnannotatedByName
         func source(_ userInfo: JSONObject, name: String) -> SourceKeyPath? {
             guard let text = userInfo["JSONKeyPath"]?.stringValue else { return byName ? SourceKeyPath(components: [name]) : nil }
             return try? SourceKeyPath(parsing: text)
         }
-        var mapping = EntityMapping(entity: entity, resolvedIdentificationAttributes: model.identificationAttributes(of: entity))
+        let discards = discardsInvalidObjectsOnInsert
+        var mapping = EntityMapping(entity: entity, resolvedIdentificationAttributes: model.identificationAttributes(of: entity),
+                                    discardsInvalidObjectsOnInsert: discards)
         mapping.attributes = model.allAttributes(of: entity).compactMap { attribute in
             source(attribute.userInfo, name: attribute.name).map {
                 AttributeMapping(source: $0, attribute: attribute.name, transformer: attribute.userInfo["JSONTransformerName"]?.stringValue)
@@ -63,7 +69,7 @@ extension EntityMapping {
         }
         mapping.relationships = model.allRelationships(of: entity).compactMap { relationship in
             source(relationship.userInfo, name: relationship.name).map {
-                RelationshipMapping(source: $0, relationship: relationship.name, mapping: .annotationReference(to: relationship.destination))
+                RelationshipMapping(source: $0, relationship: relationship.name, mapping: .annotationReference(to: relationship.destination, discardsInvalidObjectsOnInsert: discards))
             }
         }
         // The nearest entity's annotation applies (userInfo is per entity in Core Data; a sub-entity may override).
@@ -74,7 +80,7 @@ extension EntityMapping {
            let keyPathText = mapper["keyPath"]?.stringValue, let keyPath = try? SourceKeyPath(parsing: keyPathText),
            case .object(let cases)? = mapper["map"] {
             mapping.dynamic = DynamicMapping(keyPath: keyPath, cases: cases.compactMap { value, target in
-                target.stringValue.map { DynamicMapping.Case(value: value, mapping: .annotationReference(to: $0)) }
+                target.stringValue.map { DynamicMapping.Case(value: value, mapping: .annotationReference(to: $0, discardsInvalidObjectsOnInsert: discards)) }
             })
         }
         return mapping

@@ -33,6 +33,29 @@ extension EntityMapping {
     }
 }
 
+extension EntityMapping {
+    /// Parses a mapping document registered (or to be registered) as `name`, and every registered mapping
+    /// its `{"ref": …}` references reach, transitively: what a payload or an export through it needs.
+    /// - Parameter registered: the document of a registered mapping by name, nil when none has it.
+    public static func parse(_ json: JSONValue, model: Model, name: String?, registered: @escaping (String) -> JSONValue?)
+        throws(CartographError) -> (mapping: EntityMapping, named: [String: EntityMapping]) {
+        let entityOfMapping = { (other: String) in registered(other)?["entity"]?.stringValue }
+        let mapping = try parse(json, model: model, name: name, entityOfMapping: entityOfMapping)
+        var named: [String: EntityMapping] = name.map { [$0: mapping] } ?? [:]
+        var pending = Array(mapping.referencedNames)
+        while let next = pending.popLast() {
+            guard named[next] == nil else { continue }
+            guard let document = registered(next) else {
+                throw CartographError(.unprocessable, "The mapping refers to mapping '\(next)', which is not registered any more; register it again or change the reference.")
+            }
+            let parsed = try parse(document, model: model, name: next, entityOfMapping: entityOfMapping)
+            named[next] = parsed
+            pending += parsed.referencedNames
+        }
+        return (mapping, named)
+    }
+}
+
 /// One pass over a mapping document. Reading goes on after a problem so that all are reported;
 /// what is read after one is never returned to callers.
 struct MappingDocumentReader {
@@ -300,7 +323,7 @@ struct MappingDocumentReader {
         case .string, .uuid, .uri, .date, .integer16, .integer32, .integer64, .decimal, .double, .float:
             break
         case .boolean, .binary, .transformable:
-            checker.report(attributePointer, "\(quoted(name)) is a \(attribute.type) attribute; a modification attribute is a string, a number or a date")
+            checker.report(attributePointer, "\(quoted(name)) is \(attribute.type.withArticle) attribute; a modification attribute is a string, a number or a date")
         }
         return name
     }

@@ -549,7 +549,9 @@ struct MappingRun {
                   let cases = source.base.mapping.dynamic?.cases else { continue }
             node.dynamicSource = nil
             let candidate = cases.first { $0.mapping.entity == existing.entity }?.mapping
-                ?? (cases.contains { $0.mapping.isAnnotationReference } ? .annotationReference(to: existing.entity) : nil)
+                ?? (cases.contains { $0.mapping.isAnnotationReference }
+                    ? .annotationReference(to: existing.entity, discardsInvalidObjectsOnInsert: source.base.mapping.discardsInvalidObjectsOnInsert)
+                    : nil)
             guard var mapping = candidate.map({ resolved($0) }) else { continue }
             mapping.dynamic = nil
             _ = try read(source.representation, mapping: mapping, parent: source.parent, pointer: node.pointer)

@@ -118,13 +118,12 @@ public struct AnnotationExporter: Sendable {
 
     /// The exported value of an attribute; nil leaves it out.
     private func attributeValue(_ object: ExistingObject, _ name: String, _ transformer: TransformerPlan?) throws(CartographError) -> JSONValue? {
-        guard let value = object.values[name] else { return .null }
+        guard let value = object.values[name] else { return .null }  // nil passes through every transformer
         switch transformer {
         case nil:
-            return value.jsonValue
+            return Self.exportedValue(value, through: nil)
         case .resolved(let transformer)?:
-            // Groot: a reverse transform that gives nil leaves the key out.
-            return try? transformer.reverseTransform(value.jsonValue)
+            return Self.exportedValue(value, through: transformer)
         case .unknown(let transformer)?:
             throw CartographError(.unprocessable, "Cannot export '\(object.entity).\(name)' as JSON: its JSONTransformerName '\(transformer)' "
                 + "is neither built in nor declared in the model's valueTransformers.")
@@ -164,6 +163,19 @@ public struct AnnotationExporter: Sendable {
             if let value = try attributeValue(object, name, transformer) { Self.write(value, at: property.keyPath, into: &document) }
         }
         return .object(document)
+    }
+
+    /// A stored value as exported: through the reverse of `transformer` when given, a value it refuses
+    /// is nil (left out), as Groot leaves out a reverse transform's nil.
+    static func exportedValue(_ value: AttributeValue, through transformer: JSONValueTransformer?) -> JSONValue? {
+        guard let transformer else { return value.jsonValue }
+        return try? transformer.reverseTransform(value.jsonValue)
+    }
+
+    /// Whether the annotations export anything of `entity` or its sub-entities: without a `JSONKeyPath`
+    /// (or `mapUnannotatedByName`) every object would export as `{}`.
+    public func describes(_ entity: String) -> Bool {
+        model.entityAndSubentities(of: entity).contains { !EntityPlan(entity: $0, model: model, registry: transformers).properties.isEmpty }
     }
 
     /// Writes `value` at a key path, creating objects for its leading keys (replacing a value that is

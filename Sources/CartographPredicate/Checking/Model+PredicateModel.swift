@@ -8,6 +8,8 @@ extension Model: PredicateModel {
 extension Entity: PredicateEntity {
     public var parentEntityName: String? { parent }
 
+    public var propertyNames: [String] { attributes.map(\.name) + relationships.map(\.name) }
+
     public func attributeType(named name: String) -> AttributeType? { attributes.first { $0.name == name }?.type }
 
     public func relationship(named name: String) -> PredicateRelationship? {

@@ -309,7 +309,7 @@ private struct PredicateChecker {
         case .null: return nil
         case .list: throw fail("a {…} list can only be the right side of IN or BETWEEN")
         case .date(let milliseconds):
-            guard type == .date else { throw fail("a date cannot be compared with a \(type) value") }
+            guard type == .date else { throw fail("a date cannot be compared with \(type.withArticle) value") }
             return .date(millisecondsSince1970: milliseconds)
         case .number(let text) where type.isNumeric:
             guard let number = NumberText(text) else { throw fail("\(text) is not a number") }
@@ -338,7 +338,7 @@ private struct PredicateChecker {
             do {
                 return try AttributeValue.coerce(json, to: type)
             } catch {
-                throw fail("cannot compare a \(type) value with \(error.message)")
+                throw fail("cannot compare with \(type.withArticle) value: \(error.message)")
             }
         }
     }
@@ -473,7 +473,8 @@ private struct PredicateChecker {
                 return try finish(steps, reading: reference, type: type, offset: offset, components: components)
             }
             guard let relationship = relationship(name, entity: current) else {
-                throw fail("\(current) has no attribute or relationship '\(name)'")
+                throw fail("\(current) has no attribute or relationship '\(name)'"
+                    + NameSuggestion.hint(for: name, among: propertyNames(of: current), kind: "its attributes and relationships"))
             }
             if relationship.isToMany, steps.contains(where: \.isToMany) {
                 throw fail("the key path crosses more than one to-many relationship")
@@ -521,6 +522,19 @@ private struct PredicateChecker {
             visited += 1
         }
         return nil
+    }
+
+    /// The attribute and relationship names of `entity` and its parents.
+    func propertyNames(of entity: String) -> [String] {
+        var names: [String] = []
+        var current: String? = entity
+        var visited = 0
+        while let entityName = current, visited < 256, let description = model.predicateEntity(named: entityName) {
+            names += description.propertyNames
+            current = description.parentEntityName
+            visited += 1
+        }
+        return names
     }
 
     func relationship(_ name: String, entity: String) -> PredicateRelationship? {

@@ -18,6 +18,13 @@ public protocol PredicateEntity {
     func attributeType(named name: String) -> AttributeType?
     /// The relationship `name` declared on this entity, nil when it declares none.
     func relationship(named name: String) -> PredicateRelationship?
+    /// The names of the attributes and relationships declared on this entity, for the "did you mean"
+    /// of an unknown name; none by default.
+    var propertyNames: [String] { get }
+}
+
+extension PredicateEntity {
+    public var propertyNames: [String] { [] }
 }
 
 /// A relationship as the checker sees it.

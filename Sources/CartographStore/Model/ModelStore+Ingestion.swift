@@ -11,29 +11,18 @@ public enum MappingSource: Sendable {
     /// A mapping document (as registered: it is parsed against the model the payload is mapped with),
     /// and the name it is registered under (nil for one that is not), which its `{"ref": …}` may name.
     case document(JSONValue, name: String?)
-    /// The mapping an entity's annotations define (R-P10).
-    case annotations(entity: String)
+    /// The mapping an entity's annotations define (R-P10); with `discardsInvalidObjectsOnInsert` (R-P8)
+    /// on it and every annotation mapping it nests.
+    case annotations(entity: String, discardsInvalidObjectsOnInsert: Bool = false)
 
     /// The mapping for `model` (a migration may have committed since the document was registered), and
     /// the registered mappings its references reach, by name, looked up in `store`.
     func mappings(for model: Model, in store: ModelStore) throws(CartographError) -> (mapping: EntityMapping, named: [String: EntityMapping]) {
         switch self {
         case .document(let document, let name):
-            let mapping = try store.parseMapping(document, name: name, model: model)
-            var named: [String: EntityMapping] = name.map { [$0: mapping] } ?? [:]
-            var pending = Array(mapping.referencedNames)
-            while let next = pending.popLast() {
-                guard named[next] == nil else { continue }
-                guard let referenced = try store.mappings(named: next).first?.document else {
-                    throw CartographError(.unprocessable, "The mapping refers to mapping '\(next)', which is not registered any more; register it again or change the reference.")
-                }
-                let parsed = try store.parseMapping(referenced, name: next, model: model)
-                named[next] = parsed
-                pending += parsed.referencedNames
-            }
-            return (mapping, named)
-        case .annotations(let entity):
-            var mapping = EntityMapping.annotationMapping(of: entity, model: model)
+            return try EntityMapping.parse(document, model: model, name: name) { other in try? store.mappings(named: other).first?.document }
+        case .annotations(let entity, let discards):
+            var mapping = EntityMapping.annotationMapping(of: entity, model: model, discardsInvalidObjectsOnInsert: discards)
             // The entity payload route takes an array of identity values as well as of objects.
             mapping.identityReferences = true
             return (mapping, [:])
@@ -45,9 +34,7 @@ extension ModelStore {
     /// Parses a mapping document registered (or to be registered) as `name` against `model`, its
     /// `{"ref": …}` references checked against the mappings registered in this store.
     public func parseMapping(_ document: JSONValue, name: String?, model: Model) throws(CartographError) -> EntityMapping {
-        try EntityMapping.parse(document, model: model, name: name) { [self] other in
-            (try? mappings(named: other).first?.document)?["entity"]?.stringValue
-        }
+        try EntityMapping.parse(document, model: model, name: name) { [self] other in try? mappings(named: other).first?.document }.mapping
     }
 }
 

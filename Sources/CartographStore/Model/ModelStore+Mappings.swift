@@ -40,13 +40,30 @@ extension ModelStore {
 
     /// The stored mapping documents by name (all, or the one named).
     public func mappings(named name: String? = nil) throws(CartographError) -> [(name: String, document: JSONValue)] {
-        try read { (reader) throws(CartographError) -> [(name: String, document: JSONValue)] in
-            let sql = "SELECT name, document FROM \(quoted(Self.mappingsTable))" + (name == nil ? "" : " WHERE name = ?") + " ORDER BY name"
-            do {
-                return try reader.reader.connection.rows(sql, name.map { [.text($0)] } ?? []).map { row in
-                    (row[0].textValue ?? "", (try? JSONReader().parse(row[1].textValue ?? "null")) ?? .null)
-                }
-            } catch { throw CartographError(.internalError, "Cannot read mappings: \(error)") }
-        }
+        try read { (reader) throws(CartographError) in try reader.mappings(named: name) }
+    }
+
+    /// The 404 for a mapping this model does not have, naming the closest one and the model's mappings.
+    public func unknownMapping(_ name: String) -> CartographError {
+        (try? read { (reader) throws(CartographError) in try reader.unknownMapping(name) })
+            ?? CartographError(.notFound, "No mapping '\(name)' in model '\(self.name)'.")
+    }
+}
+
+extension StoreReader {
+    /// The mapping documents stored in this snapshot by name (all, or the one named).
+    public func mappings(named name: String? = nil) throws(CartographError) -> [(name: String, document: JSONValue)] {
+        let sql = "SELECT name, document FROM \(quoted(ModelStore.mappingsTable))" + (name == nil ? "" : " WHERE name = ?") + " ORDER BY name"
+        do {
+            return try reader.connection.rows(sql, name.map { [.text($0)] } ?? []).map { row in
+                (row[0].textValue ?? "", (try? JSONReader().parse(row[1].textValue ?? "null")) ?? .null)
+            }
+        } catch { throw CartographError(.internalError, "Cannot read mappings: \(error)") }
+    }
+
+    /// `No mapping 'evnts' in model 'm'; did you mean 'events'? (mappings: events, users)`.
+    func unknownMapping(_ name: String) throws(CartographError) -> CartographError {
+        CartographError(.notFound, "No mapping '\(name)' in model '\(model.name)'"
+            + NameSuggestion.hint(for: name, among: try mappings().map(\.name), kind: "mappings") + ".")
     }
 }

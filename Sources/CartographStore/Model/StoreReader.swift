@@ -32,11 +32,14 @@ public struct ObjectQuery: Sendable {
     public var explain: Bool
     /// The attributes and relationships to render (`shape=model`); nil renders all (R-Q4).
     public var fields: [String]?
+    /// With `shape=json`: the registered mapping whose inverse writes the objects; nil writes them as
+    /// the model's annotations say (R-Q4).
+    public var mapping: String?
 
     public init(entity: String, predicate: String? = nil, arguments: [String: JSONValue] = [:],
                 orderBy: [(attribute: String, descending: Bool)] = [], limit: Int = 50, cursor: String? = nil,
                 include: [[String]] = [], count: Bool = false, shape: ObjectShape = .model, explain: Bool = false,
-                fields: [String]? = nil) {
+                fields: [String]? = nil, mapping: String? = nil) {
         self.entity = entity
         self.predicate = predicate
         self.arguments = arguments
@@ -48,6 +51,7 @@ public struct ObjectQuery: Sendable {
         self.shape = shape
         self.explain = explain
         self.fields = fields
+        self.mapping = mapping
     }
 }
 
@@ -76,7 +80,7 @@ public struct StoreReader {
     /// Checks `query` against the model and runs it.
     public func page(_ query: ObjectQuery) throws(CartographError) -> ObjectPage {
         guard model.entity(named: query.entity) != nil else {
-            throw CartographError(.notFound, "Model '\(model.name)' has no entity '\(query.entity)'.")
+            throw model.unknownEntity(query.entity)
         }
         guard (1...1000).contains(query.limit) else {
             throw CartographError(.badRequest, "limit must be between 1 and 1000.", errors: [.init(pointer: "/limit", message: "out of range")])
@@ -84,6 +88,7 @@ public struct StoreReader {
         try Self.check(include: query.include, shape: query.shape)
         try validate(include: query.include, entity: query.entity)
         let fields = try validate(fields: query.fields, entity: query.entity, shape: query.shape)
+        let rendering = try rendering(of: query.entity, shape: query.shape, mapping: query.mapping)
         let checked = try Self.check(query.predicate ?? "TRUEPREDICATE", entity: query.entity, model: model, arguments: query.arguments,
                                      pointer: "/where")
         let compiled: SQLPredicate
@@ -135,7 +140,7 @@ public struct StoreReader {
         }
         let pageRows = rows.prefix(query.limit)
         var items: [JSONValue] = []
-        switch query.shape {
+        switch rendering {
         case .model:
             // One key cache for the page: destinations shared by its objects (an author, a tag) are read once.
             var keys: [Int64: JSONValue] = [:]
@@ -145,8 +150,8 @@ public struct StoreReader {
                     try reader.json(of: object, include: query.include, fields: fields, known: known[object.id], keys: &keys)
                 })
             }
-        case .json:
-            items = try exported(pageRows.map(\.0))
+        case .json(let export):
+            items = try exported(pageRows.map(\.0), with: export)
         }
         var next: String?
         if rows.count > query.limit, let last = pageRows.last {
@@ -188,7 +193,10 @@ public struct StoreReader {
             return "(SELECT \(step).\(quoted(name)) FROM \(quoted(layout.table(of: entity))) AS \(step) WHERE \(step)._id = \(id))"
         }
         for name in names.dropLast() {
-            guard let relationship = model.relationship(name, of: current) else { throw unknown("'\(current)' has no relationship '\(name)'") }
+            guard let relationship = model.relationship(name, of: current) else {
+                throw unknown("'\(current)' has no relationship '\(name)'"
+                    + NameSuggestion.hint(for: name, among: model.allRelationships(of: current).map(\.name), kind: "its relationships"))
+            }
             guard !relationship.toMany else { throw unknown("'\(name)' is a to-many relationship; a sort key path goes through to-one relationships") }
             switch layout.storage(of: name, entity: current) {
             case .foreignKey(_, let fk)?:
@@ -204,7 +212,8 @@ public struct StoreReader {
         }
         let last = names.last ?? keyPath
         guard let attribute = model.attribute(last, of: current), let attributeColumn = layout.column(ofAttribute: last, entity: current) else {
-            throw unknown(names.count == 1 ? "unknown attribute '\(last)'" : "'\(current)' has no attribute '\(last)'")
+            let hint = NameSuggestion.hint(for: last, among: model.allAttributes(of: current).map(\.name), kind: "its attributes")
+            throw unknown((names.count == 1 ? "unknown attribute '\(last)'" : "'\(current)' has no attribute '\(last)'") + hint)
         }
         guard attribute.type != .binary, attribute.type != .transformable else {
             throw CartographError(.badRequest, "Cannot order by '\(keyPath)': \(attribute.type) values have no order.")
@@ -235,7 +244,9 @@ public struct StoreReader {
         })
         let unknown = fields.filter { !known.contains($0) }
         guard unknown.isEmpty else {
-            throw CartographError(.badRequest, "Unknown fields for '\(entity)': \(unknown.map { "'\($0)'" }.joined(separator: ", ")).",
+            let hints = unknown.map { "'\($0)'" + (NameSuggestion.closest(to: $0, among: Array(known)).map { " (did you mean '\($0)'?)" } ?? "") }
+            throw CartographError(.badRequest, "Unknown fields for '\(entity)': \(hints.joined(separator: ", "))"
+                                  + " " + NameSuggestion.list(Array(known), kind: "its attributes and relationships") + ".",
                                   errors: unknown.map { .init(pointer: "/fields", message: "unknown attribute or relationship '\($0)'") })
         }
         return Set(fields)
@@ -269,29 +280,80 @@ public struct StoreReader {
     /// identity value, or for compound identities the values joined by ',' each percent-encoded.
     /// Several matches (possible through identificationPredicate) resolve to the oldest.
     public func object(entity: String, key rawKey: String, include: [[String]] = [], shape: ObjectShape = .model,
-                       fields: [String]? = nil) throws(CartographError) -> JSONValue? {
+                       fields: [String]? = nil, mapping: String? = nil) throws(CartographError) -> JSONValue? {
         try Self.check(include: include, shape: shape)
         guard let object = try find(entity: entity, key: rawKey) else { return nil }
         try validate(include: include, entity: entity)
         let fields = try validate(fields: fields, entity: entity, shape: shape)
-        switch shape {
+        switch try rendering(of: entity, shape: shape, mapping: mapping) {
         case .model: return try sqlite { () throws(SQLiteError) in try reader.json(of: object, include: include, fields: fields) }
-        case .json: return try exported([object]).first
+        case .json(let export): return try exported([object], with: export).first
         }
     }
 
-    /// Objects in `shape=json` (R-Q4): exported through the model's annotations, related objects
-    /// read from this snapshot.
-    private func exported(_ objects: [ExistingObject]) throws(CartographError) -> [JSONValue] {
-        let exporter = try AnnotationExporter(model: model)
+    /// How objects of one entity are rendered (R-Q4).
+    private enum Rendering {
+        case model
+        case json(JSONExport)
+    }
+
+    /// How `shape=json` writes objects of one entity.
+    private enum JSONExport {
+        case annotations(AnnotationExporter)
+        /// Through a registered mapping's inverse.
+        case mapping(MappingExporter, EntityMapping)
+    }
+
+    /// How objects of `entity` are rendered, checked before anything is read. For `shape=json` without `mapping`, an entity that no annotation describes is a 400 (its objects
+    /// would export as `{}`); with it, the mapping must exist (404) and map `entity` or an ancestor (400).
+    private func rendering(of entity: String, shape: ObjectShape, mapping name: String?) throws(CartographError) -> Rendering {
+        switch shape {
+        case .model:
+            guard name == nil else {
+                throw CartographError(.badRequest, "mapping applies to shape=json: it names the mapping whose inverse writes the objects. "
+                    + "Add shape=json, or leave mapping out.", errors: [.init(pointer: "/mapping", message: "needs shape=json")])
+            }
+            return .model
+        case .json:
+            guard let name else {
+                let exporter = try AnnotationExporter(model: model)
+                guard exporter.describes(entity) else {
+                    throw CartographError(.badRequest, "shape=json writes objects as the model's JSONKeyPath annotations say, and no attribute or "
+                        + "relationship of '\(entity)' or its sub-entities has one, so every object would be {}. Give mapping=<name> to export "
+                        + "through a registered mapping's inverse, or annotate the model (or set its option mapUnannotatedByName).",
+                        errors: [.init(pointer: "/shape", message: "no annotation describes '\(entity)'")])
+                }
+                return .json(.annotations(exporter))
+            }
+            guard let document = try mappings(named: name).first?.document else {
+                throw try unknownMapping(name)
+            }
+            let (mapping, named) = try EntityMapping.parse(document, model: model, name: name) { [self] other in
+                try? mappings(named: other).first?.document
+            }
+            guard model.lineage(of: entity).contains(where: { $0.name == mapping.entity }) else {
+                throw CartographError(.badRequest, "Mapping '\(name)' maps '\(mapping.entity)', so it cannot export '\(entity)' objects: "
+                    + "name a mapping of '\(entity)' or of an entity it inherits from.",
+                    errors: [.init(pointer: "/mapping", message: "maps '\(mapping.entity)', not '\(entity)'")])
+            }
+            return .json(.mapping(try MappingExporter(model: model, namedMappings: named), mapping))
+        }
+    }
+
+    /// Objects in `shape=json` (R-Q4), related objects read from this snapshot.
+    private func exported(_ objects: [ExistingObject], with export: JSONExport) throws(CartographError) -> [JSONValue] {
         let graph = StoreExportGraph(reader: reader)
-        return try exporter.export(objects.map(graph.keep), from: graph)
+        let kept = objects.map(graph.keep)
+        switch export {
+        case .annotations(let exporter): return try exporter.export(kept, from: graph)
+        case .mapping(let exporter, let mapping): return try exporter.export(kept, through: mapping, from: graph)
+        }
     }
 
     /// The stored object for a raw key, or nil.
     func find(entity: String, key rawKey: String) throws(CartographError) -> ExistingObject? {
         guard model.entity(named: entity) != nil else {
-            throw CartographError(.notFound, "Model '\(model.name)' has no entity '\(entity)'.")
+            throw model.unknownEntity(entity)
         }
         return try reader.object(entity: entity, rawKey: rawKey)
     }

@@ -115,12 +115,18 @@ public final class StoreRegistry: Sendable {
         return names.filter { $0.hasSuffix(".sqlite") }.map { String($0.dropLast(7)) }.filter(Names.isResourceName).sorted()
     }
 
+    /// `No model 'blgo' in tenant 'acme'; did you mean 'blog'? (models: blog, shop)`.
+    public func unknownModel(_ name: String, tenant: String) -> CartographError {
+        CartographError(.notFound, "No model '\(name)' in tenant '\(tenant)'"
+            + NameSuggestion.hint(for: name, among: modelNames(tenant: tenant), kind: "models") + ".")
+    }
+
     /// Closes and deletes a model's store files. 404 when it does not exist.
     public func deleteModel(tenant: String, model: String) throws(CartographError) {
         let url = file(tenant: tenant, model: model)
         try open.withLock { (open) throws(CartographError) in
             guard open["\(tenant)/\(model)"] != nil || FileManager.default.fileExists(atPath: url.path) else {
-                throw CartographError(.notFound, "Tenant '\(tenant)' has no model '\(model)'.")
+                throw unknownModel(model, tenant: tenant)
             }
             open["\(tenant)/\(model)"] = nil
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }

@@ -142,7 +142,7 @@ public final class StoreTransaction {
     /// The object whose key (the raw `{key}` path segment) is `key`.
     public func object(entity: String, key: String) throws(CartographError) -> ExistingObject? {
         guard model.entity(named: entity) != nil else {
-            throw CartographError(.notFound, "Model '\(model.name)' has no entity '\(entity)'.")
+            throw model.unknownEntity(entity)
         }
         return try reader.object(entity: entity, rawKey: key)
     }

@@ -3891,6 +3891,13 @@ internal struct Client: APIProtocol {
                     name: "Idempotency-Key",
                     value: input.headers.idempotencyKey
                 )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "discardInvalid",
+                    value: input.query.discardInvalid
+                )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
                     contentTypes: input.headers.accept
@@ -4115,6 +4122,13 @@ internal struct Client: APIProtocol {
                     explode: true,
                     name: "fields",
                     value: input.query.fields
+                )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "mapping",
+                    value: input.query.mapping
                 )
                 try converter.setQueryItemAsURI(
                     in: &request,
@@ -4602,6 +4616,13 @@ internal struct Client: APIProtocol {
                     explode: true,
                     name: "fields",
                     value: input.query.fields
+                )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "mapping",
+                    value: input.query.mapping
                 )
                 converter.setAcceptHeader(
                     in: &request.headerFields,

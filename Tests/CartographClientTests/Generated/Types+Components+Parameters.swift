@@ -49,8 +49,9 @@ extension Components {
         /// model option `mapUnannotatedByName` is on; related objects nested (to-one an object or `null`,
         /// to-many an array), skipping the inverse of the relationship being serialized. An object already
         /// on the path, or more than 32 levels deep, is written with its identification attributes only.
-        /// No `_entity`/`_id`. A 422 when an annotation names a value transformer the model lacks, or when one
-        /// response would write more than 100,000 objects.
+        /// No `_entity`/`_id`. A 400 when no annotation describes the entity (its objects would be `{}`) and
+        /// `mapping` is not given. A 422 when an annotation names a value transformer the model lacks, or when
+        /// one response would write more than 100,000 objects.
         ///
         ///
         /// - Remark: Generated from `#/components/parameters/shape`.
@@ -58,5 +59,15 @@ extension Components {
             case model = "model"
             case json = "json"
         }
+        /// With `shape=json` (R-Q4): export through this registered mapping's inverse instead of the
+        /// annotations — each attribute at its source key path (dotted paths nest), through the reverse of
+        /// its transformer; relationships nest their destinations through the nested mappings (to-many as
+        /// arrays); a nested mapping of one identification attribute only writes that value. A 404 when the
+        /// model has no such mapping, a 400 when it maps neither the entity nor an entity it inherits from,
+        /// or without `shape=json`.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/parameters/exportMapping`.
+        internal typealias ExportMapping = Swift.String
     }
 }

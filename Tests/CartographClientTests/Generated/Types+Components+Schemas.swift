@@ -1393,6 +1393,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Query/fields`.
             internal var fields: Components.Schemas.Query.FieldsPayload?
+            /// As the `mapping` query parameter of `listObjects`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Query/mapping`.
+            internal var mapping: Swift.String?
             /// Creates a new `Query`.
             ///
             /// - Parameters:
@@ -1406,6 +1410,7 @@ extension Components {
             ///   - count:
             ///   - explain: As the `explain` query parameter of `listObjects` (R-Q5).
             ///   - fields: As the `fields` query parameter of `listObjects` (a comma-separated string or an array).
+            ///   - mapping: As the `mapping` query parameter of `listObjects`.
             internal init(
                 _where: Swift.String? = nil,
                 arguments: OpenAPIRuntime.OpenAPIObjectContainer? = nil,
@@ -1416,7 +1421,8 @@ extension Components {
                 shape: Components.Schemas.Query.ShapePayload? = nil,
                 count: Swift.Bool? = nil,
                 explain: Swift.Bool? = nil,
-                fields: Components.Schemas.Query.FieldsPayload? = nil
+                fields: Components.Schemas.Query.FieldsPayload? = nil,
+                mapping: Swift.String? = nil
             ) {
                 self._where = _where
                 self.arguments = arguments
@@ -1428,6 +1434,7 @@ extension Components {
                 self.count = count
                 self.explain = explain
                 self.fields = fields
+                self.mapping = mapping
             }
             internal enum CodingKeys: String, CodingKey {
                 case _where = "where"
@@ -1440,6 +1447,7 @@ extension Components {
                 case count
                 case explain
                 case fields
+                case mapping
             }
         }
         /// - Remark: Generated from `#/components/schemas/ObjectPage`.

@@ -5479,17 +5479,27 @@ internal enum Operations {
                 internal var dryRun: Components.Parameters.DryRun?
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/POST/query/explain`.
                 internal var explain: Components.Parameters.Explain?
+                /// R-P8 as a mapping's `discardsInvalidObjectsOnInsert`, for every annotation mapping the payload
+                /// uses: an invalid new object (a type an entity mapper does not know under an abstract entity, a
+                /// missing required value) is left out and listed in `discarded` instead of failing the payload.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/POST/query/discardInvalid`.
+                internal var discardInvalid: Swift.Bool?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
                 ///   - dryRun:
                 ///   - explain:
+                ///   - discardInvalid: R-P8 as a mapping's `discardsInvalidObjectsOnInsert`, for every annotation mapping the payload
                 internal init(
                     dryRun: Components.Parameters.DryRun? = nil,
-                    explain: Components.Parameters.Explain? = nil
+                    explain: Components.Parameters.Explain? = nil,
+                    discardInvalid: Swift.Bool? = nil
                 ) {
                     self.dryRun = dryRun
                     self.explain = explain
+                    self.discardInvalid = discardInvalid
                 }
             }
             internal var query: Operations.PostEntityPayload.Input.Query
@@ -5794,8 +5804,9 @@ internal enum Operations {
                 /// model option `mapUnannotatedByName` is on; related objects nested (to-one an object or `null`,
                 /// to-many an array), skipping the inverse of the relationship being serialized. An object already
                 /// on the path, or more than 32 levels deep, is written with its identification attributes only.
-                /// No `_entity`/`_id`. A 422 when an annotation names a value transformer the model lacks, or when one
-                /// response would write more than 100,000 objects.
+                /// No `_entity`/`_id`. A 400 when no annotation describes the entity (its objects would be `{}`) and
+                /// `mapping` is not given. A 422 when an annotation names a value transformer the model lacks, or when
+                /// one response would write more than 100,000 objects.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/shape`.
@@ -5807,6 +5818,16 @@ internal enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/fields`.
                 internal var fields: Components.Parameters.Fields?
+                /// With `shape=json` (R-Q4): export through this registered mapping's inverse instead of the
+                /// annotations — each attribute at its source key path (dotted paths nest), through the reverse of
+                /// its transformer; relationships nest their destinations through the nested mappings (to-many as
+                /// arrays); a nested mapping of one identification attribute only writes that value. A 404 when the
+                /// model has no such mapping, a 400 when it maps neither the entity nor an entity it inherits from,
+                /// or without `shape=json`.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/mapping`.
+                internal var mapping: Components.Parameters.ExportMapping?
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/count`.
                 internal var count: Swift.Bool?
                 /// Add `plan`: how SQLite runs the query, naming the index used or a full scan (R-Q5, docs/predicates.md).
@@ -5823,6 +5844,7 @@ internal enum Operations {
                 ///   - include: Comma-separated relationship paths to embed in place of their keys (`publisher,characters.powers`;
                 ///   - shape: R-Q4. `model` (default): attributes by name, to-one relationships as the destination's key,
                 ///   - fields: Comma-separated attribute and relationship names to render (R-Q4); `_id`, `_entity` and the key's
+                ///   - mapping: With `shape=json` (R-Q4): export through this registered mapping's inverse instead of the
                 ///   - count:
                 ///   - explain: Add `plan`: how SQLite runs the query, naming the index used or a full scan (R-Q5, docs/predicates.md).
                 internal init(
@@ -5833,6 +5855,7 @@ internal enum Operations {
                     include: Components.Parameters.Include? = nil,
                     shape: Components.Parameters.Shape? = nil,
                     fields: Components.Parameters.Fields? = nil,
+                    mapping: Components.Parameters.ExportMapping? = nil,
                     count: Swift.Bool? = nil,
                     explain: Swift.Bool? = nil
                 ) {
@@ -5843,6 +5866,7 @@ internal enum Operations {
                     self.include = include
                     self.shape = shape
                     self.fields = fields
+                    self.mapping = mapping
                     self.count = count
                     self.explain = explain
                 }
@@ -6571,8 +6595,9 @@ internal enum Operations {
                 /// model option `mapUnannotatedByName` is on; related objects nested (to-one an object or `null`,
                 /// to-many an array), skipping the inverse of the relationship being serialized. An object already
                 /// on the path, or more than 32 levels deep, is written with its identification attributes only.
-                /// No `_entity`/`_id`. A 422 when an annotation names a value transformer the model lacks, or when one
-                /// response would write more than 100,000 objects.
+                /// No `_entity`/`_id`. A 400 when no annotation describes the entity (its objects would be `{}`) and
+                /// `mapping` is not given. A 422 when an annotation names a value transformer the model lacks, or when
+                /// one response would write more than 100,000 objects.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/GET/query/shape`.
@@ -6584,20 +6609,33 @@ internal enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/GET/query/fields`.
                 internal var fields: Components.Parameters.Fields?
+                /// With `shape=json` (R-Q4): export through this registered mapping's inverse instead of the
+                /// annotations — each attribute at its source key path (dotted paths nest), through the reverse of
+                /// its transformer; relationships nest their destinations through the nested mappings (to-many as
+                /// arrays); a nested mapping of one identification attribute only writes that value. A 404 when the
+                /// model has no such mapping, a 400 when it maps neither the entity nor an entity it inherits from,
+                /// or without `shape=json`.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/GET/query/mapping`.
+                internal var mapping: Components.Parameters.ExportMapping?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
                 ///   - include: Comma-separated relationship paths to embed in place of their keys (`publisher,characters.powers`;
                 ///   - shape: R-Q4. `model` (default): attributes by name, to-one relationships as the destination's key,
                 ///   - fields: Comma-separated attribute and relationship names to render (R-Q4); `_id`, `_entity` and the key's
+                ///   - mapping: With `shape=json` (R-Q4): export through this registered mapping's inverse instead of the
                 internal init(
                     include: Components.Parameters.Include? = nil,
                     shape: Components.Parameters.Shape? = nil,
-                    fields: Components.Parameters.Fields? = nil
+                    fields: Components.Parameters.Fields? = nil,
+                    mapping: Components.Parameters.ExportMapping? = nil
                 ) {
                     self.include = include
                     self.shape = shape
                     self.fields = fields
+                    self.mapping = mapping
                 }
             }
             internal var query: Operations.GetObject.Input.Query
