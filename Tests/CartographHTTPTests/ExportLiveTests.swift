@@ -63,7 +63,7 @@ private func grootFixture(_ name: String) throws -> JSONValue {
 
 /// A server with tenant `acme` and `model` registered as `name` with `mappings`.
 private struct ExportServer {
-    let client: RawHTTPClient
+    let client: any HTTPTestClient
     let key: String
     let model: String
 
@@ -90,8 +90,9 @@ private struct ExportServer {
 
 private func withExportServer(model document: JSONValue, name: String = "groot", mappings: [(String, JSONValue)] = grootMappings,
                               _ body: (ExportServer) throws -> Void) throws {
-    try withLiveServer { (server) throws in
-        let client = server.client
+    let server = try InProcessServer()
+    do {
+        let client: any HTTPTestClient = server
         let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
         let registered = try client.sendJSON("PUT", "/v1/tenants/acme/models/\(name)", document, token: key)
         #expect(registered.status == 201, "\(registered.text)")

@@ -110,7 +110,7 @@ let restKitModel: JSONValue = ["entities": [
 
 /// Tenant `restkit`, model `restkit` (or the model given) and the mappings given, on a fresh server.
 struct RestKitStore {
-    let client: RawHTTPClient
+    let client: any HTTPTestClient
     let key: String
 
     /// PUT model `restkit`.
@@ -173,12 +173,13 @@ func rkPercentEncoded(_ text: String) -> String {
     return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
 }
 
-/// Runs `body` against a fresh server with tenant `restkit`, model `restkit` = `model` (none when nil) and
-/// `mappings` registered.
+/// Runs `body` against a fresh server (in process: the port is of mapping behaviour) with tenant
+/// `restkit`, model `restkit` = `model` (none when nil) and `mappings` registered.
 func withRestKitStore(model: JSONValue? = restKitModel, mappings: [(String, JSONValue)] = [],
                       _ body: (RestKitStore) throws -> Void) throws {
-    try withLiveServer { (server) throws in
-        let client = server.client
+    let server = try InProcessServer()
+    do {
+        let client: any HTTPTestClient = server
         let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "restkit"], token: server.adminToken).json()["apiKey"]?.stringValue)
         let store = RestKitStore(client: client, key: key)
         if let model {
