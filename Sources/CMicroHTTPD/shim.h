@@ -37,12 +37,14 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
     unsigned int flags, uint16_t port, const char *bind_ipv4,
     MHD_AccessHandlerCallback handler, void *handler_cls,
     MHD_RequestCompletedCallback completed, void *completed_cls,
+    MHD_NotifyConnectionCallback notify_connection, void *notify_connection_cls,
     const struct MHD_OptionItem *options, size_t option_count)
 {
     struct MHD_OptionItem items[32];
     size_t n = 0;
-    for (size_t i = 0; i < option_count && n < 28; i++) items[n++] = options[i];
+    for (size_t i = 0; i < option_count && n < 27; i++) items[n++] = options[i];
     items[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_cls };
+    items[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)notify_connection, notify_connection_cls };
     items[n++] = (struct MHD_OptionItem){ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)cmhd_identity_unescape, NULL };
     struct sockaddr_in local;
     if (bind_ipv4 != NULL) {
@@ -55,6 +57,18 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
     items[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
     return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
                             MHD_OPTION_ARRAY, items, MHD_OPTION_END);
+}
+
+/// The socket of a connection; -1 when MHD does not tell.
+static inline int cmhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
+/// Whether a connection notification says the connection started (else it closed). The notification
+/// codes' Swift import depends on how a libmicrohttpd release marks its enums; this does not.
+static inline int cmhd_connection_started(enum MHD_ConnectionNotificationCode code) {
+    return code == MHD_CONNECTION_NOTIFY_STARTED;
 }
 
 /// The port the daemon listens on (useful after binding port 0).

@@ -33,7 +33,7 @@ struct Serve: AsyncParsableCommand {
     var maxJSONDepth: Int?
     @Option(name: .customLong("connection-limit"), help: "Most open connections. [env: CARTOGRAPH_CONNECTION_LIMIT] (default: 1024)")
     var connectionLimit: Int?
-    @Option(name: .customLong("per-ip-connection-limit"), help: "Most connections per client IP, 0 = no limit. [env: CARTOGRAPH_PER_IP_CONNECTION_LIMIT] (default: 0)")
+    @Option(name: .customLong("per-ip-connection-limit"), help: "Most connections per client IP, 0 = no limit. [env: CARTOGRAPH_PER_IP_CONNECTION_LIMIT] (default: a quarter of the connection limit)")
     var perIPConnectionLimit: Int?
     @Option(name: .customLong("request-time-limit"), help: "Seconds a request may take before it is stopped (503, nothing stored). [env: CARTOGRAPH_REQUEST_TIME_LIMIT] (default: 120)")
     var requestTimeLimit: Int?
@@ -138,6 +138,8 @@ struct Settings {
         if let v = try integer(serve.connectionLimit, "CONNECTION_LIMIT", range: 1...1_000_000) { configuration.connectionLimit = v }
         if let v = try integer(serve.perIPConnectionLimit, "PER_IP_CONNECTION_LIMIT", range: 0...1_000_000) {
             configuration.perIPConnectionLimit = v
+        } else {
+            configuration.perIPConnectionLimit = max(1, configuration.connectionLimit / 4)
         }
         if let v = try integer(serve.requestTimeLimit, "REQUEST_TIME_LIMIT", range: 1...86_400) { configuration.requestTimeLimitSeconds = v }
         if let v = try integer(serve.connectionTimeout, "CONNECTION_TIMEOUT", range: 1...86_400) {

@@ -30,6 +30,10 @@ public final class MicroHTTPDServer: Sendable {
     private let releaseScheduled = Atomic<Bool>(false)
     /// A request whose body was at least this large gives its memory back to the system once answered.
     static let releaseThresholdBytes = 1 << 20
+    /// Connections waiting for a request head, closed past the connection timeout.
+    let headDeadlines = HeadDeadlines()
+    /// Whether the thread checking `headDeadlines` goes on (set while the daemon runs).
+    private let headSweep = HeadSweep()
 
     /// After a large request, the memory its payload freed goes back to the system: glibc keeps it in
     /// its arenas otherwise, and the process would hold its peak for good. Runs shortly after the
@@ -77,16 +81,32 @@ public final class MicroHTTPDServer: Sendable {
         let started: OpaquePointer? = options.withUnsafeBufferPointer { items in
             if let host {
                 return host.withCString { cmhd_start_daemon(flags, UInt16(configuration.port), $0, accessHandler, context,
-                                                            requestCompleted, context, items.baseAddress, items.count) }
+                                                            requestCompleted, context, connectionNotified, context,
+                                                            items.baseAddress, items.count) }
             }
             return cmhd_start_daemon(flags, UInt16(configuration.port), nil, accessHandler, context, requestCompleted, context,
+                                     connectionNotified, context,
                                      items.baseAddress, items.count)
         }
         guard let started else {
             throw ServerStartError(description: "libmicrohttpd could not listen on \(configuration.host):\(configuration.port) (in use, or not an IPv4 address?)")
         }
         daemon.withLock { $0 = DaemonHandle(pointer: started) }
+        startHeadSweep(timeout: .seconds(configuration.connectionTimeoutSeconds))
         return Int(cmhd_bound_port(started))
+    }
+
+    /// Checks four times a second, on a thread of its own, for connections whose request head is overdue.
+    private func startHeadSweep(timeout: Duration) {
+        headSweep.running.store(true, ordering: .releasing)
+        // Captures the flag and the table, not the server, so that the server can go away.
+        let (sweep, deadlines) = (headSweep, headDeadlines)
+        Thread.detachNewThread {
+            while sweep.running.load(ordering: .acquiring) {
+                Thread.sleep(forTimeInterval: 0.25)
+                deadlines.closeExpired(timeout: timeout)
+            }
+        }
     }
 
     /// Stops accepting new connections; connections already open finish their requests.
@@ -116,6 +136,7 @@ public final class MicroHTTPDServer: Sendable {
             return handle
         }
         guard let handle else { return }
+        headSweep.running.store(false, ordering: .releasing)
         MHD_stop_daemon(handle.pointer)
         listenSocket.withLock { socket in
             if socket >= 0 { close(socket) }
@@ -124,6 +145,11 @@ public final class MicroHTTPDServer: Sendable {
     }
 
     deinit { stop() }
+}
+
+/// The head-deadline thread's run flag.
+private final class HeadSweep: Sendable {
+    let running = Atomic<Bool>(false)
 }
 
 /// The answer a parked request's connection is resumed with: written on a dispatch thread, read by MHD's.
@@ -171,6 +197,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
 
     guard let existing = requestContext.pointee else {
         // First call: headers only.
+        server.headDeadlines.headReceived(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection))))
         let state = RequestState(method: method.map { String(cString: $0) } ?? "GET", target: url.map { String(cString: $0) } ?? "/")
         let statePointer = Unmanaged.passRetained(state).toOpaque()
         requestContext.pointee = statePointer
@@ -241,7 +268,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     return .YES
 }
 
-private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
+private let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, requestContext, _ in
+    // A kept-alive connection now waits for its next request's head.
+    if let connection { server(cls).headDeadlines.requestCompleted(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))) }
     guard let requestContext, let pointer = requestContext.pointee else { return }
     let state = Unmanaged<RequestState>.fromOpaque(pointer)
     let bodyBytes = state.takeUnretainedValue().receivedBytes
@@ -249,6 +278,16 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestCo
     requestContext.pointee = nil
     server(cls).inFlight.subtract(1, ordering: .relaxed)
     server(cls).releaseMemory(afterRequestOf: bodyBytes)
+}
+
+private let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+    guard let connection else { return }
+    let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
+    if cmhd_connection_started(code) != 0 {
+        server(cls).headDeadlines.opened(key, socket: cmhd_connection_fd(connection))
+    } else {
+        server(cls).headDeadlines.closed(key)
+    }
 }
 
 private let collectHeader: MHD_KeyValueIterator = { cls, _, key, value in
