@@ -1,6 +1,7 @@
 // How `cartograph serve` reads its flags into a configuration (Settings), without starting a server.
 import ArgumentParser
 import Testing
+import CartographHTTP
 @testable import cartograph
 
 struct ServeSettingsTests {
