@@ -29,6 +29,8 @@ public final class Application: Sendable {
     let changeWaiters = ChangeWaiters()
     /// Notes lists that keep scanning whole tables, and logs which index would serve them.
     let indexAdvisor = IndexAdvisor()
+    /// Stores whose disk is full or whose file cannot be written or is damaged (`/readyz` lists them).
+    let storeFaults = StoreFaults()
     /// The wall clock that snapshot sessions are used and expire by (a test moves it past their 24 hours).
     let now: @Sendable () -> Date
 
@@ -213,20 +215,34 @@ public final class Application: Sendable {
             }
             let context = RequestContext(application: self, request: request, parameters: parameters, principal: principal,
                                          requestID: requestID)
+            let store = parameters["tenant"].flatMap { tenant in parameters["model"].map { (tenant: tenant, model: $0) } }
+            let writes = route.access != .tenant(.read) && request.method != "GET"
+            if writes, let store, let refusal = storeFaults.refusal(tenant: store.tenant, model: store.model) { throw refusal }
             do {
                 let response = try route.handler(context)
                 // A route that may write a model's store (its scope is above read) wakes the long polls of its change feed.
-                if route.access != .tenant(.read), response.status < 300, let tenant = parameters["tenant"], let model = parameters["model"] {
-                    changeWaiters.notify("\(tenant)/\(model)")
+                if writes, response.status < 300, let store {
+                    changeWaiters.notify("\(store.tenant)/\(store.model)")
+                    storeFaults.cleared(tenant: store.tenant, model: store.model)
                 }
                 return response
             } catch let error as CartographError {
+                if error.code.isStorageFault, let store { storageFault(error, tenant: store.tenant, model: store.model, requestID: requestID) }
                 throw error
             } catch {
                 logger.error("unhandled error", metadata: ["request.id": "\(requestID)", "error": "\(error)"])
                 throw CartographError(.internalError, "An internal error occurred; it has been logged with request id \(requestID).")
             }
         }
+    }
+
+    /// Records a store's fault for `/readyz` and the log; a store that could not be written is closed, so
+    /// that a later request opens it again (SQLite opens a file it cannot write read-only, and stays so).
+    private func storageFault(_ error: CartographError, tenant: String, model: String, requestID: String) {
+        storeFaults.record(error, tenant: tenant, model: model)
+        logger.error("storage fault", metadata: ["request.id": "\(requestID)", "problem": "\(error.code.rawValue)",
+                                                 "store": "\(stores.path(tenant: tenant, model: model))", "error": "\(error.detail)"])
+        if error.code == .storeUnavailable { stores.closeStore(tenant: tenant, model: model) }
     }
 
     // MARK: Authentication

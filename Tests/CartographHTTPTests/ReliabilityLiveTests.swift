@@ -92,9 +92,9 @@ import CartographTesting
         #expect((mode as? NSNumber)?.intValue == 0o700)
     }
 
-    /// A server fault answers with a generic problem naming the request id; what went wrong (here
-    /// SQLite's message about a store file that is not a database) is only in the log.
-    @Test func R_S6_aServerFaultAnswersWithTheRequestIDAndLogsTheCause() throws {
+    /// A store file that is not a database is a storage fault of its own (503 store-corrupt, DESIGN 11),
+    /// never a SQL statement in the answer; the log names the request and the file.
+    @Test func R_S6_aStoreFileThatIsNotADatabaseIsAStorageFaultLoggedWithTheRequestID() throws {
         let server = try LiveServer()
         defer { try? FileManager.default.removeItem(at: server.dataDirectory) }
         let key = try #require(try server.client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
@@ -107,12 +107,12 @@ import CartographTesting
         defer { restarted.stop() }
         let failed = try restarted.client.send("GET", "/v1/tenants/acme/models/comics/entities/Publisher/objects",
                                                headers: [("X-Request-Id", "fault-1")], token: key)
-        #expect(failed.status == 500)
-        let detail = try failed.json()["detail"]?.stringValue ?? ""
-        #expect(detail == "An internal error occurred; it has been logged with request id fault-1.")
+        #expect(failed.status == 503)
+        #expect(try failed.json()["type"] == "urn:cartograph:problem:store-corrupt")
+        #expect(failed.header("X-Request-Id") == "fault-1")
         #expect(!failed.text.contains("SQLite") && !failed.text.contains("SELECT"), "\(failed.text)")
         #expect(restarted.logContains("fault-1"))
-        #expect(restarted.logContains("not a database"), "the cause is in the log")
+        #expect(restarted.logContains("comics.sqlite"), "the log names the file")
     }
 
     /// A crash after a tenant's row is deleted and before its directory is (ControlStore.deleteTenant)

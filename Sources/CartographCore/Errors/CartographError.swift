@@ -24,6 +24,15 @@ public struct CartographError: Error, Sendable, CustomStringConvertible {
         /// The request ran past the server's time limit and was stopped (R-S2).
         public static let timeLimitExceeded = Code(rawValue: "time-limit-exceeded")
         public static let internalError = Code(rawValue: "internal")
+        /// The disk holding a store is full: nothing was written, and writes work again once there is room.
+        public static let insufficientStorage = Code(rawValue: "insufficient-storage")
+        /// A store cannot be written (permissions, a read-only file system): it is opened again on a later request.
+        public static let storeUnavailable = Code(rawValue: "store-unavailable")
+        /// SQLite found a store's file damaged: no more writes to it until an operator restores it.
+        public static let storeCorrupt = Code(rawValue: "store-corrupt")
+
+        /// A fault of a store's file or disk rather than of the request (DESIGN 11, "Storage faults").
+        public var isStorageFault: Bool { self == .insufficientStorage || self == .storeUnavailable || self == .storeCorrupt }
     }
 
     /// One located problem inside a document or request.

@@ -6,7 +6,10 @@ enum ServiceRoutes {
         Route("GET", "/healthz", access: .anyone) { _ in .json(["status": "ok"]) },
         Route("GET", "/readyz", access: .anyone) { context in
             switch context.application.serviceState {
-            case .ready: return .json(["status": "ready"])
+            case .ready:
+                // Ready for every store but those listed: a store's fault is the store's, not the server's.
+                let faults = context.application.storeFaults.report
+                return .json(faults.isEmpty ? ["status": "ready"] : ["status": "ready", "storeFaults": .array(faults)])
             case .starting: throw CartographError(.unavailable, "The server is starting.", retryAfterSeconds: 1)
             case .draining: throw CartographError(.unavailable, "The server is shutting down.", retryAfterSeconds: 1)
             }

@@ -25,6 +25,9 @@ extension CartographError.Code {
         // Like a platform's request timeout (Heroku answers 503 too): the server gave up on work it
         // accepted. No Retry-After: the same request would run as long again.
         case .timeLimitExceeded: 503
+        // Storage faults: the disk is full (RFC 4918's 507), the file cannot be written or is damaged (503).
+        case .insufficientStorage: 507
+        case .storeUnavailable, .storeCorrupt: 503
         default: 500
         }
     }
@@ -47,6 +50,7 @@ func reasonPhrase(_ status: Int) -> String {
     case 422: "Unprocessable Content"
     case 429: "Too Many Requests"
     case 503: "Service Unavailable"
+    case 507: "Insufficient Storage"
     default: "Internal Server Error"
     }
 }

@@ -116,7 +116,7 @@ public final class ControlStore: Sendable {
             }
             state = Mutex(State(connection: connection, tenants: tenants, keys: keys))
         } catch {
-            throw CartographError(.internalError, "Cannot open the control database: \(error)")
+            throw CartographError.store(error, "Cannot open the control database")
         }
     }
 
@@ -146,7 +146,7 @@ public final class ControlStore: Sendable {
                     try Self.insert(info, secretHash: SecretHash.sha256(key.secret), into: state.connection)
                 }
             } catch {
-                throw CartographError(.internalError, "Cannot create tenant '\(id)': \(error)")
+                throw CartographError.store(error, "Cannot create tenant '\(id)'")
             }
             state.tenants[id] = Tenant(id: id, createdAt: now)
             state.keys[info.id] = KeyRecord(info: info, secretHash: SecretHash.sha256(key.secret))
@@ -187,7 +187,7 @@ public final class ControlStore: Sendable {
                          limits.maxStoreBytes.map { .integer($0) } ?? .null, limits.maxModels.map { .integer(Int64($0)) } ?? .null])
                 }
             } catch {
-                throw CartographError(.internalError, "Cannot store the limits of tenant '\(tenantID)': \(error)")
+                throw CartographError.store(error, "Cannot store the limits of tenant '\(tenantID)'")
             }
             tenant.limits = limits
             state.tenants[tenantID] = tenant
@@ -202,7 +202,7 @@ public final class ControlStore: Sendable {
             do {
                 try state.connection.run("DELETE FROM tenants WHERE id = ?", [.text(id)])
             } catch {
-                throw CartographError(.internalError, "Cannot delete tenant '\(id)': \(error)")
+                throw CartographError.store(error, "Cannot delete tenant '\(id)'")
             }
             state.tenants[id] = nil
             state.keys = state.keys.filter { $0.value.info.tenantID != id }
@@ -223,7 +223,7 @@ public final class ControlStore: Sendable {
             do {
                 try Self.insert(info, secretHash: hash, into: state.connection)
             } catch {
-                throw CartographError(.internalError, "Cannot create a key for '\(tenantID)': \(error)")
+                throw CartographError.store(error, "Cannot create a key for '\(tenantID)'")
             }
             state.keys[info.id] = KeyRecord(info: info, secretHash: hash)
             return CreatedAPIKey(info: info, token: key.token)
@@ -247,7 +247,7 @@ public final class ControlStore: Sendable {
             do {
                 try state.connection.run("DELETE FROM api_keys WHERE id = ?", [.text(keyID)])
             } catch {
-                throw CartographError(.internalError, "Cannot revoke key '\(keyID)': \(error)")
+                throw CartographError.store(error, "Cannot revoke key '\(keyID)'")
             }
             state.keys[keyID] = nil
         }

@@ -121,7 +121,7 @@ enum ChangeFeed {
             }
             return seq
         } catch {
-            throw CartographError(.internalError, "Cannot write the change feed: \(error)")
+            throw CartographError.store(error, "Cannot write the change feed")
         }
     }
 
@@ -170,7 +170,7 @@ enum ChangeFeed {
         } catch let error as CartographError {
             throw error
         } catch {
-            throw CartographError(.internalError, "Cannot read the change feed: \(error)")
+            throw CartographError.store(error, "Cannot read the change feed")
         }
     }
 }

@@ -29,7 +29,7 @@ extension ModelStore {
                 do {
                     stored = try transaction.connection.rows("SELECT request_sha256, response FROM \(table) WHERE key = ? AND at > ?",
                                                              [.text(key), .integer(now - 86_400_000)])
-                } catch { throw CartographError(.internalError, "Cannot read idempotency keys: \(error)") }
+                } catch { throw CartographError.store(error, "Cannot read idempotency keys") }
                 if let row = stored.first {
                     guard row[0].blobValue == requestHash else {
                         throw CartographError(.unprocessable, "This Idempotency-Key was used with a different request.",
@@ -46,7 +46,7 @@ extension ModelStore {
                 try transaction.connection.run("DELETE FROM \(table) WHERE at <= ?", [.integer(now - 86_400_000)])
                 try transaction.connection.run("INSERT OR REPLACE INTO \(table) (key, request_sha256, response, at) VALUES (?, ?, ?, ?)",
                                                [.text(key), .blob(requestHash), .text(response), .integer(now)])
-            } catch { throw CartographError(.internalError, "Cannot record the Idempotency-Key: \(error)") }
+            } catch { throw CartographError.store(error, "Cannot record the Idempotency-Key") }
         }, checkBytes: checkBytes)
         switch outcome {
         case .replayed(let stored): return stored

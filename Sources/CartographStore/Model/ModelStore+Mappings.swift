@@ -16,7 +16,7 @@ extension ModelStore {
                                           [.text(name), .text(document.jsonText)])
                 remeasure(writer.connection)
                 return !existed
-            } catch { throw CartographError(.internalError, "Cannot store mapping '\(name)': \(error)") }
+            } catch { throw CartographError.store(error, "Cannot store mapping '\(name)'") }
         }
     }
 
@@ -34,7 +34,7 @@ extension ModelStore {
                 }
                 remeasure(writer.connection)
                 return deleted
-            } catch { throw CartographError(.internalError, "Cannot delete mapping '\(name)': \(error)") }
+            } catch { throw CartographError.store(error, "Cannot delete mapping '\(name)'") }
         }
     }
 
@@ -58,7 +58,7 @@ extension StoreReader {
             return try reader.connection.rows(sql, name.map { [.text($0)] } ?? []).map { row in
                 (row[0].textValue ?? "", (try? JSONReader().parse(row[1].textValue ?? "null")) ?? .null)
             }
-        } catch { throw CartographError(.internalError, "Cannot read mappings: \(error)") }
+        } catch { throw CartographError.store(error, "Cannot read mappings") }
     }
 
     /// `No mapping 'evnts' in model 'm'; did you mean 'events'? (mappings: events, users)`.

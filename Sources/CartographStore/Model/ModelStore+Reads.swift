@@ -10,7 +10,7 @@ extension ModelStore {
         let pooled = try pooledConnection()
         let connection = pooled.connection
         defer { release(pooled) }
-        do { try connection.control("BEGIN") } catch { throw CartographError(.internalError, "Cannot start a read: \(error)") }
+        do { try connection.control("BEGIN") } catch { throw CartographError.store(error, "Cannot start a read") }
         defer { try? connection.control("COMMIT") }
         // The model this snapshot was written with (a migration may have committed since `published`).
         let current = published.withLock { $0 }
@@ -24,7 +24,7 @@ extension ModelStore {
                 model = try ModelDocument.parse(json: try JSONReader().parse(text), name: name)
             }
         } catch {
-            throw CartographError(.internalError, "Cannot read the model of '\(name)': \(error)")
+            throw CartographError.store(error, "Cannot read the model of '\(name)'")
         }
         guard let model else { throw CartographError(.notFound, "Model '\(name)' has no schema yet.") }
         return try body(StoreReader(reader: ObjectReader(connection: connection, layout: pooled.layout(for: model))))
@@ -38,7 +38,7 @@ extension ModelStore {
             try connection.registerPredicateFunctions()
             try connection.registerCollations()
             return PooledConnection(connection)
-        } catch { throw CartographError(.internalError, "Cannot open a read connection: \(error)") }
+        } catch { throw CartographError.store(error, "Cannot open a read connection") }
     }
 
     /// Returns a connection to the pool (up to 8 are kept).

@@ -76,7 +76,7 @@ extension ModelStore {
                                    [.text(model.normalizedJSON.jsonText), .integer(Int64(model.version))])
             }
         } catch {
-            throw CartographError(.internalError, "Cannot apply model '\(model.name)' version \(model.version): \(error)")
+            throw CartographError.store(error, "Cannot apply model '\(model.name)' version \(model.version)")
         }
         writer.model = model
     }

@@ -112,7 +112,7 @@ enum SnapshotSessionTables {
 
     /// Runs `body`'s statements on the session tables, a failure becoming a 500 that names the session.
     static func sqlite<T>(_ session: SnapshotSession, _ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
-        do { return try body() } catch { throw CartographError(.internalError, "Cannot read or write snapshot session '\(session.token)': \(error)") }
+        do { return try body() } catch { throw CartographError.store(error, "Cannot read or write snapshot session '\(session.token)'") }
     }
 
     /// The 422 for `?snapshot=` on a mapping that deletes nothing: there would be nothing to complete.

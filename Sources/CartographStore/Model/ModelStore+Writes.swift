@@ -42,7 +42,7 @@ extension ModelStore {
                     let nextID: Int64
                     do {
                         nextID = try connection.rows("SELECT value FROM \(quoted(Self.metaTable)) WHERE key = 'next_id'").first?.first?.integerValue ?? 1
-                    } catch { throw CartographError(.internalError, "Cannot read the id counter: \(error)") }
+                    } catch { throw CartographError.store(error, "Cannot read the id counter") }
                     guard let model = writer.model else { throw CartographError(.notFound, "Model '\(name)' has no schema yet.") }
                     let transaction = StoreTransaction(connection: connection, layout: writer.layout(for: model), nextID: nextID)
                     defer { touchedObjects = transaction.touched.count }
@@ -52,9 +52,9 @@ extension ModelStore {
                     do {
                         try connection.run("INSERT OR REPLACE INTO \(quoted(Self.metaTable)) (key, value) VALUES ('next_id', ?)",
                                            [.integer(transaction.nextID)])
-                    } catch { throw CartographError(.internalError, "Cannot record the id counter: \(error)") }
+                    } catch { throw CartographError.store(error, "Cannot record the id counter") }
                     do { bytesAfter = try Self.measureBytes(connection) } catch {
-                        throw CartographError(.internalError, "Cannot measure the store: \(error)")
+                        throw CartographError.store(error, "Cannot measure the store")
                     }
                     try checkBytes?(storedBytes.load(ordering: .relaxed), bytesAfter ?? 0)
                     return (value, seq)
@@ -62,7 +62,7 @@ extension ModelStore {
             } catch {
                 switch error {
                 case .body(let error): throw error
-                case .sqlite(let error): throw CartographError(.internalError, "The write could not be committed: \(error)")
+                case .sqlite(let error): throw CartographError.store(error, "The write could not be committed")
                 }
             }
             if !dryRun, let bytesAfter { storedBytes.store(bytesAfter, ordering: .relaxed) }

@@ -112,7 +112,7 @@ public final class ModelStore: Sendable {
         } catch let error as CartographError {
             throw error
         } catch {
-            throw CartographError(.internalError, "Cannot open the store of model '\(name)': \(error)")
+            throw CartographError.store(error, "Cannot open the store of model '\(name)'")
         }
         storedBytes.store(bytes, ordering: .relaxed)
         touchLastUsed()

@@ -271,7 +271,7 @@ struct ObjectReader {
     }
 
     private func storeRead<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
-        do { return try body() } catch { throw CartographError(.internalError, "Store read failed: \(error)") }
+        do { return try body() } catch { throw CartographError.store(error, "Store read failed") }
     }
 
     /// The object in `shape=model` (no key cache kept).

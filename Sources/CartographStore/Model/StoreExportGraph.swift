@@ -34,7 +34,7 @@ final class StoreExportGraph: ExportGraph {
             }
             return destinations
         } catch {
-            throw CartographError(.internalError, "Store read failed: \(error)")
+            throw CartographError.store(error, "Store read failed")
         }
     }
 }

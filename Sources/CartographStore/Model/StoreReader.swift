@@ -74,7 +74,7 @@ public struct StoreReader {
     var layout: StoreLayout { reader.layout }
 
     private func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
-        do { return try body() } catch { throw CartographError(.internalError, "Store read failed: \(error)") }
+        do { return try body() } catch { throw CartographError.store(error, "Store read failed") }
     }
 
     /// Checks `query` against the model and runs it.

@@ -134,6 +134,14 @@ public final class StoreRegistry: Sendable {
         }
     }
 
+    /// Closes one store: the next request opens its file again.
+    public func closeStore(tenant: String, model: String) {
+        _ = open.withLock { $0.removeValue(forKey: "\(tenant)/\(model)") }
+    }
+
+    /// The file of a model's store.
+    public func path(tenant: String, model: String) -> String { file(tenant: tenant, model: model).path }
+
     /// Closes every open store of a tenant (before its directory is removed).
     public func closeStores(tenant: String) {
         open.withLock { open in open = open.filter { !$0.key.hasPrefix("\(tenant)/") } }

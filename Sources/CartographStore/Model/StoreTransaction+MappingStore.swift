@@ -10,12 +10,12 @@ extension StoreTransaction: MappingStore {
     }
 
     public func changeFeedHead() throws(CartographError) -> Int64 {
-        do { return try ChangeFeed.head(connection) } catch { throw CartographError(.internalError, "Cannot read the change feed: \(error)") }
+        do { return try ChangeFeed.head(connection) } catch { throw CartographError.store(error, "Cannot read the change feed") }
     }
 
     public func changedObjects(among ids: [Int64], since seq: Int64, head: Int64) throws(CartographError) -> Set<Int64> {
         do { return try ChangeFeed.changed(among: ids, since: seq, head: head, connection) } catch {
-            throw CartographError(.internalError, "Cannot read the change feed: \(error)")
+            throw CartographError.store(error, "Cannot read the change feed")
         }
     }
 
@@ -49,7 +49,7 @@ extension StoreTransaction: MappingStore {
             return false
         }
         do { return try !connection.rows(sql, [.integer(id)]).isEmpty } catch {
-            throw CartographError(.internalError, "Store read failed: \(error)")
+            throw CartographError.store(error, "Store read failed")
         }
     }
 
@@ -70,6 +70,6 @@ extension StoreReader: MappingLookup {
     }
 
     public func changeFeedHead() throws(CartographError) -> Int64 {
-        do { return try ChangeFeed.head(reader.connection) } catch { throw CartographError(.internalError, "Cannot read the change feed: \(error)") }
+        do { return try ChangeFeed.head(reader.connection) } catch { throw CartographError.store(error, "Cannot read the change feed") }
     }
 }

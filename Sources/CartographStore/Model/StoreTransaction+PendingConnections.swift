@@ -109,6 +109,6 @@ extension StoreTransaction {
     }
 
     private func pendingStore<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
-        do { return try body() } catch { throw CartographError(.internalError, "Store write failed (pending connections): \(error)") }
+        do { return try body() } catch { throw CartographError.store(error, "Store write failed (pending connections)") }
     }
 }

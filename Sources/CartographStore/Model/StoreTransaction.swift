@@ -65,7 +65,7 @@ public final class StoreTransaction {
     }
 
     private func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
-        do { return try body() } catch { throw CartographError(.internalError, "Store write failed: \(error)") }
+        do { return try body() } catch { throw CartographError.store(error, "Store write failed") }
     }
 
     // MARK: Objects

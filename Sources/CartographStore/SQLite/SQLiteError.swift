@@ -17,6 +17,10 @@ public struct SQLiteResultCode: RawRepresentable, Hashable, Sendable, CustomStri
     public static let cantOpen = SQLiteResultCode(rawValue: SQLITE_CANTOPEN)
     public static let error = SQLiteResultCode(rawValue: SQLITE_ERROR)
     public static let interrupt = SQLiteResultCode(rawValue: SQLITE_INTERRUPT)
+    public static let readOnly = SQLiteResultCode(rawValue: SQLITE_READONLY)
+    public static let permission = SQLiteResultCode(rawValue: SQLITE_PERM)
+    public static let ioError = SQLiteResultCode(rawValue: SQLITE_IOERR)
+    public static let notADatabase = SQLiteResultCode(rawValue: SQLITE_NOTADB)
 
     public var description: String { String(cString: sqlite3_errstr(rawValue)) + " (\(rawValue))" }
 }

@@ -1,0 +1,54 @@
+// Storage faults per store (DESIGN 11): which stores last failed with a full disk, a file that cannot be
+// written, or a damaged file. `/readyz` lists them; a damaged store takes no more writes until the
+// server restarts (after an operator restored its file); the others clear on the store's next write.
+import Foundation
+import Synchronization
+import CartographCore
+
+final class StoreFaults: Sendable {
+    struct Fault: Sendable {
+        let error: CartographError
+        let since: Date
+    }
+
+    /// By "tenant/model".
+    private let faults = Mutex<[String: Fault]>([:])
+
+    func record(_ error: CartographError, tenant: String, model: String) {
+        faults.withLock { faults in
+            // A damaged file stays damaged: a later, milder fault does not hide it.
+            if faults["\(tenant)/\(model)"]?.error.code == .storeCorrupt { return }
+            faults["\(tenant)/\(model)"] = Fault(error: error, since: Date())
+        }
+    }
+
+    /// A write succeeded: the disk has room and the file can be written again.
+    func cleared(tenant: String, model: String) {
+        faults.withLock { faults in
+            guard let fault = faults["\(tenant)/\(model)"], fault.error.code != .storeCorrupt else { return }
+            faults["\(tenant)/\(model)"] = nil
+        }
+    }
+
+    /// The error a write to a damaged store answers without touching it.
+    func refusal(tenant: String, model: String) -> CartographError? {
+        faults.withLock { faults in
+            guard let fault = faults["\(tenant)/\(model)"], fault.error.code == .storeCorrupt else { return nil }
+            return fault.error
+        }
+    }
+
+    /// `[{"tenant", "model", "problem", "detail", "since"}]`, for `/readyz`.
+    var report: [JSONValue] {
+        faults.withLock { faults in
+            faults.sorted { $0.key < $1.key }.map { key, fault in
+                let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
+                return .object(JSONObject([
+                    ("tenant", .string(parts[0])), ("model", .string(parts.count > 1 ? parts[1] : "")),
+                    ("problem", .string("urn:cartograph:problem:\(fault.error.code.rawValue)")), ("detail", .string(fault.error.detail)),
+                    ("since", .string(ISO8601DateFormatter().string(from: fault.since))),
+                ]))
+            }
+        }
+    }
+}

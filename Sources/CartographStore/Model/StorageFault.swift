@@ -1,0 +1,25 @@
+// Storage faults (DESIGN 11): what a failed SQLite call means to the client of a store.
+public import CartographCore
+
+extension CartographError {
+    /// A failed store operation (`what`, "Cannot store mapping 'x'") as the client sees it: a full disk,
+    /// a file that cannot be written and a damaged file are storage faults of their own (DESIGN 11);
+    /// anything else is an internal error whose SQLite words go to the log only.
+    public static func store(_ error: any Error, _ what: String) -> CartographError {
+        if let error = error as? CartographError { return error }
+        guard let sqlite = error as? SQLiteError else { return CartographError.store(error, "\(what)") }
+        switch sqlite.code.primary {
+        case .full:
+            return CartographError(.insufficientStorage, "\(what): the disk holding the store is full, so nothing was stored. "
+                + "Writes work again once there is room.")
+        case .readOnly, .cantOpen, .permission, .ioError:
+            return CartographError(.storeUnavailable, "\(what): the store's file cannot be written (\(sqlite.message)), so nothing was stored. "
+                + "It is opened again on a later request once the file can be written.", retryAfterSeconds: 5)
+        case .corrupt, .notADatabase:
+            return CartographError(.storeCorrupt, "\(what): the store's file is damaged (\(sqlite.message)); it takes no more writes until an "
+                + "operator restores it from a backup (see SECURITY.md).")
+        default:
+            return CartographError(.internalError, "\(what): \(sqlite)")
+        }
+    }
+}
