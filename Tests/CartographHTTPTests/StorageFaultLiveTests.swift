@@ -74,6 +74,19 @@ private func withNotesServer(in directory: URL, arguments: [String] = [], _ body
     try body(server, api)
 }
 
+/// `cartograph check-store file`: its exit status and output.
+private func checkStore(_ file: URL) throws -> (Int32, String) {
+    let process = Process()
+    process.executableURL = LiveServer.binary
+    process.arguments = ["check-store", file.path]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, text)
+}
+
 @Suite(.serialized) struct StorageFaultLiveTests {
     @Test(.enabled(if: Tmpfs.available, "mounting a tmpfs needs root"))
     func R_S4_aFullDiskIs507ListedOnReadyzAndWritesResumeWhenThereIsRoom() throws {
@@ -157,12 +170,15 @@ private func withNotesServer(in directory: URL, arguments: [String] = [], _ body
             let connection = try SQLiteConnection(path: file.path)
             try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }
+        #expect(try checkStore(file) == (0, "\(file.path): ok\n"))
         let handle = try FileHandle(forUpdating: file)
         let size = try handle.seekToEnd()
         try #require(size > 8_192, "the notes are in the file")
         try handle.seek(toOffset: 4_096)
         handle.write(Data(repeating: 0xA5, count: Int(size) - 4_096))
         try handle.close()
+        let (status, report) = try checkStore(file)
+        #expect(status == 1 && report.hasPrefix(file.path) && !report.contains(": ok"), "the operator's check finds it: \(report)")
 
         let server = try LiveServer(dataDirectory: directory)
         defer { server.stop() }

@@ -23,3 +23,19 @@ extension CartographError {
         }
     }
 }
+
+/// What an operator runs on a store that answered `store-corrupt` (`cartograph check-store`).
+public enum StoreCheck {
+    /// SQLite's `PRAGMA integrity_check` of the file at `path`, opened read-only: empty when it is sound,
+    /// else each problem SQLite found (at most 100). A file that is not a database is one problem.
+    public static func problems(path: String) -> [String] {
+        do {
+            let connection = try SQLiteConnection(path: path, readOnly: true)
+            let rows = try connection.rows("PRAGMA integrity_check(100)")
+            let messages = rows.compactMap { $0.first?.textValue }
+            return messages == ["ok"] ? [] : messages
+        } catch {
+            return ["\(error.message)"]
+        }
+    }
+}
