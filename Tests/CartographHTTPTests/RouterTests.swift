@@ -109,6 +109,51 @@ struct RouterTests {
         }
     }
 
+    /// The statuses (or `default`) each operation of openapi.yaml lists under `responses`, by "METHOD /path".
+    static func specStatuses() throws -> [String: Set<String>] {
+        let specURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../openapi.yaml")
+        var statuses: [String: Set<String>] = [:]
+        var path: String?, operation: String?, inResponses = false
+        for line in try String(contentsOf: specURL, encoding: .utf8).components(separatedBy: "\n") {
+            if line == "components:" { break }
+            if line.hasPrefix("  /"), line.hasSuffix(":") {
+                path = String(line.dropFirst(2).dropLast()); operation = nil
+            } else if let method = ["get", "put", "post", "delete", "patch"].first(where: { line == "    \($0):" }), let path {
+                operation = "\(method.uppercased()) \(path)"; inResponses = false
+            } else if line == "      responses:" {
+                inResponses = true
+            } else if inResponses, let operation, line.hasPrefix("        "), !line.hasPrefix("         ") {
+                let key = line.dropFirst(8).prefix { $0 != ":" }.filter { $0 != "'" }
+                statuses[operation, default: []].insert(String(key))
+            } else if !line.hasPrefix("        ") {
+                inResponses = false
+            }
+        }
+        return statuses
+    }
+
+    /// Issue 16 (every status an operation answers is documented, so generated clients can type it): each
+    /// route's spec entry lists, without a catch-all `default`, the statuses its kind of route answers —
+    /// 400 (an unknown query parameter) and 503 (shutting down, the time limit) everywhere; 401/403 behind
+    /// a token; 404/429 under a tenant; 413/415/422 with a body; 507 (disk full) on a write to a model's
+    /// store. The schemathesis run (`status_code_conformance`) checks the rest against the live server.
+    @Test func everyOperationDocumentsTheStatusesItsRouteCanAnswer() throws {
+        let spec = try Self.specStatuses()
+        #expect(spec["POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads"]?.contains("422") == true, "the reader reads the spec")
+        for route in Application.routes {
+            let operation = "\(route.method) \(route.template)"
+            var expected: Set<String> = ["400", "503"]
+            if route.access != .anyone { expected.formUnion(["401", "403"]) }
+            if route.template.contains("{tenant}") { expected.formUnion(["404", "429"]) }
+            if route.body != .none { expected.formUnion(["413", "415", "422"]) }
+            let writesStore = route.template.contains("{model}") && route.method != "GET" && route.access != .tenant(.read)
+            if writesStore { expected.insert("507") }
+            let documented = spec[operation] ?? []
+            #expect(!documented.contains("default"), "\(operation) lists a catch-all default")
+            #expect(expected.subtracting(documented).isEmpty, "\(operation) does not document \(expected.subtracting(documented).sorted())")
+        }
+    }
+
     let router = Router(routes: Application.routes)
 
     @Test func matchesTemplatesAndDecodesSegments() throws {

@@ -97,7 +97,7 @@ private func checkStore(_ file: URL) throws -> (Int32, String) {
             // Leave the store a few hundred kilobytes, then write until the disk is full.
             let filler = disk.directory.appendingPathComponent("filler")
             let free = try #require(try FileManager.default.attributesOfFileSystem(forPath: disk.directory.path)[.systemFreeSize] as? Int)
-            FileManager.default.createFile(atPath: filler.path, contents: Data(count: max(0, free - 300 * 1024)))
+            _ = FileManager.default.createFile(atPath: filler.path, contents: Data(count: max(0, free - 300 * 1024)))
             var acknowledged = 10
             var full: RawResponse?
             for batch in 0..<100 {

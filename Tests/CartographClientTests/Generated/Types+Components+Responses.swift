@@ -7,34 +7,6 @@ import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/responses` section of the OpenAPI document.
     internal enum Responses {
-        internal struct Problem: Sendable, Hashable {
-            /// - Remark: Generated from `#/components/responses/Problem/content`.
-            internal enum Body: Sendable, Hashable {
-                /// - Remark: Generated from `#/components/responses/Problem/content/application\/problem+json`.
-                case applicationProblemJson(Components.Schemas.Problem)
-                /// The associated value of the enum case if `self` is `.applicationProblemJson`.
-                ///
-                /// - Throws: An error if `self` is not `.applicationProblemJson`.
-                /// - SeeAlso: `.applicationProblemJson`.
-                internal var applicationProblemJson: Components.Schemas.Problem {
-                    get throws {
-                        switch self {
-                        case let .applicationProblemJson(body):
-                            return body
-                        }
-                    }
-                }
-            }
-            /// Received HTTP response body
-            internal var body: Components.Responses.Problem.Body
-            /// Creates a new `Problem`.
-            ///
-            /// - Parameters:
-            ///   - body: Received HTTP response body
-            internal init(body: Components.Responses.Problem.Body) {
-                self.body = body
-            }
-        }
         internal struct BadRequest: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/BadRequest/content`.
             internal enum Body: Sendable, Hashable {
@@ -306,10 +278,26 @@ extension Components {
                 self.body = body
             }
         }
-        internal struct TimeLimitExceeded: Sendable, Hashable {
-            /// - Remark: Generated from `#/components/responses/TimeLimitExceeded/content`.
+        internal struct ServiceUnavailable: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/ServiceUnavailable/headers`.
+            internal struct Headers: Sendable, Hashable {
+                /// Seconds to wait before retrying (shutting down, store-unavailable).
+                ///
+                /// - Remark: Generated from `#/components/responses/ServiceUnavailable/headers/Retry-After`.
+                internal var retryAfter: Swift.Int?
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - retryAfter: Seconds to wait before retrying (shutting down, store-unavailable).
+                internal init(retryAfter: Swift.Int? = nil) {
+                    self.retryAfter = retryAfter
+                }
+            }
+            /// Received HTTP response headers
+            internal var headers: Components.Responses.ServiceUnavailable.Headers
+            /// - Remark: Generated from `#/components/responses/ServiceUnavailable/content`.
             internal enum Body: Sendable, Hashable {
-                /// - Remark: Generated from `#/components/responses/TimeLimitExceeded/content/application\/problem+json`.
+                /// - Remark: Generated from `#/components/responses/ServiceUnavailable/content/application\/problem+json`.
                 case applicationProblemJson(Components.Schemas.Problem)
                 /// The associated value of the enum case if `self` is `.applicationProblemJson`.
                 ///
@@ -325,12 +313,45 @@ extension Components {
                 }
             }
             /// Received HTTP response body
-            internal var body: Components.Responses.TimeLimitExceeded.Body
-            /// Creates a new `TimeLimitExceeded`.
+            internal var body: Components.Responses.ServiceUnavailable.Body
+            /// Creates a new `ServiceUnavailable`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            internal init(
+                headers: Components.Responses.ServiceUnavailable.Headers = .init(),
+                body: Components.Responses.ServiceUnavailable.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal struct InsufficientStorage: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/InsufficientStorage/content`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/InsufficientStorage/content/application\/problem+json`.
+                case applicationProblemJson(Components.Schemas.Problem)
+                /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                ///
+                /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                /// - SeeAlso: `.applicationProblemJson`.
+                internal var applicationProblemJson: Components.Schemas.Problem {
+                    get throws {
+                        switch self {
+                        case let .applicationProblemJson(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            internal var body: Components.Responses.InsufficientStorage.Body
+            /// Creates a new `InsufficientStorage`.
             ///
             /// - Parameters:
             ///   - body: Received HTTP response body
-            internal init(body: Components.Responses.TimeLimitExceeded.Body) {
+            internal init(body: Components.Responses.InsufficientStorage.Body) {
                 self.body = body
             }
         }

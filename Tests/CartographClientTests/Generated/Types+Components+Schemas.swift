@@ -768,7 +768,8 @@ extension Components {
         }
         /// A RestKit-style mapping document (DESIGN §5, docs/mapping.md). Unknown members are refused (422).
         /// A nested mapping (a relationship's `mapping`, a `dynamic` case) may be
-        /// `{"entity": "X", "fromAnnotations": true}`: the entity's annotation mapping.
+        /// `{"entity": "X", "fromAnnotations": true}`: the entity's annotation mapping; or
+        /// `{"ref": "name"}`: the registered mapping of that name (this one included), so trees of any depth map.
         ///
         ///
         /// - Remark: Generated from `#/components/schemas/MappingDocument`.
@@ -983,6 +984,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/MappingDocument/deleteMissing`.
             internal var deleteMissing: Components.Schemas.MappingDocument.DeleteMissingPayload?
+            /// Top-level mappings only: a top-level scalar is an identity value (found or stubbed) rather than an invalid object.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MappingDocument/identityReferences`.
+            internal var identityReferences: Swift.Bool?
             /// - Remark: Generated from `#/components/schemas/MappingDocument/dynamic`.
             internal struct DynamicPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/MappingDocument/dynamic/keyPath`.
@@ -1027,6 +1032,7 @@ extension Components {
             ///   - deletionPredicate:
             ///   - discardsInvalidObjectsOnInsert:
             ///   - deleteMissing: R-D5 scoped snapshot; more than maxDeletes deletions fail the POST with 409.
+            ///   - identityReferences: Top-level mappings only: a top-level scalar is an identity value (found or stubbed) rather than an invalid object.
             ///   - dynamic:
             ///   - fromAnnotations:
             internal init(
@@ -1044,6 +1050,7 @@ extension Components {
                 deletionPredicate: Swift.String? = nil,
                 discardsInvalidObjectsOnInsert: Swift.Bool? = nil,
                 deleteMissing: Components.Schemas.MappingDocument.DeleteMissingPayload? = nil,
+                identityReferences: Swift.Bool? = nil,
                 dynamic: Components.Schemas.MappingDocument.DynamicPayload? = nil,
                 fromAnnotations: Swift.Bool? = nil
             ) {
@@ -1061,6 +1068,7 @@ extension Components {
                 self.deletionPredicate = deletionPredicate
                 self.discardsInvalidObjectsOnInsert = discardsInvalidObjectsOnInsert
                 self.deleteMissing = deleteMissing
+                self.identityReferences = identityReferences
                 self.dynamic = dynamic
                 self.fromAnnotations = fromAnnotations
             }
@@ -1079,6 +1087,7 @@ extension Components {
                 case deletionPredicate
                 case discardsInvalidObjectsOnInsert
                 case deleteMissing
+                case identityReferences
                 case dynamic
                 case fromAnnotations
             }
@@ -1140,6 +1149,10 @@ extension Components {
                     Components.Schemas.MappingDocument.DeleteMissingPayload.self,
                     forKey: .deleteMissing
                 )
+                self.identityReferences = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .identityReferences
+                )
                 self.dynamic = try container.decodeIfPresent(
                     Components.Schemas.MappingDocument.DynamicPayload.self,
                     forKey: .dynamic
@@ -1163,6 +1176,7 @@ extension Components {
                     "deletionPredicate",
                     "discardsInvalidObjectsOnInsert",
                     "deleteMissing",
+                    "identityReferences",
                     "dynamic",
                     "fromAnnotations"
                 ])
@@ -1182,6 +1196,37 @@ extension Components {
             internal var discarded: [OpenAPIRuntime.OpenAPIObjectContainer]
             /// - Remark: Generated from `#/components/schemas/MappingResult/objects`.
             internal var objects: [OpenAPIRuntime.OpenAPIObjectContainer]
+            /// - Remark: Generated from `#/components/schemas/MappingResult/WarningsPayload`.
+            internal struct WarningsPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/MappingResult/WarningsPayload/pointer`.
+                internal var pointer: Swift.String
+                /// - Remark: Generated from `#/components/schemas/MappingResult/WarningsPayload/message`.
+                internal var message: Swift.String
+                /// Creates a new `WarningsPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - pointer:
+                ///   - message:
+                internal init(
+                    pointer: Swift.String,
+                    message: Swift.String
+                ) {
+                    self.pointer = pointer
+                    self.message = message
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case pointer
+                    case message
+                }
+            }
+            /// Present when something was mapped without error but may not be what was meant (R-P2: no value at the mapping's keyPath).
+            ///
+            /// - Remark: Generated from `#/components/schemas/MappingResult/warnings`.
+            internal typealias WarningsPayload = [Components.Schemas.MappingResult.WarningsPayloadPayload]
+            /// Present when something was mapped without error but may not be what was meant (R-P2: no value at the mapping's keyPath).
+            ///
+            /// - Remark: Generated from `#/components/schemas/MappingResult/warnings`.
+            internal var warnings: Components.Schemas.MappingResult.WarningsPayload?
             /// Present (true) on a dry run (`dryRun=true` or `explain=true`): nothing was stored.
             ///
             /// - Remark: Generated from `#/components/schemas/MappingResult/dryRun`.
@@ -1203,6 +1248,7 @@ extension Components {
             ///   - deleted:
             ///   - discarded:
             ///   - objects:
+            ///   - warnings: Present when something was mapped without error but may not be what was meant (R-P2: no value at the mapping's keyPath).
             ///   - dryRun: Present (true) on a dry run (`dryRun=true` or `explain=true`): nothing was stored.
             ///   - changeSeq: The change feed's sequence number after the write; null on a dry run, which takes none.
             ///   - explain:
@@ -1214,6 +1260,7 @@ extension Components {
                 deleted: Swift.Int,
                 discarded: [OpenAPIRuntime.OpenAPIObjectContainer],
                 objects: [OpenAPIRuntime.OpenAPIObjectContainer],
+                warnings: Components.Schemas.MappingResult.WarningsPayload? = nil,
                 dryRun: Swift.Bool? = nil,
                 changeSeq: Swift.Int? = nil,
                 explain: [OpenAPIRuntime.OpenAPIObjectContainer]? = nil,
@@ -1225,6 +1272,7 @@ extension Components {
                 self.deleted = deleted
                 self.discarded = discarded
                 self.objects = objects
+                self.warnings = warnings
                 self.dryRun = dryRun
                 self.changeSeq = changeSeq
                 self.explain = explain
@@ -1237,6 +1285,7 @@ extension Components {
                 case deleted
                 case discarded
                 case objects
+                case warnings
                 case dryRun
                 case changeSeq
                 case explain

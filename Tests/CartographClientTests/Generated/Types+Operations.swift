@@ -85,6 +85,61 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//healthz/get(getHealth)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//healthz/get(getHealth)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// Undocumented response.
             ///
             /// A response with a code that is not documented in the OpenAPI document.
@@ -92,11 +147,14 @@ internal enum Operations {
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
+            case applicationProblemJson
             case other(Swift.String)
             internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
                 default:
                     self = .other(rawValue)
                 }
@@ -107,11 +165,14 @@ internal enum Operations {
                     return string
                 case .json:
                     return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
                 }
             }
             internal static var allCases: [Self] {
                 [
-                    .json
+                    .json,
+                    .applicationProblemJson
                 ]
             }
         }
@@ -190,6 +251,29 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//readyz/get(getReadiness)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
                             response: self
                         )
                     }
@@ -334,6 +418,29 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//metrics/get(getMetrics)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// No token, or a token that is unknown, revoked or malformed.
             ///
             /// - Remark: Generated from `#/paths//metrics/get(getMetrics)/responses/401`.
@@ -352,6 +459,38 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//metrics/get(getMetrics)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
@@ -473,6 +612,61 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//openapi.yaml/get(getOpenAPI)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//openapi.yaml/get(getOpenAPI)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// Undocumented response.
             ///
             /// A response with a code that is not documented in the OpenAPI document.
@@ -480,11 +674,14 @@ internal enum Operations {
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case yaml
+            case applicationProblemJson
             case other(Swift.String)
             internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/yaml":
                     self = .yaml
+                case "application/problem+json":
+                    self = .applicationProblemJson
                 default:
                     self = .other(rawValue)
                 }
@@ -495,11 +692,14 @@ internal enum Operations {
                     return string
                 case .yaml:
                     return "application/yaml"
+                case .applicationProblemJson:
+                    return "application/problem+json"
                 }
             }
             internal static var allCases: [Self] {
                 [
-                    .yaml
+                    .yaml,
+                    .applicationProblemJson
                 ]
             }
         }
@@ -583,6 +783,29 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/get(listTenants)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// No token, or a token that is unknown, revoked or malformed.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/get(listTenants)/responses/401`.
@@ -624,6 +847,38 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/get(listTenants)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
@@ -917,6 +1172,38 @@ internal enum Operations {
                     }
                 }
             }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/post(createTenant)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// Undocumented response.
             ///
             /// A response with a code that is not documented in the OpenAPI document.
@@ -1138,6 +1425,63 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/get(getTenant)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/get(getTenant)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
@@ -1385,6 +1729,29 @@ internal enum Operations {
                     }
                 }
             }
+            /// The body is over the server's limit (default 64 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The route takes `application/json`.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)/responses/415`.
@@ -1426,6 +1793,63 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
@@ -1636,6 +2060,63 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/delete(deleteTenant)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/delete(deleteTenant)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
@@ -1886,6 +2367,38 @@ internal enum Operations {
                     }
                 }
             }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/keys/get(listKeys)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// Undocumented response.
             ///
             /// A response with a code that is not documented in the OpenAPI document.
@@ -2121,6 +2634,29 @@ internal enum Operations {
                     }
                 }
             }
+            /// The body is over the server's limit (default 64 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/keys/post(createKey)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The route takes `application/json`.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/keys/post(createKey)/responses/415`.
@@ -2187,6 +2723,38 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/keys/post(createKey)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
@@ -2434,6 +3002,38 @@ internal enum Operations {
                     }
                 }
             }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/keys/{keyId}/delete(revokeKey)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// Undocumented response.
             ///
             /// A response with a code that is not documented in the OpenAPI document.
@@ -2562,6 +3162,98 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/get(listModels)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/get(listModels)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/get(listModels)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/get(listModels)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -2587,29 +3279,42 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/get(listModels)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/get(listModels)/responses/503`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .serviceUnavailable(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
                 }
             }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
@@ -2747,6 +3452,98 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/get(getModel)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/get(getModel)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/get(getModel)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/get(getModel)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -2772,29 +3569,42 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/get(getModel)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/get(getModel)/responses/503`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .serviceUnavailable(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
                 }
             }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
@@ -3010,6 +3820,98 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// Conflict with the tenant's current state. Problem type `urn:cartograph:problem:quota-exceeded`:
             /// the request would exceed one of the tenant's quotas (R-S2) — a new model beyond `maxModels`, a
             /// new model while its stores hold `maxStoreBytes` or more, or a payload that would grow its stores
@@ -3042,6 +3944,75 @@ internal enum Operations {
                     }
                 }
             }
+            /// The body is over the server's limit (default 64 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The route takes `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed but invalid; `errors[]` points at each problem.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -3067,20 +4038,26 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
-            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
-            /// changed was stored. Send less per request; the same request would run as long again.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -3093,29 +4070,35 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The disk holding the model's store is full (problem type `urn:cartograph:problem:insufficient-storage`):
+            /// nothing was stored, `/readyz` lists the store, and writes work again once there is room, without a restart.
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/507`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `507 code507`.
+            case code507(Components.Responses.InsufficientStorage)
+            /// The associated value of the enum case if `self` is `.code507`.
+            ///
+            /// - Throws: An error if `self` is not `.code507`.
+            /// - SeeAlso: `.code507`.
+            internal var code507: Components.Responses.InsufficientStorage {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .code507(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "code507",
                             response: self
                         )
                     }
                 }
             }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
@@ -3237,6 +4220,98 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/delete(deleteModel)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/delete(deleteModel)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/delete(deleteModel)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/delete(deleteModel)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -3262,20 +4337,26 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
-            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
-            /// changed was stored. Send less per request; the same request would run as long again.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/delete(deleteModel)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -3288,29 +4369,35 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The disk holding the model's store is full (problem type `urn:cartograph:problem:insufficient-storage`):
+            /// nothing was stored, `/readyz` lists the store, and writes work again once there is room, without a restart.
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/delete(deleteModel)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/delete(deleteModel)/responses/507`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `507 code507`.
+            case code507(Components.Responses.InsufficientStorage)
+            /// The associated value of the enum case if `self` is `.code507`.
+            ///
+            /// - Throws: An error if `self` is not `.code507`.
+            /// - SeeAlso: `.code507`.
+            internal var code507: Components.Responses.InsufficientStorage {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .code507(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "code507",
                             response: self
                         )
                     }
                 }
             }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case applicationProblemJson
@@ -3442,6 +4529,98 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/get(listMappings)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/get(listMappings)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/get(listMappings)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/get(listMappings)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -3467,29 +4646,42 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/get(listMappings)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/get(listMappings)/responses/503`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .serviceUnavailable(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
                 }
             }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
@@ -3632,6 +4824,98 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/get(getMapping)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/get(getMapping)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/get(getMapping)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/get(getMapping)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -3657,29 +4941,42 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/get(getMapping)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/get(getMapping)/responses/503`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .serviceUnavailable(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
                 }
             }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
@@ -3882,6 +5179,167 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/put(putMapping)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/put(putMapping)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/put(putMapping)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/put(putMapping)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is over the server's limit (default 64 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/put(putMapping)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The route takes `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/put(putMapping)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed but invalid; `errors[]` points at each problem.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/put(putMapping)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -3907,29 +5365,67 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/put(putMapping)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/put(putMapping)/responses/503`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .serviceUnavailable(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
                 }
             }
+            /// The disk holding the model's store is full (problem type `urn:cartograph:problem:insufficient-storage`):
+            /// nothing was stored, `/readyz` lists the store, and writes work again once there is room, without a restart.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/put(putMapping)/responses/507`.
+            ///
+            /// HTTP response code: `507 code507`.
+            case code507(Components.Responses.InsufficientStorage)
+            /// The associated value of the enum case if `self` is `.code507`.
+            ///
+            /// - Throws: An error if `self` is not `.code507`.
+            /// - SeeAlso: `.code507`.
+            internal var code507: Components.Responses.InsufficientStorage {
+                get throws {
+                    switch self {
+                    case let .code507(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "code507",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
@@ -3964,6 +5460,8 @@ internal enum Operations {
         }
     }
     /// Delete a mapping (tenant admin)
+    ///
+    /// A mapping that another registered mapping refers to (`{"ref": name}`) is not deleted: 409 naming them.
     ///
     /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/models/{model}/mappings/{mapping}`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/delete(deleteMapping)`.
@@ -4056,6 +5554,121 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/delete(deleteMapping)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/delete(deleteMapping)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/delete(deleteMapping)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/delete(deleteMapping)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Conflict (e.g. the tenant exists).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/delete(deleteMapping)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -4081,29 +5694,67 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/delete(deleteMapping)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/delete(deleteMapping)/responses/503`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .serviceUnavailable(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
                 }
             }
+            /// The disk holding the model's store is full (problem type `urn:cartograph:problem:insufficient-storage`):
+            /// nothing was stored, `/readyz` lists the store, and writes work again once there is room, without a restart.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/delete(deleteMapping)/responses/507`.
+            ///
+            /// HTTP response code: `507 code507`.
+            case code507(Components.Responses.InsufficientStorage)
+            /// The associated value of the enum case if `self` is `.code507`.
+            ///
+            /// - Throws: An error if `self` is not `.code507`.
+            /// - SeeAlso: `.code507`.
+            internal var code507: Components.Responses.InsufficientStorage {
+                get throws {
+                    switch self {
+                    case let .code507(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "code507",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case applicationProblemJson
@@ -4416,6 +6067,52 @@ internal enum Operations {
                     }
                 }
             }
+            /// The body is over the server's limit (default 64 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The route takes `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// Well-formed but invalid; `errors[]` points at each problem.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/422`.
@@ -4464,20 +6161,26 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
-            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
-            /// changed was stored. Send less per request; the same request would run as long again.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -4490,29 +6193,35 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The disk holding the model's store is full (problem type `urn:cartograph:problem:insufficient-storage`):
+            /// nothing was stored, `/readyz` lists the store, and writes work again once there is room, without a restart.
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/507`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `507 code507`.
+            case code507(Components.Responses.InsufficientStorage)
+            /// The associated value of the enum case if `self` is `.code507`.
+            ///
+            /// - Throws: An error if `self` is not `.code507`.
+            /// - SeeAlso: `.code507`.
+            internal var code507: Components.Responses.InsufficientStorage {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .code507(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "code507",
                             response: self
                         )
                     }
                 }
             }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
@@ -4837,6 +6546,29 @@ internal enum Operations {
                     }
                 }
             }
+            /// Well-formed but invalid; `errors[]` points at each problem.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -4862,20 +6594,26 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
-            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
-            /// changed was stored. Send less per request; the same request would run as long again.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -4888,29 +6626,35 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The disk holding the model's store is full (problem type `urn:cartograph:problem:insufficient-storage`):
+            /// nothing was stored, `/readyz` lists the store, and writes work again once there is room, without a restart.
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)/responses/507`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `507 code507`.
+            case code507(Components.Responses.InsufficientStorage)
+            /// The associated value of the enum case if `self` is `.code507`.
+            ///
+            /// - Throws: An error if `self` is not `.code507`.
+            /// - SeeAlso: `.code507`.
+            internal var code507: Components.Responses.InsufficientStorage {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .code507(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "code507",
                             response: self
                         )
                     }
                 }
             }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
@@ -5189,29 +6933,67 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/delete(abandonSnapshotSession)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/delete(abandonSnapshotSession)/responses/503`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .serviceUnavailable(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
                 }
             }
+            /// The disk holding the model's store is full (problem type `urn:cartograph:problem:insufficient-storage`):
+            /// nothing was stored, `/readyz` lists the store, and writes work again once there is room, without a restart.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/delete(abandonSnapshotSession)/responses/507`.
+            ///
+            /// HTTP response code: `507 code507`.
+            case code507(Components.Responses.InsufficientStorage)
+            /// The associated value of the enum case if `self` is `.code507`.
+            ///
+            /// - Throws: An error if `self` is not `.code507`.
+            /// - SeeAlso: `.code507`.
+            internal var code507: Components.Responses.InsufficientStorage {
+                get throws {
+                    switch self {
+                    case let .code507(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "code507",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case applicationProblemJson
@@ -5355,6 +7137,98 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/mapping/get(getAnnotationMapping)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/mapping/get(getAnnotationMapping)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/mapping/get(getAnnotationMapping)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/mapping/get(getAnnotationMapping)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -5380,29 +7254,42 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/mapping/get(getAnnotationMapping)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/mapping/get(getAnnotationMapping)/responses/503`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .serviceUnavailable(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
                 }
             }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
@@ -5599,6 +7486,98 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// Conflict with the tenant's current state. Problem type `urn:cartograph:problem:quota-exceeded`:
             /// the request would exceed one of the tenant's quotas (R-S2) — a new model beyond `maxModels`, a
             /// new model while its stores hold `maxStoreBytes` or more, or a payload that would grow its stores
@@ -5631,6 +7610,75 @@ internal enum Operations {
                     }
                 }
             }
+            /// The body is over the server's limit (default 64 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The route takes `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed but invalid; `errors[]` points at each problem.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -5656,20 +7704,26 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
-            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
-            /// changed was stored. Send less per request; the same request would run as long again.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -5682,29 +7736,35 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The disk holding the model's store is full (problem type `urn:cartograph:problem:insufficient-storage`):
+            /// nothing was stored, `/readyz` lists the store, and writes work again once there is room, without a restart.
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/507`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `507 code507`.
+            case code507(Components.Responses.InsufficientStorage)
+            /// The associated value of the enum case if `self` is `.code507`.
+            ///
+            /// - Throws: An error if `self` is not `.code507`.
+            /// - SeeAlso: `.code507`.
+            internal var code507: Components.Responses.InsufficientStorage {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .code507(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "code507",
                             response: self
                         )
                     }
                 }
             }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
@@ -5952,6 +8012,121 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/get(listObjects)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/get(listObjects)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/get(listObjects)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/get(listObjects)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed but invalid; `errors[]` points at each problem.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/get(listObjects)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -5977,20 +8152,26 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
-            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
-            /// changed was stored. Send less per request; the same request would run as long again.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/get(listObjects)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -6003,29 +8184,10 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// Undocumented response.
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/get(listObjects)/responses/default`.
-            ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
-            ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
-                get throws {
-                    switch self {
-                    case let .`default`(_, response):
-                        return response
-                    default:
-                        try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
-                            response: self
-                        )
-                    }
-                }
-            }
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
@@ -6199,6 +8361,130 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/delete(deleteObjects)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/delete(deleteObjects)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/delete(deleteObjects)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/delete(deleteObjects)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Conflict with the tenant's current state. Problem type `urn:cartograph:problem:quota-exceeded`:
+            /// the request would exceed one of the tenant's quotas (R-S2) — a new model beyond `maxModels`, a
+            /// new model while its stores hold `maxStoreBytes` or more, or a payload that would grow its stores
+            /// past `maxStoreBytes` — and nothing was stored; delete objects or models, or have the admin raise
+            /// the limit. A quota is a 409 because the client can resolve it and resubmit: it is not about the
+            /// token (403), the body alone (413: a one-object payload fails too when the store is full) or a
+            /// server fault (507). Other 409s (`urn:cartograph:problem:conflict`): a destructive migration, a
+            /// `deny` delete rule, more deletions than a snapshot's `maxDeletes`, a snapshot session whose mapping's
+            /// `deleteMissing` scope changed since its first page.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/delete(deleteObjects)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.QuotaOrConflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.QuotaOrConflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -6224,20 +8510,26 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
-            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
-            /// changed was stored. Send less per request; the same request would run as long again.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/delete(deleteObjects)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -6250,29 +8542,35 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The disk holding the model's store is full (problem type `urn:cartograph:problem:insufficient-storage`):
+            /// nothing was stored, `/readyz` lists the store, and writes work again once there is room, without a restart.
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/delete(deleteObjects)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/delete(deleteObjects)/responses/507`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `507 code507`.
+            case code507(Components.Responses.InsufficientStorage)
+            /// The associated value of the enum case if `self` is `.code507`.
+            ///
+            /// - Throws: An error if `self` is not `.code507`.
+            /// - SeeAlso: `.code507`.
+            internal var code507: Components.Responses.InsufficientStorage {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .code507(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "code507",
                             response: self
                         )
                     }
                 }
             }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
@@ -6424,6 +8722,167 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is over the server's limit (default 64 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The route takes `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed but invalid; `errors[]` points at each problem.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -6449,20 +8908,26 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
-            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
-            /// changed was stored. Send less per request; the same request would run as long again.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -6475,29 +8940,10 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// Undocumented response.
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)/responses/default`.
-            ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
-            ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
-                get throws {
-                    switch self {
-                    case let .`default`(_, response):
-                        return response
-                    default:
-                        try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
-                            response: self
-                        )
-                    }
-                }
-            }
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
@@ -6719,6 +9165,121 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/get(getObject)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/get(getObject)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/get(getObject)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/get(getObject)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed but invalid; `errors[]` points at each problem.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/get(getObject)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -6744,29 +9305,42 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/get(getObject)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/get(getObject)/responses/503`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .serviceUnavailable(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }
                 }
             }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
@@ -6903,6 +9477,130 @@ internal enum Operations {
                     }
                 }
             }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/delete(deleteObject)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/delete(deleteObject)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/delete(deleteObject)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/delete(deleteObject)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Conflict with the tenant's current state. Problem type `urn:cartograph:problem:quota-exceeded`:
+            /// the request would exceed one of the tenant's quotas (R-S2) — a new model beyond `maxModels`, a
+            /// new model while its stores hold `maxStoreBytes` or more, or a payload that would grow its stores
+            /// past `maxStoreBytes` — and nothing was stored; delete objects or models, or have the admin raise
+            /// the limit. A quota is a 409 because the client can resolve it and resubmit: it is not about the
+            /// token (403), the body alone (413: a one-object payload fails too when the store is full) or a
+            /// server fault (507). Other 409s (`urn:cartograph:problem:conflict`): a destructive migration, a
+            /// `deny` delete rule, more deletions than a snapshot's `maxDeletes`, a snapshot session whose mapping's
+            /// `deleteMissing` scope changed since its first page.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/delete(deleteObject)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.QuotaOrConflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.QuotaOrConflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -6928,20 +9626,26 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
-            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
-            /// changed was stored. Send less per request; the same request would run as long again.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/delete(deleteObject)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -6954,29 +9658,35 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// The disk holding the model's store is full (problem type `urn:cartograph:problem:insufficient-storage`):
+            /// nothing was stored, `/readyz` lists the store, and writes work again once there is room, without a restart.
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/delete(deleteObject)/responses/default`.
             ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/delete(deleteObject)/responses/507`.
             ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
+            /// HTTP response code: `507 code507`.
+            case code507(Components.Responses.InsufficientStorage)
+            /// The associated value of the enum case if `self` is `.code507`.
+            ///
+            /// - Throws: An error if `self` is not `.code507`.
+            /// - SeeAlso: `.code507`.
+            internal var code507: Components.Responses.InsufficientStorage {
                 get throws {
                     switch self {
-                    case let .`default`(_, response):
+                    case let .code507(response):
                         return response
                     default:
                         try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
+                            expectedStatus: "code507",
                             response: self
                         )
                     }
                 }
             }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case applicationProblemJson
@@ -7163,6 +9873,75 @@ internal enum Operations {
                     }
                 }
             }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/changes/get(getChanges)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/changes/get(getChanges)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/changes/get(getChanges)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -7188,20 +9967,26 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request ran longer than the server's `--request-time-limit` (default 120 s; R-S2) and was
-            /// stopped (problem type `urn:cartograph:problem:time-limit-exceeded`). Nothing it would have
-            /// changed was stored. Send less per request; the same request would run as long again.
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/changes/get(getChanges)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.TimeLimitExceeded)
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            internal var serviceUnavailable: Components.Responses.TimeLimitExceeded {
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -7214,29 +9999,10 @@ internal enum Operations {
                     }
                 }
             }
-            /// An RFC 9457 problem.
+            /// Undocumented response.
             ///
-            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/changes/get(getChanges)/responses/default`.
-            ///
-            /// HTTP response code: `default`.
-            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
-            /// The associated value of the enum case if `self` is `.`default``.
-            ///
-            /// - Throws: An error if `self` is not `.`default``.
-            /// - SeeAlso: `.`default``.
-            internal var `default`: Components.Responses.Problem {
-                get throws {
-                    switch self {
-                    case let .`default`(_, response):
-                        return response
-                    default:
-                        try throwUnexpectedResponseStatus(
-                            expectedStatus: "default",
-                            response: self
-                        )
-                    }
-                }
-            }
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json

@@ -110,6 +110,8 @@ internal protocol APIProtocol: Sendable {
     func putMapping(_ input: Operations.PutMapping.Input) async throws -> Operations.PutMapping.Output
     /// Delete a mapping (tenant admin)
     ///
+    /// A mapping that another registered mapping refers to (`{"ref": name}`) is not deleted: 409 naming them.
+    ///
     /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/models/{model}/mappings/{mapping}`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/delete(deleteMapping)`.
     func deleteMapping(_ input: Operations.DeleteMapping.Input) async throws -> Operations.DeleteMapping.Output
@@ -434,6 +436,8 @@ extension APIProtocol {
         ))
     }
     /// Delete a mapping (tenant admin)
+    ///
+    /// A mapping that another registered mapping refers to (`{"ref": name}`) is not deleted: 409 naming them.
     ///
     /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/models/{model}/mappings/{mapping}`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/delete(deleteMapping)`.
