@@ -111,8 +111,19 @@ private func checkStore(_ file: URL) throws -> (Int32, String) {
             #expect(ready["storeFaults"]?.arrayValue?.first?["problem"] == "urn:cartograph:problem:insufficient-storage", "\(ready)")
             #expect(try api.get("entities/Note/objects?count=true&limit=1")["total"] == .number(JSONNumber(Int64(acknowledged))),
                     "every acknowledged note is there, none of the refused payload")
+            // A migration (its DDL and indexes in one transaction) on a disk with no byte left is refused the
+            // same way and changes nothing.
+            let squeeze = disk.directory.appendingPathComponent("squeeze")
+            let left = try #require(try FileManager.default.attributesOfFileSystem(forPath: disk.directory.path)[.systemFreeSize] as? Int)
+            _ = FileManager.default.createFile(atPath: squeeze.path, contents: Data(count: left))
+            let grown: JSONValue = ["entities": [["name": "Note", "attributes": [
+                ["name": "id", "type": "integer64"], ["name": "text", "type": "string"], ["name": "rank", "type": "integer64", "indexed": true, "default": 7]]]]]
+            let migration = try server.client.sendJSON("PUT", api.base, grown, token: api.key)
+            #expect(migration.status == 507, "\(migration.text)")
+            #expect(try server.client.send("GET", api.base, token: api.key).json()["version"] == 1)
 
             try FileManager.default.removeItem(at: filler)
+            try FileManager.default.removeItem(at: squeeze)
             #expect(try api.map("notes", notes(from: 100_000, count: 100))["inserted"] == 100, "writes work again without a restart")
             #expect(try server.client.send("GET", "/readyz").json()["storeFaults"] == nil)
             #expect(try api.get("entities/Note/objects?count=true&limit=1")["total"] == .number(JSONNumber(Int64(acknowledged + 100))))

@@ -43,9 +43,7 @@ extension ModelStore {
         let newLayout = StoreLayout(model: model)
         let oldLayout = old.map(StoreLayout.init)
         do {
-            let existingIndexes = Set(try connection.rows("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'ix:%'")
-                .compactMap { $0.first?.textValue })
-            let plan = SchemaPlan(from: oldLayout, to: newLayout, existingIndexes: existingIndexes)
+            let plan = SchemaPlan(from: oldLayout, to: newLayout, existingIndexes: try SchemaPlan.existingIndexes(connection))
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             _ = try connection.transaction { () throws(SQLiteError) in
                 // Objects of entities that leave the model (or change hierarchy) get tombstones first.

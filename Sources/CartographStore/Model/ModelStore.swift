@@ -106,6 +106,7 @@ public final class ModelStore: Sendable {
                 """ + StoreTransaction.pendingConnectionsSchema + SnapshotSessionTables.schema)
             epoch = try ChangeFeed.prepare(connection)
             let loaded = try Self.loadModel(connection, name: name)
+            if let model = loaded?.model { try SchemaPlan.reconcileIndexes(of: StoreLayout(model: model), connection) }
             bytes = try Self.measureBytes(connection)
             writer = Writer(connection: connection, model: loaded?.model)
             published = Mutex(loaded)

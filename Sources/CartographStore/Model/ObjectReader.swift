@@ -144,18 +144,25 @@ struct ObjectReader {
             }
         }
         for (table, ids) in wanted {
-            let reader = rowReader(for: table)
-            try forEachChunk(of: ids.sorted()) { (chunk) throws(SQLiteError) in
-                let statement = try connection.cached("SELECT \(reader.selectList) FROM \(quoted(table)) WHERE _id IN (\(Self.placeholders(chunk.count)))")
-                try statement.bind(chunk.map { .integer($0) })
-                defer { try? statement.bind([]) }
-                while try statement.step() {
-                    let destination = reader.object(from: statement)
-                    keys[destination.id] = key(of: destination)
-                }
-            }
+            for (id, destination) in try self.objects(ids: ids.sorted(), table: table) { keys[id] = key(of: destination) }
         }
         return destinations
+    }
+
+    /// The rows of `table` whose `_id` is one of `ids`, whole, by `_id` (one query per 500).
+    func objects(ids: [Int64], table: String) throws(SQLiteError) -> [Int64: ExistingObject] {
+        let reader = rowReader(for: table)
+        var found: [Int64: ExistingObject] = Dictionary(minimumCapacity: ids.count)
+        try forEachChunk(of: ids) { (chunk) throws(SQLiteError) in
+            let statement = try connection.cached("SELECT \(reader.selectList) FROM \(quoted(table)) WHERE _id IN (\(Self.placeholders(chunk.count)))")
+            try statement.bind(chunk.map { .integer($0) })
+            defer { try? statement.bind([]) }
+            while try statement.step() {
+                let object = reader.object(from: statement)
+                found[object.id] = object
+            }
+        }
+        return found
     }
 
     /// Runs `sql`, whose `%@` takes a list of `ids`, chunk by chunk; `body` gets each row's two integers.

@@ -37,10 +37,15 @@ public struct QueryPlan: Sendable, Equatable {
             return String(words[position + 1])
         }
         let tableSteps = steps.filter { $0.hasPrefix("SCAN \(table)") || $0.hasPrefix("SEARCH \(table)") }
-        fullScan = tableSteps.contains { $0 == "SCAN \(table)" }
+        // Reading the whole scan projection (`SchemaPlan.scanProjection`, the only index whose first column
+        // is `_id`) is still a full scan: narrower than the rows, but every object's entry.
+        let readsProjection = tableSteps.contains { $0.hasPrefix("SCAN \(table) USING COVERING INDEX ix:\(table):\(StoreLayout.idColumn),") }
+        fullScan = readsProjection || tableSteps.contains { $0 == "SCAN \(table)" }
         sortsEveryMatch = steps.contains { $0.contains("TEMP B-TREE FOR ORDER BY") || $0.contains("TEMP B-TREE FOR RIGHT PART OF ORDER BY") }
         var words: [String] = []
-        if fullScan {
+        if readsProjection {
+            words.append("reads every \(entity) row's numbers, dates and keys from the table's scan projection (a full scan that leaves text out)")
+        } else if fullScan {
             words.append("reads every \(entity) row (full scan)")
         } else if let index = indexes.first {
             words.append(tableSteps.first?.hasPrefix("SCAN") == true ? "reads \(entity) in the order of index \(index)" : "finds \(entity) rows through index \(index)")

@@ -22,10 +22,22 @@ struct SchemaPlan {
 
         indexes = Self.indexes(of: new)
         let wanted = Set(indexes.map(\.name))
-        droppedIndexes = existingIndexes.subtracting(wanted).sorted()
 
         let oldTables = Dictionary(uniqueKeysWithValues: (old.map(Self.tables) ?? []).map { ($0.name, $0.columns) })
         let newTables = Self.tables(of: new)
+        // SQLite will not drop a column an index names: an index on a column that is dropped or redefined
+        // goes first (and comes back after, when the new layout still wants it).
+        var redefined: [String: Set<String>] = [:]
+        for table in newTables {
+            guard let oldColumns = oldTables[table.name] else { continue }
+            let newByName = Dictionary(uniqueKeysWithValues: table.columns.map { ($0.name, $0.definition) })
+            for column in oldColumns where newByName[column.name] != column.definition { redefined[table.name, default: []].insert(column.name) }
+        }
+        droppedIndexes = existingIndexes.filter { name in
+            guard wanted.contains(name) else { return true }
+            guard let (table, columns) = Self.indexColumns(name), let changed = redefined[table] else { return false }
+            return !changed.isDisjoint(with: columns)
+        }.sorted()
         // Tables gone from the new layout.
         for name in oldTables.keys.sorted() where !newTables.contains(where: { $0.name == name }) {
             statements.append("DROP TABLE \(quoted(name))")
@@ -74,10 +86,51 @@ struct SchemaPlan {
         return tables
     }
 
+    /// The store's indexes that `indexes(of:)` names (SQLite's own and the feed's are left alone).
+    static func existingIndexes(_ connection: SQLiteConnection) throws(SQLiteError) -> Set<String> {
+        Set(try connection.rows("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'ix:%'").compactMap { $0.first?.textValue })
+    }
+
+    /// Brings a store's indexes to what its committed model's layout wants, in one transaction: a store
+    /// written by an earlier layout gains the indexes added since (the scan projection) when it is opened.
+    static func reconcileIndexes(of layout: StoreLayout, _ connection: SQLiteConnection) throws {
+        let existing = try existingIndexes(connection)
+        let wanted = indexes(of: layout)
+        let obsolete = existing.subtracting(wanted.map(\.name)).sorted()
+        let missing = wanted.filter { !existing.contains($0.name) }
+        guard !obsolete.isEmpty || !missing.isEmpty else { return }
+        _ = try connection.transaction { () throws(SQLiteError) in
+            for name in obsolete { try connection.execute("DROP INDEX IF EXISTS \(quoted(name))") }
+            for index in missing { try connection.execute(index.sql) }
+        }
+    }
+
+    /// The table and columns of an index named by `indexes(of:)` (`ix:<table>:<column>,-<column>`).
+    static func indexColumns(_ name: String) -> (table: String, columns: Set<String>)? {
+        let parts = name.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "ix" else { return nil }
+        return (String(parts[1]), Set(parts[2].split(separator: ",").map { String($0.hasPrefix("-") ? $0.dropFirst() : $0) }))
+    }
+
+    /// A table's scan projection (docs/storage.md, "Scans"): `_id`, `_entity` where the table holds
+    /// several entities, and every column of a fixed, small width — numbers, dates, booleans, to-one
+    /// foreign keys — as one covering index. A filter and a sort on those columns read it instead of
+    /// the rows, so a list without a declared index scans a few bytes per object rather than its titles
+    /// and bodies. Nil when the table has no text or binary column to leave out (the index would be the
+    /// table again) or nothing to keep.
+    static func scanProjection(ofTable root: String, layout: StoreLayout) -> [String]? {
+        let attributes = layout.attributeColumns(ofTable: root)
+        let narrow = attributes.filter { ["INTEGER", "REAL"].contains(ValueStorage.columnType($0.attribute.type)) }.map(\.column)
+            + layout.foreignKeyColumns(ofTable: root)
+        guard !narrow.isEmpty, narrow.count < attributes.count + layout.foreignKeyColumns(ofTable: root).count else { return nil }
+        let entityColumn = layout.model.entityAndSubentities(of: root).count > 1 ? [StoreLayout.entityColumn] : []
+        return [StoreLayout.idColumn] + entityColumn + narrow
+    }
+
     /// Indexes: the entity column of a table shared by several entities (a table holding one entity is
-    /// never filtered by it), identification attributes, foreign keys, join-table sides, and what the
-    /// model declares (R-M7: indexed attributes, fetch indexes). An index is named by its table and
-    /// columns, so a changed declaration is a new index and the old one is dropped.
+    /// never filtered by it), identification attributes, foreign keys, join-table sides, the scan
+    /// projection, and what the model declares (R-M7: indexed attributes, fetch indexes). An index is
+    /// named by its table and columns, so a changed declaration is a new index and the old one is dropped.
     static func indexes(of layout: StoreLayout) -> [(name: String, sql: String)] {
         var result: [(name: String, sql: String)] = []
         func add(_ table: String, _ columns: [(name: String, descending: Bool)]) {
@@ -97,6 +150,7 @@ struct SchemaPlan {
                 if !columns.isEmpty { add(root, columns) }
             }
             for column in layout.foreignKeyColumns(ofTable: root) { add(root, [column]) }
+            if let projection = scanProjection(ofTable: root, layout: layout) { add(root, projection) }
             for name in entities {
                 guard let entity = layout.model.entity(named: name) else { continue }
                 for attribute in entity.attributes where attribute.indexed {

@@ -7,7 +7,8 @@ extension CartographError {
     /// anything else is an internal error whose SQLite words go to the log only.
     public static func store(_ error: any Error, _ what: String) -> CartographError {
         if let error = error as? CartographError { return error }
-        guard let sqlite = error as? SQLiteError else { return CartographError.store(error, "\(what)") }
+        if let wrapping = error as? any WrappingError { return store(wrapping.underlying, what) }
+        guard let sqlite = error as? SQLiteError else { return CartographError(.internalError, "\(what): \(error)") }
         switch sqlite.code.primary {
         case .full:
             return CartographError(.insufficientStorage, "\(what): the disk holding the store is full, so nothing was stored. "

@@ -116,46 +116,49 @@ public struct StoreReader {
         let idDescending = keys.last?.descending ?? false
         let orderClause = (keys.map { "\($0.column)\(collation($0.type)) \($0.descending ? "DESC" : "ASC")" }
             + ["\(alias)._id \(idDescending ? "DESC" : "ASC")"]).joined(separator: ", ")
-        let rowReader = reader.rowReader(for: layout.table(of: query.entity))
-        let select = rowReader.selectList(alias: alias)
-        let sql = "SELECT \(select)\(keys.map { ", " + $0.column }.joined()) FROM \(compiled.fromClause) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderClause) LIMIT \(query.limit + 1)"
-        let fieldCount = rowReader.columnCount
+        // The page is chosen first, by `_id` and the sort keys only, so SQLite can answer from a covering
+        // index (a declared one, or the table's scan projection: docs/storage.md) without reading titles
+        // and bodies; then only the page's rows are read whole.
+        let table = layout.table(of: query.entity)
+        let sql = "SELECT \(alias)._id\(keys.map { ", " + $0.column }.joined()) FROM \(compiled.fromClause) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderClause) LIMIT \(query.limit + 1)"
         let plan = query.explain ? try sqlite { () throws(SQLiteError) in
             try QueryPlan(explaining: sql, bindings: bindings, connection: reader.connection, entity: query.entity,
-                          table: layout.table(of: query.entity), alias: alias, orderBy: query.orderBy.map(\.attribute))
+                          table: table, alias: alias, orderBy: query.orderBy.map(\.attribute))
         } : nil
         var fullScanRows = 0
-        let rows = try sqlite { () throws(SQLiteError) -> [(ExistingObject, [SQLiteValue])] in
+        let chosen = try sqlite { () throws(SQLiteError) -> [(id: Int64, sortValues: [SQLiteValue])] in
             let statement = try reader.connection.cached(sql)
             try statement.bind(bindings)
             defer { try? statement.bind([]) }
             _ = statement.takeFullScanSteps()
-            var result: [(ExistingObject, [SQLiteValue])] = []
+            var result: [(id: Int64, sortValues: [SQLiteValue])] = []
             while try statement.step() {
-                let object = rowReader.object(from: statement)
-                result.append((object, (0..<keys.count).map { statement.column(Int32(fieldCount + $0)) }))
+                guard let id = statement.column(0).integerValue else { continue }
+                result.append((id, (0..<keys.count).map { statement.column(Int32(1 + $0)) }))
             }
             fullScanRows = statement.takeFullScanSteps()
             return result
         }
-        let pageRows = rows.prefix(query.limit)
+        let pageIDs = chosen.prefix(query.limit).map(\.id)
+        let objects = try sqlite { () throws(SQLiteError) in try reader.objects(ids: pageIDs, table: table) }
+        let pageObjects = pageIDs.compactMap { objects[$0] }
         var items: [JSONValue] = []
         switch rendering {
         case .model:
             // One key cache for the page: destinations shared by its objects (an author, a tag) are read once.
             var keys: [Int64: JSONValue] = [:]
-            let known = try sqlite { () throws(SQLiteError) in try reader.prefetch(for: pageRows.map(\.0), fields: fields, keys: &keys) }
-            for (object, _) in pageRows {
+            let known = try sqlite { () throws(SQLiteError) in try reader.prefetch(for: pageObjects, fields: fields, keys: &keys) }
+            for object in pageObjects {
                 items.append(try sqlite { () throws(SQLiteError) in
                     try reader.json(of: object, include: query.include, fields: fields, known: known[object.id], keys: &keys)
                 })
             }
         case .json(let export):
-            items = try exported(pageRows.map(\.0), with: export)
+            items = try exported(pageObjects, with: export)
         }
         var next: String?
-        if rows.count > query.limit, let last = pageRows.last {
-            next = KeysetCursor.encode(values: last.1, id: last.0.id, fingerprint: fingerprint)
+        if chosen.count > query.limit, let last = chosen.prefix(query.limit).last {
+            next = KeysetCursor.encode(values: last.sortValues, id: last.id, fingerprint: fingerprint)
         }
         var total: Int?
         if query.count {

@@ -182,7 +182,19 @@ public final class SQLiteConnection {
 }
 
 /// Why a transaction failed: SQLite refused BEGIN/COMMIT, or the body threw.
-public enum TransactionError<Body: Error>: Error {
+public enum TransactionError<Body: Error>: Error, WrappingError {
     case sqlite(SQLiteError)
     case body(Body)
+
+    public var underlying: any Error {
+        switch self {
+        case .sqlite(let error): error
+        case .body(let error): error
+        }
+    }
+}
+
+/// An error that only carries another (whatever its generic parameters), so a handler can reach the cause.
+public protocol WrappingError: Error {
+    var underlying: any Error { get }
 }
