@@ -71,10 +71,14 @@ wait_http() {  # URL [header]: up to 60 s
 forget() { local keep=(); for p in "${pids[@]}"; do [ "$p" != "$1" ] && keep+=("$p"); done; pids=("${keep[@]}"); }
 stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; forget "$1"; }
 
+# Both servers run libmicrohttpd's thread pool at Cartograph's default size, twice the cores: a connection
+# stays on the thread that accepted it, and with one thread per core a burst of connections can land on one
+# thread and leave a core idle (half the req/s in some runs, on both servers).
+threads=$((2 * $(nproc)))
 cg_pid=; port=
 start_cartograph() {
   : >"$work/server.log"
-  "$bin/cartograph" serve --host 127.0.0.1 --port 0 --data-dir "$data" --admin-token "$token" --threads "$(nproc)" \
+  "$bin/cartograph" serve --host 127.0.0.1 --port 0 --data-dir "$data" --admin-token "$token" --threads "$threads" \
     --log-level notice 2>"$work/server.log" &
   cg_pid=$!; pids+=("$cg_pid")
   port=
@@ -85,7 +89,7 @@ start_cartograph() {
 ref_pid=; refport=
 start_reference() {
   refport=$(free_port)
-  "$out/store_reference" "$refport" "$(nproc)" "$store" "$token" & ref_pid=$!; pids+=("$ref_pid")
+  "$out/store_reference" "$refport" "$threads" "$store" "$token" & ref_pid=$!; pids+=("$ref_pid")
   wait_http "http://127.0.0.1:$refport$objects/1" "$auth"
 }
 ds_pid=; dsport=

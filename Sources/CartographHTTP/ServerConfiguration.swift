@@ -38,6 +38,9 @@ public struct ServerConfiguration: Sendable {
     public var maxOpenStores: Int = 256
     /// Seconds after which an unused store is closed.
     public var storeIdleSeconds: Int = 300
+    /// What all stores' SQLite connections may hold together (page caches): past it caches recycle pages
+    /// instead of growing. 96 MiB fits a writer's cache (32 MiB) and a few readers' (16 MiB each).
+    public var sqliteMemoryBudgetBytes: Int64 = 96 << 20
     /// SQLite durability (R-S4).
     public var synchronous: SQLiteSynchronous = .normal
     /// Requests per second each tenant's keys may make, as a token bucket per tenant (R-S2; 0 = no

@@ -44,6 +44,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "SQLite durability: normal or full. [env: CARTOGRAPH_SYNC] (default: normal)") var sync: String?
     @Option(name: .customLong("max-open-stores"), help: "Most model stores open at once. [env: CARTOGRAPH_MAX_OPEN_STORES] (default: 256)")
     var maxOpenStores: Int?
+    @Option(name: .customLong("sqlite-memory-mib"), help: "MiB all stores' SQLite page caches may hold together. [env: CARTOGRAPH_SQLITE_MEMORY_MIB] (default: 96)")
+    var sqliteMemoryMiB: Int?
     @Option(name: .customLong("store-idle-seconds"), help: "Seconds before an unused store is closed. [env: CARTOGRAPH_STORE_IDLE_SECONDS] (default: 300)")
     var storeIdleSeconds: Int?
     @Option(name: .customLong("tenant-rate-limit"),
@@ -77,6 +79,7 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "cartograph")
         let configuration = settings.configuration
 
+        SQLiteConnection.limitMemory(bytes: configuration.sqliteMemoryBudgetBytes)
         let directory = DataDirectory(path: configuration.dataDirectory)
         let control = try ControlStore(directory: directory, synchronous: configuration.synchronous)
         let admin = try directory.adminToken(configured: configuration.adminToken)
@@ -151,6 +154,7 @@ struct Settings {
         if let v = try integer(serve.drainTimeout, "DRAIN_TIMEOUT", range: 0...3_600) { configuration.drainTimeoutSeconds = v }
         if let v = try integer(serve.maxOpenStores, "MAX_OPEN_STORES", range: 1...100_000) { configuration.maxOpenStores = v }
         if let v = try integer(serve.storeIdleSeconds, "STORE_IDLE_SECONDS", range: 1...86_400) { configuration.storeIdleSeconds = v }
+        if let v = try integer(serve.sqliteMemoryMiB, "SQLITE_MEMORY_MIB", range: 8...1_048_576) { configuration.sqliteMemoryBudgetBytes = Int64(v) << 20 }
         if let v = try decimal(serve.tenantRateLimit, "TENANT_RATE_LIMIT", range: 0...1_000_000) { configuration.tenantRateLimit = v }
         if let v = try integer(serve.tenantRateBurst, "TENANT_RATE_BURST", range: 0...1_000_000_000) { configuration.tenantRateBurst = v }
         if let v = try integer(serve.tenantMaxStoreBytes, "TENANT_MAX_STORE_BYTES", range: 0...(1 << 50)) {

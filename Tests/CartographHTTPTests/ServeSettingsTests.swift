@@ -1,5 +1,6 @@
 // How `cartograph serve` reads its flags into a configuration (Settings), without starting a server.
 import ArgumentParser
+import Foundation
 import Testing
 import CartographHTTP
 @testable import cartograph
@@ -13,5 +14,20 @@ struct ServeSettingsTests {
         #expect(try settings(["--connection-limit", "2"]).configuration.perIPConnectionLimit == 1)
         #expect(try settings(["--connection-limit", "100", "--per-ip-connection-limit", "0"]).configuration.perIPConnectionLimit == 0)
         #expect(try Settings(serve: Serve.parse([]), environment: ["CARTOGRAPH_PER_IP_CONNECTION_LIMIT": "7"]).configuration.perIPConnectionLimit == 7)
+    }
+
+    /// Issue 15: the reader pool's page caches have a total memory budget (SQLite's soft heap limit).
+    @Test func theSQLiteMemoryBudgetIsReadInMiB() throws {
+        #expect(try settings([]).configuration.sqliteMemoryBudgetBytes == 96 << 20)
+        #expect(try settings(["--sqlite-memory-mib", "40"]).configuration.sqliteMemoryBudgetBytes == 40 << 20)
+        #expect(try Settings(serve: Serve.parse([]), environment: ["CARTOGRAPH_SQLITE_MEMORY_MIB": "200"]).configuration.sqliteMemoryBudgetBytes == 200 << 20)
+        #expect(throws: ValidationError.self) { try settings(["--sqlite-memory-mib", "1"]) }
+    }
+
+    /// Each worker thread keeps its connections: twice the cores, so a burst of connections on one thread
+    /// still leaves another thread for each core.
+    @Test func theHTTPThreadsDefaultToTwiceTheCores() throws {
+        #expect(try settings([]).configuration.threads == 2 * ProcessInfo.processInfo.activeProcessorCount)
+        #expect(try settings(["--threads", "3"]).configuration.threads == 3)
     }
 }

@@ -94,6 +94,20 @@ struct ScanProjectionTests {
         #expect(first.items.first?["tags"] == [])
     }
 
+    /// A reader's page cache holds a projection between lists (16 MiB, grown as used), within the
+    /// process's budget for all SQLite memory, which `serve` sets (`--sqlite-memory-mib`).
+    @Test func aReaderKeepsSixteenMiBOfPagesWithinTheProcessBudget() throws {
+        let store = try newsStore()
+        let cacheSize = try store.read { (r) throws(CartographError) in
+            try? r.reader.connection.rows("PRAGMA cache_size").first?.first?.integerValue
+        }
+        #expect(cacheSize == -16_384)
+        let before = SQLiteConnection.limitMemory(bytes: nil)
+        defer { SQLiteConnection.limitMemory(bytes: before) }
+        SQLiteConnection.limitMemory(bytes: 96 << 20)
+        #expect(SQLiteConnection.limitMemory(bytes: nil) == 96 << 20)
+    }
+
     @Test func R_M6_aStoreWrittenBeforeTheScanProjectionGainsItWhenOpened() throws {
         let store = try newsStore()
         let projection = "ix:Article:_id,publishedAt,views,rating,featured,author"

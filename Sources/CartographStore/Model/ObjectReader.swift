@@ -144,14 +144,19 @@ struct ObjectReader {
             }
         }
         for (table, ids) in wanted {
-            for (id, destination) in try self.objects(ids: ids.sorted(), table: table) { keys[id] = key(of: destination) }
+            // A key is made of identification attributes: only those columns are read.
+            let identification = Set(model.entityAndSubentities(of: table).flatMap { layout.identificationAttributes(of: $0) })
+            for (id, destination) in try self.objects(ids: ids.sorted(), table: table, attributes: identification) {
+                keys[id] = key(of: destination)
+            }
         }
         return destinations
     }
 
-    /// The rows of `table` whose `_id` is one of `ids`, whole, by `_id` (one query per 500).
-    func objects(ids: [Int64], table: String) throws(SQLiteError) -> [Int64: ExistingObject] {
-        let reader = rowReader(for: table)
+    /// The rows of `table` whose `_id` is one of `ids`, by `_id` (one query per 500): every attribute and
+    /// to-one, or only `attributes`.
+    func objects(ids: [Int64], table: String, attributes: Set<String>? = nil) throws(SQLiteError) -> [Int64: ExistingObject] {
+        let reader = layout.rowReader(for: table, attributes: attributes)
         var found: [Int64: ExistingObject] = Dictionary(minimumCapacity: ids.count)
         try forEachChunk(of: ids) { (chunk) throws(SQLiteError) in
             let statement = try connection.cached("SELECT \(reader.selectList) FROM \(quoted(table)) WHERE _id IN (\(Self.placeholders(chunk.count)))")

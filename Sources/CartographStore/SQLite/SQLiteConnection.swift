@@ -156,6 +156,12 @@ public final class SQLiteConnection {
         try cached(sql).rows(values)
     }
 
+    /// Caps what every SQLite connection of the process holds together, page caches above all: past
+    /// `bytes`, a cache recycles its least recently used pages instead of growing (SQLite's soft heap
+    /// limit; nothing fails at it). Nil reads the current cap (0: none).
+    @discardableResult
+    public static func limitMemory(bytes: Int64?) -> Int64 { sqlite3_soft_heap_limit64(bytes ?? -1) }
+
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; rolls back if it throws, or always when `rollingBack`.
     public func transaction<T, E: Error>(rollingBack: Bool = false, _ body: () throws(E) -> T) throws(TransactionError<E>) -> T {
         do { try control("BEGIN IMMEDIATE") } catch { throw .sqlite(error) }
