@@ -89,7 +89,7 @@ struct Serve: AsyncParsableCommand {
             logger.info("using the admin token stored on disk", metadata: ["path": "\(directory.adminTokenFile.path)"])
         }
         let stores = StoreRegistry(directory: directory, synchronous: configuration.synchronous,
-                                   maxOpenStores: configuration.maxOpenStores)
+                                   maxOpenStores: configuration.maxOpenStores, readersPerStore: max(8, configuration.threads))
         let application = Application(configuration: configuration, control: control, stores: stores, adminToken: admin.token, logger: logger,
                                       metricsExposition: { registry.emitToBuffer() })
         let service = HTTPService(server: MicroHTTPDServer(application: application), logger: logger)

@@ -2,6 +2,7 @@
 // list without a declared index reads instead of the rows (R-Q5), kept by migrations (R-M6) and added to
 // stores written before it when they are opened.
 import Foundation
+import Synchronization
 import Testing
 import CartographCore
 @testable import CartographStore
@@ -139,5 +140,28 @@ struct ScanProjectionTests {
         #expect(names.contains("ix:Article:views") && names.contains("ix:Article:_id,publishedAt,views,rating,featured,author"), "\(names.sorted())")
         let page = try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Article", predicate: "rating == 2", count: true)) }
         #expect(page.total == 60, "the other columns kept their values")
+    }
+}
+
+struct ReaderPoolTests {
+    /// A store keeps as many idle read connections as threads may read at once (`serve` passes its thread
+    /// count, at least 8), so reads past 8 at a time do not open and close a connection each.
+    @Test(arguments: [8, 12])
+    func aStoreKeepsOneIdleReaderPerThreadThatMayRead(idleReaders: Int) throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("readers-\(UUID().uuidString).sqlite").path
+        let store = try ModelStore(name: "library", path: path, idleReaders: idleReaders)
+        _ = try store.register(try ModelDocument.parse(json: libraryModel, name: "library"), allowDestructive: false)
+        // Twelve reads at once, each holding its connection until all twelve have one.
+        let started = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        for _ in 0..<12 {
+            Thread {
+                _ = try? store.read { (_) throws(CartographError) in started.signal(); proceed.wait() }
+                done.signal()
+            }.start()
+        }
+        for _ in 0..<12 { started.wait() }
+        for _ in 0..<12 { proceed.signal() }
+        for _ in 0..<12 { done.wait() }
+        #expect(store.readers.withLock { $0.idle.count } == idleReaders)
     }
 }

@@ -168,12 +168,14 @@ extension Route {
     /// The parameters if `segments` fit this route's template.
     func bind(_ pathSegments: [String]) -> [String: String]? {
         guard pathSegments.count == segments.count else { return nil }
+        // Literals first, so a route the path does not take builds no dictionary (a request is tried
+        // against most of the table).
+        for (segment, value) in zip(segments, pathSegments) {
+            if case .literal(let literal) = segment, literal != value { return nil }
+        }
         var parameters: [String: String] = [:]
         for (segment, value) in zip(segments, pathSegments) {
-            switch segment {
-            case .literal(let literal): if literal != value { return nil }
-            case .parameter(let name): parameters[name] = value
-            }
+            if case .parameter(let name) = segment { parameters[name] = value }
         }
         return parameters
     }

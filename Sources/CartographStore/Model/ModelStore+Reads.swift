@@ -47,8 +47,8 @@ extension ModelStore {
         } catch { throw CartographError.store(error, "Cannot open a read connection") }
     }
 
-    /// Returns a connection to the pool (up to 8 are kept).
+    /// Returns a connection to the pool (up to `idleReaderLimit` are kept).
     func release(_ pooled: PooledConnection) {
-        readers.withLock { if $0.idle.count < 8 { $0.idle.append(pooled) } }
+        readers.withLock { if $0.idle.count < idleReaderLimit { $0.idle.append(pooled) } }
     }
 }

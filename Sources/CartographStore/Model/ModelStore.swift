@@ -63,6 +63,8 @@ public final class ModelStore: Sendable {
     let writer: Writer
     let writeLock = WriteLock()
     let readers = Mutex(ReaderPool())
+    /// Idle read connections kept (`init`'s `idleReaders`).
+    let idleReaderLimit: Int
     /// The committed model, for readers (updated after each registration commits).
     /// The committed model and its stored JSON text (readers compare texts to notice a migration).
     let published: Mutex<(model: Model, text: String)?>
@@ -82,7 +84,11 @@ public final class ModelStore: Sendable {
     /// Opens or creates the store file at `path`. `checkpointsInBackground` is for the server, whose
     /// writer goes on to the next request meanwhile; a one-shot writer (`cartograph map`) keeps SQLite's
     /// own checkpoints, so that nothing is left running when it closes the store and exits.
-    public init(name: String, path: String, synchronous: SQLiteSynchronous = .normal, checkpointsInBackground: Bool = false) throws(CartographError) {
+    /// - Parameter idleReaders: read connections kept open between reads; one per thread that may read at
+    ///   once, or reads past it open and close a connection each (a get by key ran 3x slower).
+    public init(name: String, path: String, synchronous: SQLiteSynchronous = .normal, checkpointsInBackground: Bool = false,
+                idleReaders: Int = 8) throws(CartographError) {
+        self.idleReaderLimit = idleReaders
         self.checkpointsInBackground = checkpointsInBackground
         self.name = name
         self.path = path

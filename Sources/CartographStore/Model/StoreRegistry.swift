@@ -10,16 +10,19 @@ public final class StoreRegistry: Sendable {
     private let directory: DataDirectory
     private let synchronous: SQLiteSynchronous
     private let maxOpenStores: Int
+    private let readersPerStore: Int
     private let open = Mutex<[String: ModelStore]>([:])
     /// Bytes in use per model store of each tenant that has had a quota check (R-S2), for the stores
     /// that are not open: the value a store had when it closed, or for one not opened since start-up
     /// its file sizes. An open store's own `usedBytes` wins over the entry. Lock order: `open`, then this.
     private let closedSizes = Mutex<[String: [String: Int64]]>([:])
 
-    public init(directory: DataDirectory, synchronous: SQLiteSynchronous = .normal, maxOpenStores: Int = 256) {
+    /// - Parameter readersPerStore: read connections each open store keeps idle: the server's thread count.
+    public init(directory: DataDirectory, synchronous: SQLiteSynchronous = .normal, maxOpenStores: Int = 256, readersPerStore: Int = 8) {
         self.directory = directory
         self.synchronous = synchronous
         self.maxOpenStores = maxOpenStores
+        self.readersPerStore = readersPerStore
     }
 
     private func file(tenant: String, model: String) -> URL {
@@ -71,7 +74,8 @@ public final class StoreRegistry: Sendable {
                 open[coldest.key] = nil
                 rememberSize(of: coldest.key, coldest.value.usedBytes)
             }
-            let store = try ModelStore(name: model, path: path, synchronous: synchronous, checkpointsInBackground: true)
+            let store = try ModelStore(name: model, path: path, synchronous: synchronous, checkpointsInBackground: true,
+                                       idleReaders: readersPerStore)
             open[key] = store
             if !exists { rememberSize(of: key, store.usedBytes) }
             return store
