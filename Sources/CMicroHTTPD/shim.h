@@ -35,6 +35,7 @@ static inline size_t cmhd_identity_unescape(void *cls, struct MHD_Connection *co
 /// `options` holds integer options only (terminated inside this function); returns NULL on failure.
 static inline struct MHD_Daemon *cmhd_start_daemon(
     unsigned int flags, uint16_t port, const char *bind_ipv4,
+    MHD_AcceptPolicyCallback accept_policy, void *accept_policy_cls,
     MHD_AccessHandlerCallback handler, void *handler_cls,
     MHD_RequestCompletedCallback completed, void *completed_cls,
     MHD_NotifyConnectionCallback notify_connection, void *notify_connection_cls,
@@ -55,7 +56,7 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
         items[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &local };
     }
     items[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
-    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+    return MHD_start_daemon(flags, port, accept_policy, accept_policy_cls, handler, handler_cls,
                             MHD_OPTION_ARRAY, items, MHD_OPTION_END);
 }
 
@@ -69,6 +70,18 @@ static inline int cmhd_connection_fd(struct MHD_Connection *connection) {
 /// codes' Swift import depends on how a libmicrohttpd release marks its enums; this does not.
 static inline int cmhd_connection_started(enum MHD_ConnectionNotificationCode code) {
     return code == MHD_CONNECTION_NOTIFY_STARTED;
+}
+
+/// The IPv4 address of a socket address, in network byte order; 0 for another family.
+static inline uint32_t cmhd_ipv4_of(const struct sockaddr *address) {
+    if (address == NULL || address->sa_family != AF_INET) return 0;
+    return ((const struct sockaddr_in *)address)->sin_addr.s_addr;
+}
+
+/// The IPv4 address of a connection's client (network byte order); 0 when MHD does not tell.
+static inline uint32_t cmhd_connection_ipv4(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info == NULL ? 0 : cmhd_ipv4_of(info->client_addr);
 }
 
 /// The port the daemon listens on (useful after binding port 0).

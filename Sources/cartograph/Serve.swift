@@ -126,9 +126,9 @@ struct Settings {
             }
             return number
         }
-        // libmicrohttpd keeps a connection on the thread that accepted it: with one thread per core, a
-        // client's keep-alive connections could all land on one thread and leave a core idle (a list
-        // benchmark ran at 165 or 320 req/s from run to run with 2 threads on 2 cores, 345 every run with 4).
+        // A connection stays on the thread whose socket the kernel gave it to: with one thread per core, two
+        // clients share a thread (and a core) one time in two; with twice as many, one time in four. More
+        // threads than that slowed gets by preemption inside locks (8 threads on 2 cores: 12-35k req/s, 4: 26-34k).
         configuration.threads = 2 * ProcessInfo.processInfo.activeProcessorCount
         if let v = value(serve.host, "HOST") { configuration.host = v }
         if let v = try integer(serve.port, "PORT", range: 0...65535) { configuration.port = v }

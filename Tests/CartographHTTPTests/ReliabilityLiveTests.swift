@@ -78,6 +78,42 @@ import CartographTesting
         }
     }
 
+    /// The connection limit counts every request thread's connections: each thread is a daemon of its own
+    /// (below), whose own limit would let each take the whole limit.
+    @Test func R_S2_theConnectionLimitCountsEveryThreadsConnections() throws {
+        try withLiveServer(arguments: ["--threads", "4", "--connection-limit", "3", "--per-ip-connection-limit", "0"]) { (server) throws in
+            let client = server.client
+            var held = try (0..<3).map { _ in try client.connect() }
+            defer { held.forEach { close($0) } }
+            for socket in held { #expect(client.writeAll(socket, Array("GET /healthz HTTP/1.1\r\nHost: x\r\n".utf8))) }
+            Thread.sleep(forTimeInterval: 0.2)
+            let fourth = try client.connect()
+            defer { close(fourth) }
+            _ = client.writeAll(fourth, Array("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            #expect(throws: (any Error).self) { try client.readResponse(fourth, timeoutSeconds: 5) }
+            close(held.removeFirst())
+            Thread.sleep(forTimeInterval: 0.2)
+            #expect(try client.send("GET", "/healthz").json()["status"] == "ok")
+        }
+    }
+
+    /// Each request thread listens on a socket of its own on the one port (SO_REUSEPORT), so the kernel
+    /// spreads connections over the threads: with one shared socket, a thread could take a client's whole
+    /// burst of connections and leave the other cores idle (docs/storage.md has the numbers).
+    @Test func R_S2_eachRequestThreadListensOnTheServersPort() throws {
+        try withLiveServer(arguments: ["--threads", "3"]) { (server) throws in
+            let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+            let port = String(format: "%04X", server.port)
+            // Columns: sl, local address (hex IP:port), remote address, state (0A = LISTEN), …
+            let listening = table.split(separator: "\n").filter { line in
+                let fields = line.split(separator: " ")
+                return fields.count > 3 && fields[1].hasSuffix(":" + port) && fields[3] == "0A"
+            }
+            #expect(listening.count == 3, "\(listening)")
+            #expect(try server.client.send("GET", "/healthz").status == 200)
+        }
+    }
+
     @Test func R_S4_aTenantWithoutItsDirectoryCanStillRegisterModels() throws {
         let server = try LiveServer()
         defer { try? FileManager.default.removeItem(at: server.dataDirectory) }
