@@ -99,7 +99,7 @@ import CartographTesting
 
     /// Each request thread listens on a socket of its own on the one port (SO_REUSEPORT), so the kernel
     /// spreads connections over the threads: with one shared socket, a thread could take a client's whole
-    /// burst of connections and leave the other cores idle (docs/storage.md has the numbers).
+    /// burst of connections and leave the other cores idle (MicroHTTPDServer.swift has the numbers).
     @Test func R_S2_eachRequestThreadListensOnTheServersPort() throws {
         try withLiveServer(arguments: ["--threads", "3"]) { (server) throws in
             let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
