@@ -35,7 +35,4 @@ final class ConnectionTable: Sendable {
             counts.byAddress[address] = left > 0 ? left : nil
         }
     }
-
-    /// Connections open now.
-    var count: Int { counts.withLock { $0.addressOf.count } }
 }

@@ -50,9 +50,6 @@ struct RowReader {
     /// The select list with every column qualified by a table alias (for queries with joins).
     func selectList(alias: String) -> String { columnNames.map { "\(alias).\(quoted($0))" }.joined(separator: ", ") }
 
-    /// How many columns the select list has.
-    var columnCount: Int { columnNames.count }
-
     /// Decodes the current row of `statement` (selected with `selectList`, starting at `offset`).
     func object(from statement: SQLiteStatement, offset: Int32 = 0) -> ExistingObject {
         let id = statement.column(offset).integerValue ?? 0

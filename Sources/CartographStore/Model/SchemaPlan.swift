@@ -20,28 +20,13 @@ struct SchemaPlan {
         let newEntities = Set(new.model.entities.map(\.name))
         removedEntities = old?.model.entities.map(\.name).filter { !newEntities.contains($0) || old?.model.rootEntity(of: $0) != new.model.rootEntity(of: $0) } ?? []
 
-        indexes = Self.indexes(of: new)
-        let wanted = Set(indexes.map(\.name))
-
         let oldTables = Dictionary(uniqueKeysWithValues: (old.map(Self.tables) ?? []).map { ($0.name, $0.columns) })
         let newTables = Self.tables(of: new)
-        // SQLite will not drop a column an index names: an index on a column that is dropped or redefined
-        // goes first (and comes back after, when the new layout still wants it).
-        var redefined: [String: Set<String>] = [:]
-        for table in newTables {
-            guard let oldColumns = oldTables[table.name] else { continue }
-            let newByName = Dictionary(uniqueKeysWithValues: table.columns.map { ($0.name, $0.definition) })
-            for column in oldColumns where newByName[column.name] != column.definition { redefined[table.name, default: []].insert(column.name) }
-        }
-        droppedIndexes = existingIndexes.filter { name in
-            guard wanted.contains(name) else { return true }
-            guard let (table, columns) = Self.indexColumns(name), let changed = redefined[table] else { return false }
-            return !changed.isDisjoint(with: columns)
-        }.sorted()
         // Tables gone from the new layout.
         for name in oldTables.keys.sorted() where !newTables.contains(where: { $0.name == name }) {
             statements.append("DROP TABLE \(quoted(name))")
         }
+        var redefined: [String: Set<String>] = [:]
         for table in newTables {
             guard let oldColumns = oldTables[table.name] else {
                 let columns = table.columns.map { "\(quoted($0.name)) \($0.definition)" }.joined(separator: ", ")
@@ -52,12 +37,23 @@ struct SchemaPlan {
             let newByName = Dictionary(uniqueKeysWithValues: table.columns.map { ($0.name, $0.definition) })
             for column in oldColumns where newByName[column.name] != column.definition {
                 statements.append("ALTER TABLE \(quoted(table.name)) DROP COLUMN \(quoted(column.name))")
+                redefined[table.name, default: []].insert(column.name)
             }
             for column in table.columns where oldByName[column.name] != column.definition {
                 statements.append("ALTER TABLE \(quoted(table.name)) ADD COLUMN \(quoted(column.name)) \(column.definition)")
                 if let fill = Self.defaultFill(column: column.name, table: table.name, layout: new) { defaultFills.append(fill) }
             }
         }
+
+        indexes = Self.indexes(of: new)
+        let wanted = Set(indexes.map(\.name))
+        // SQLite will not drop a column an index names: an index on a column that is dropped or redefined
+        // goes first (and comes back after, when the new layout still wants it).
+        droppedIndexes = existingIndexes.filter { name in
+            guard wanted.contains(name) else { return true }
+            guard let (table, columns) = Self.indexColumns(name), let changed = redefined[table] else { return false }
+            return !changed.isDisjoint(with: columns)
+        }.sorted()
     }
 
     /// A table's name and its columns (name, declaration).
