@@ -61,8 +61,31 @@ public enum ISO8601Instant {
         let minute = millisecondOfDay / 60_000 % 60
         let second = millisecondOfDay / 1_000 % 60
         let millisecond = millisecondOfDay % 1_000
-        let yearText = (0...9999).contains(year) ? pad(year, 4) : (year < 0 ? "-" : "+") + pad(abs(year), 6)
-        return "\(yearText)-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(millisecond, 3))Z"
+        guard (0...9999).contains(year) else {
+            let yearText = (year < 0 ? "-" : "+") + pad(abs(year), 6)
+            return "\(yearText)-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(millisecond, 3))Z"
+        }
+        // Digits written in place: a page of 50 articles renders 100 dates, and building each from seven
+        // padded strings was 4% of such a list's CPU.
+        return String(unsafeUninitializedCapacity: 24) { text in
+            func put(_ value: Int64, width: Int, at start: Int) {
+                var rest = value
+                for index in stride(from: start + width - 1, through: start, by: -1) {
+                    text[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+            }
+            put(year, width: 4, at: 0)
+            put(month, width: 2, at: 5)
+            put(day, width: 2, at: 8)
+            put(hour, width: 2, at: 11)
+            put(minute, width: 2, at: 14)
+            put(second, width: 2, at: 17)
+            put(millisecond, width: 3, at: 20)
+            (text[4], text[7], text[10], text[13], text[16], text[19], text[23]) =
+                (UInt8(ascii: "-"), UInt8(ascii: "-"), UInt8(ascii: "T"), UInt8(ascii: ":"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "Z"))
+            return 24
+        }
     }
 
     private static func pad(_ value: Int64, _ width: Int) -> String {
