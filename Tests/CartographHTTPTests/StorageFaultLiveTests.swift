@@ -120,6 +120,7 @@ private func checkStore(_ file: URL) throws -> (Int32, String) {
                 ["name": "id", "type": "integer64"], ["name": "text", "type": "string"], ["name": "rank", "type": "integer64", "indexed": true, "default": 7]]]]]
             let migration = try server.client.sendJSON("PUT", api.base, grown, token: api.key)
             #expect(migration.status == 507, "\(migration.text)")
+            #expect(try migration.json()["type"] == "urn:cartograph:problem:insufficient-storage")
             #expect(try server.client.send("GET", api.base, token: api.key).json()["version"] == 1)
 
             try FileManager.default.removeItem(at: filler)

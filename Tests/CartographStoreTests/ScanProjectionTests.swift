@@ -95,9 +95,9 @@ struct ScanProjectionTests {
         #expect(first.items.first?["tags"] == [])
     }
 
-    /// A reader's page cache holds a projection between lists (16 MiB, grown as used), within the
-    /// process's budget for all SQLite memory, which `serve` sets (`--sqlite-memory-mib`).
-    @Test func aReaderKeepsSixteenMiBOfPagesWithinTheProcessBudget() throws {
+    /// A reader's page cache holds a projection between lists (16 MiB, grown as used); the process's budget
+    /// for all SQLite memory (`--sqlite-memory-mib`, set by `serve`) is SQLite's soft heap limit, read back.
+    @Test func aReaderKeepsSixteenMiBOfPagesAndTheMemoryBudgetReadsBack() throws {
         let store = try newsStore()
         let cacheSize = try store.read { (r) throws(CartographError) in
             try? r.reader.connection.rows("PRAGMA cache_size").first?.first?.integerValue

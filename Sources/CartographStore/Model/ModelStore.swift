@@ -84,8 +84,8 @@ public final class ModelStore: Sendable {
     /// Opens or creates the store file at `path`. `checkpointsInBackground` is for the server, whose
     /// writer goes on to the next request meanwhile; a one-shot writer (`cartograph map`) keeps SQLite's
     /// own checkpoints, so that nothing is left running when it closes the store and exits.
-    /// - Parameter idleReaders: read connections kept open between reads; one per thread that may read at
-    ///   once, or reads past it open and close a connection each (a get by key ran 3x slower).
+    /// - Parameter idleReaders: read connections kept open between reads: one per thread that may read at
+    ///   once, or reads past it open (and register functions on) a connection each time.
     public init(name: String, path: String, synchronous: SQLiteSynchronous = .normal, checkpointsInBackground: Bool = false,
                 idleReaders: Int = 8) throws(CartographError) {
         self.idleReaderLimit = idleReaders

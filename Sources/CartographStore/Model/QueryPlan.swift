@@ -37,9 +37,10 @@ public struct QueryPlan: Sendable, Equatable {
             return String(words[position + 1])
         }
         let tableSteps = steps.filter { $0.hasPrefix("SCAN \(table)") || $0.hasPrefix("SEARCH \(table)") }
-        // Reading the whole scan projection (`SchemaPlan.scanProjection`, the only index whose first column
-        // is `_id`) is still a full scan: narrower than the rows, but every object's entry.
-        let readsProjection = tableSteps.contains { $0.hasPrefix("SCAN \(table) USING COVERING INDEX ix:\(table):\(StoreLayout.idColumn),") }
+        // Reading the whole scan projection (`SchemaPlan.scanProjection`) is still a full scan: narrower than
+        // the rows, but every object's entry.
+        let projection = SchemaPlan.scanProjectionNamePrefix(ofTable: table)
+        let readsProjection = tableSteps.contains { $0.hasPrefix("SCAN \(table) USING COVERING INDEX \(projection)") }
         fullScan = readsProjection || tableSteps.contains { $0 == "SCAN \(table)" }
         sortsEveryMatch = steps.contains { $0.contains("TEMP B-TREE FOR ORDER BY") || $0.contains("TEMP B-TREE FOR RIGHT PART OF ORDER BY") }
         var words: [String] = []

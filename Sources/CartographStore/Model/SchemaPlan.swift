@@ -101,6 +101,10 @@ struct SchemaPlan {
         }
     }
 
+    /// How the names of `table`'s scan projection begin: it is the only index led by `_id` (attribute names
+    /// cannot start with `_`), so a query plan that names it reads back as a scan of the projection.
+    static func scanProjectionNamePrefix(ofTable table: String) -> String { "ix:\(table):\(StoreLayout.idColumn)," }
+
     /// The table and columns of an index named by `indexes(of:)` (`ix:<table>:<column>,-<column>`).
     static func indexColumns(_ name: String) -> (table: String, columns: Set<String>)? {
         let parts = name.split(separator: ":", omittingEmptySubsequences: false)
