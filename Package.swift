@@ -93,7 +93,7 @@ let package = Package(
         .target(name: "CartographTesting", dependencies: ["CartographCore"]),
         .testTarget(name: "CartographCoreTests", dependencies: ["CartographCore", "CartographTesting"], exclude: ["Fixtures"]),
         .testTarget(name: "CartographPredicateTests", dependencies: ["CartographPredicate", "CartographStore", "CartographCore", "CartographTesting"]),
-        .testTarget(name: "CartographStoreTests", dependencies: ["CartographStore", "CartographCore", "CartographMapping"]),
+        .testTarget(name: "CartographStoreTests", dependencies: ["CartographStore", "CartographCore", "CartographMapping", "CartographTesting"]),
         .testTarget(
             name: "CartographHTTPTests",
             dependencies: [

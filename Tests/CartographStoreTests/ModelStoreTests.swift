@@ -31,6 +31,12 @@ func makeStore(_ document: JSONValue = libraryModel, checkpointsInBackground: Bo
     return store
 }
 
+/// A document the store rendered, parsed back: these tests compare documents, not bytes.
+extension RenderedJSON {
+    var value: JSONValue { (try? JSONReader().parse(bytes)) ?? .null }
+    subscript(key: String) -> JSONValue? { value[key] }
+}
+
 /// Replays the feed from 0 into a dictionary of `_id` -> object, as a follower would.
 func replayFeed(_ store: ModelStore) throws -> [Int64: JSONValue] {
     var state: [Int64: JSONValue] = [:]
@@ -59,7 +65,7 @@ func storeContents(_ store: ModelStore, roots: [String] = ["Publisher", "Charact
             let page = try store.read { (reader) throws(CartographError) in
                 try reader.page(ObjectQuery(entity: entity, limit: 1000, cursor: cursor))
             }
-            for item in page.items { result[item["_id"]!.numberValue!.int64Value!] = item }
+            for item in page.items.map(\.value) { result[item["_id"]!.numberValue!.int64Value!] = item }
             cursor = page.next
         } while cursor != nil
     }

@@ -45,19 +45,22 @@ public enum JSONWriter {
     /// Writes a JSON string: runs of bytes that need no escape are copied whole (feed entries and
     /// responses are mostly long runs of plain text).
     public static func writeString(_ string: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
         var string = string
-        string.withUTF8 { bytes in
-            var runStart = 0
-            for index in bytes.indices {
-                let byte = bytes[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-                writeEscape(of: byte, into: &out)
-                runStart = index + 1
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
+        string.withUTF8 { writeString(utf8: $0, into: &out) }
+    }
+
+    /// Writes `bytes`, which must be valid UTF-8, as a JSON string.
+    public static func writeString(utf8 bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var runStart = 0
+        for index in bytes.indices {
+            let byte = bytes[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+            writeEscape(of: byte, into: &out)
+            runStart = index + 1
         }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         out.append(UInt8(ascii: "\""))
     }
 
@@ -73,5 +76,37 @@ public enum JSONWriter {
             out.append(hexDigits[Int(byte >> 4)])
             out.append(hexDigits[Int(byte & 0xF)])
         }
+    }
+}
+
+/// One JSON value already written as bytes (objects rendered straight from their stored rows), to be
+/// spliced into a response as it is.
+public struct RenderedJSON: Sendable, Equatable {
+    public let bytes: [UInt8]
+
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+
+    public init(_ value: JSONValue) { self.bytes = value.jsonBytes }
+}
+
+extension JSONWriter {
+    /// Writes an object whose first member is `first`, already rendered (a page's items), followed by
+    /// `rest`: the document is never rebuilt as `JSONValue`s.
+    public static func writeObject(first: (key: String, items: [RenderedJSON]), rest: JSONObject, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        writeString(first.key, into: &out)
+        out.append(contentsOf: ":[".utf8)
+        for (index, item) in first.items.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: item.bytes)
+        }
+        out.append(UInt8(ascii: "]"))
+        for (key, value) in rest {
+            out.append(UInt8(ascii: ","))
+            writeString(key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            write(value, into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
     }
 }

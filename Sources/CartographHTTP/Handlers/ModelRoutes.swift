@@ -193,12 +193,14 @@ enum ModelRoutes {
         let store = try existingModel(context)
         let page = try store.read { (reader) throws(CartographError) in try reader.page(query) }
         context.application.indexAdvisor.note(page, query: query, tenant: context.parameter("tenant"), model: store.name, logger: context.application.logger)
-        var body = JSONObject()
-        body.append("items", .array(page.items))
-        body.append("next", page.next.map { .string($0) } ?? .null)
-        if let total = page.total { body.append("total", .number(JSONNumber(total))) }
-        if let plan = page.plan { body.append("plan", plan.json) }
-        return .json(.object(body))
+        var rest = JSONObject()
+        rest.append("next", page.next.map { .string($0) } ?? .null)
+        if let total = page.total { rest.append("total", .number(JSONNumber(total))) }
+        if let plan = page.plan { rest.append("plan", plan.json) }
+        var body: [UInt8] = []
+        body.reserveCapacity(page.items.reduce(64) { $0 + $1.bytes.count + 1 })
+        JSONWriter.writeObject(first: ("items", page.items), rest: rest, into: &body)
+        return .json(RenderedJSON(bytes: body))
     }
 
     static func parseModelDocument(_ context: RequestContext, name: String) throws(CartographError) -> Model {

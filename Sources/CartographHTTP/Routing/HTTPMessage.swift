@@ -82,6 +82,11 @@ public struct HTTPResponse: Sendable {
         HTTPResponse(status: status, headers: [("Content-Type", contentType)], body: value.jsonBytes + [0x0A])
     }
 
+    /// A JSON document rendered already (objects written straight from their rows).
+    public static func json(_ rendered: RenderedJSON, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: rendered.bytes + [0x0A])
+    }
+
     /// 204 with no body.
     public static let noContent = HTTPResponse(status: 204)
 

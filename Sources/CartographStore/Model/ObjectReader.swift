@@ -88,23 +88,74 @@ struct ObjectReader {
             let ids = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name, toOne: object.toOne,
                                          known: known)
             var rendered: [JSONValue] = []
-            for id in ids {
-                if nested.isEmpty, let cached = keys[id] {
-                    rendered.append(cached)
-                    continue
-                }
-                guard let destination = try self.object(id: id, entity: relationship.destination) else { continue }
-                if nested.isEmpty {
-                    let key = key(of: destination)
-                    keys[id] = key
-                    rendered.append(key)
-                } else {
+            if nested.isEmpty {
+                rendered = try destinationKeys(ids, destination: relationship.destination, keys: &keys)
+            } else {
+                for id in ids {
+                    guard let destination = try self.object(id: id, entity: relationship.destination) else { continue }
                     rendered.append(try json(of: destination, include: nested.filter { !$0.isEmpty }, keys: &keys))
                 }
             }
             document.append(relationship.name, relationship.toMany ? .array(rendered) : (rendered.first ?? .null))
         }
         return .object(document)
+    }
+
+    /// The keys of the destinations `ids` (of `destination`'s hierarchy), from `keys` or read (and kept
+    /// there); a destination that no longer exists is left out.
+    private func destinationKeys(_ ids: [Int64], destination: String, keys: inout [Int64: JSONValue]) throws(SQLiteError) -> [JSONValue] {
+        var rendered: [JSONValue] = []
+        rendered.reserveCapacity(ids.count)
+        for id in ids {
+            if let cached = keys[id] {
+                rendered.append(cached)
+            } else if let object = try self.object(id: id, entity: destination) {
+                let key = key(of: object)
+                keys[id] = key
+                rendered.append(key)
+            }
+        }
+        return rendered
+    }
+
+    /// The `shape=model` JSON of the objects `ids` of `table`, in `ids` order (those that do not exist
+    /// left out), written from their rows straight into bytes (`RowRenderer`): for each object the
+    /// bytes of `json(of:fields:)`. Their relationships' destinations are read for all of them at once
+    /// (`prefetch`).
+    func rendered(ids: [Int64], table: String, fields: Set<String>?) throws(SQLiteError) -> [RenderedJSON] {
+        let renderer = layout.rowRenderer(for: table)
+        var heads: [Int64: (object: ExistingObject, bytes: [UInt8])] = Dictionary(minimumCapacity: ids.count)
+        try forEachChunk(of: ids) { (chunk) throws(SQLiteError) in
+            let statement = try connection.cached("SELECT \(renderer.selectList) FROM \(quoted(table)) WHERE _id IN (\(Self.placeholders(chunk.count)))")
+            try statement.bind(chunk.map { .integer($0) })
+            defer { try? statement.bind([]) }
+            while try statement.step() {
+                var bytes: [UInt8] = []
+                bytes.reserveCapacity(1024)
+                let object = renderer.writeHead(of: statement, fields: fields, into: &bytes)
+                heads[object.id] = (object, bytes)
+            }
+        }
+        var keys: [Int64: JSONValue] = [:]
+        let known = try prefetch(for: ids.compactMap { heads[$0]?.object }, fields: fields, keys: &keys)
+        var documents: [RenderedJSON] = []
+        documents.reserveCapacity(heads.count)
+        for id in ids {
+            guard let (object, head) = heads.removeValue(forKey: id) else { continue }
+            var bytes = head
+            for relationship in layout.properties(of: object.entity).relationships where fields?.contains(relationship.name) ?? true {
+                let destinations = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name,
+                                                      toOne: object.toOne, known: known[id])
+                let rendered = try destinationKeys(destinations, destination: relationship.destination, keys: &keys)
+                bytes.append(UInt8(ascii: ","))
+                JSONWriter.writeString(relationship.name, into: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                JSONWriter.write(relationship.toMany ? .array(rendered) : (rendered.first ?? .null), into: &bytes)
+            }
+            bytes.append(UInt8(ascii: "}"))
+            documents.append(RenderedJSON(bytes: bytes))
+        }
+        return documents
     }
 
     /// What rendering `objects` reads besides them, read for all of them at once: each rendered to-many
@@ -125,14 +176,14 @@ struct ObjectReader {
                     for object in group { if let id = object.toOne[relationship.name] { want(id, relationship.destination) } }
                     continue
                 }
-                let sql: String
+                let sql: (_ idList: String) -> String
                 switch layout.storage(of: relationship.name, entity: entity) {
                 case .inverseForeignKey(let table, let column):
-                    sql = "SELECT \(quoted(column)), _id FROM \(quoted(table)) WHERE \(quoted(column)) IN (%@) ORDER BY _id"
+                    sql = { "SELECT \(quoted(column)), _id FROM \(quoted(table)) WHERE \(quoted(column)) IN (\($0)) ORDER BY _id" }
                 case .joinTable(let name, let reversed):
                     sql = reversed
-                        ? "SELECT destination, source FROM \(quoted(name)) WHERE destination IN (%@) ORDER BY source"
-                        : "SELECT source, destination FROM \(quoted(name)) WHERE source IN (%@) ORDER BY position, rowid"
+                        ? { "SELECT destination, source FROM \(quoted(name)) WHERE destination IN (\($0)) ORDER BY source" }
+                        : { "SELECT source, destination FROM \(quoted(name)) WHERE source IN (\($0)) ORDER BY position, rowid" }
                 case .foreignKey?, nil:
                     continue
                 }
@@ -170,10 +221,11 @@ struct ObjectReader {
         return found
     }
 
-    /// Runs `sql`, whose `%@` takes a list of `ids`, chunk by chunk; `body` gets each row's two integers.
-    private func forEachRow(_ sql: String, ids: [Int64], _ body: (Int64, Int64) -> Void) throws(SQLiteError) {
+    /// Runs the query `sql` makes for a list of placeholders, chunk of `ids` by chunk; `body` gets each
+    /// row's two integers.
+    private func forEachRow(_ sql: (_ idList: String) -> String, ids: [Int64], _ body: (Int64, Int64) -> Void) throws(SQLiteError) {
         try forEachChunk(of: ids) { (chunk) throws(SQLiteError) in
-            let statement = try connection.cached(sql.replacingOccurrences(of: "%@", with: Self.placeholders(chunk.count)))
+            let statement = try connection.cached(sql(Self.placeholders(chunk.count)))
             try statement.bind(chunk.map { .integer($0) })
             defer { try? statement.bind([]) }
             while try statement.step() {
@@ -255,7 +307,8 @@ struct ObjectReader {
     /// The object whose key is `rawKey` — the `{key}` path segment (DESIGN §2): the identity value,
     /// for a compound identity the values joined by ',' each percent-encoded, or `_id` when the
     /// entity has no identification attributes. Values are coerced to their types (R-I2).
-    func object(entity: String, rawKey: String) throws(CartographError) -> ExistingObject? {
+    /// `reading` names the attributes decoded besides the key's (nil: all, see `findAll`).
+    func object(entity: String, rawKey: String, reading: [String]? = nil) throws(CartographError) -> ExistingObject? {
         let names = layout.identificationAttributes(of: entity)
         if names.isEmpty {
             guard let text = PercentDecoding.decode(rawKey), let id = Int64(text) else {
@@ -279,7 +332,8 @@ struct ObjectReader {
                 throw CartographError(.badRequest, "The key value '\(text)' is not a valid \(attribute.type) for '\(name)': \(error)")
             }
         }
-        return try findAll(entity: entity, attributes: identity.map(\.attribute), identities: [identity.map(\.value)])[identity.map(\.value)]?.first
+        return try findAll(entity: entity, attributes: identity.map(\.attribute), identities: [identity.map(\.value)],
+                           reading: reading)[identity.map(\.value)]?.first
     }
 
     private func storeRead<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {

@@ -10,7 +10,7 @@ struct RowReader {
     let selectList: String
     /// `SELECT <select list> FROM table WHERE _id = ?`, built once.
     let selectByID: String
-    private let columnNames: [String]
+    let columnNames: [String]
     private let fields: [(kind: Kind, entities: Set<String>)]
     /// The indexes of `fields` each entity of the table has: one lookup per row, not one per field.
     private let fieldsByEntity: [String: [Int]]

@@ -42,6 +42,7 @@ final class StoreLayout {
         let table: String, attributes: Set<String>?
     }
     private var rowReaders: [RowReaderKey: RowReader] = [:]
+    private var rowRenderers: [String: RowRenderer] = [:]
     private var identification: [String: [String]] = [:]
     private struct LookupKey: Hashable {
         let entity: String, attributes: [String], reading: [String]?, count: Int
@@ -132,6 +133,14 @@ final class StoreLayout {
         let reader = RowReader(layout: self, table: table, attributes: attributes)
         rowReaders[key] = reader
         return reader
+    }
+
+    /// The renderer of a hierarchy's rows as `shape=model` JSON.
+    func rowRenderer(for table: String) -> RowRenderer {
+        if let cached = rowRenderers[table] { return cached }
+        let renderer = RowRenderer(layout: self, table: table)
+        rowRenderers[table] = renderer
+        return renderer
     }
 
     /// True when `entity` and its sub-entities are every entity of its table: no `_entity` filter needed.

@@ -57,7 +57,7 @@ public struct ObjectQuery: Sendable {
 
 /// One page of objects.
 public struct ObjectPage: Sendable {
-    public let items: [JSONValue]
+    public let items: [RenderedJSON]
     public let next: String?
     public let total: Int?
     /// How SQLite ran the page's query, when `explain` asked (R-Q5).
@@ -140,22 +140,7 @@ public struct StoreReader {
             return result
         }
         let pageIDs = chosen.prefix(query.limit).map(\.id)
-        let objects = try sqlite { () throws(SQLiteError) in try reader.objects(ids: pageIDs, table: table) }
-        let pageObjects = pageIDs.compactMap { objects[$0] }
-        var items: [JSONValue] = []
-        switch rendering {
-        case .model:
-            // One key cache for the page: destinations shared by its objects (an author, a tag) are read once.
-            var keys: [Int64: JSONValue] = [:]
-            let known = try sqlite { () throws(SQLiteError) in try reader.prefetch(for: pageObjects, fields: fields, keys: &keys) }
-            for object in pageObjects {
-                items.append(try sqlite { () throws(SQLiteError) in
-                    try reader.json(of: object, include: query.include, fields: fields, known: known[object.id], keys: &keys)
-                })
-            }
-        case .json(let export):
-            items = try exported(pageObjects, with: export)
-        }
+        let items = try objects(pageIDs, table: table, rendering: rendering, include: query.include, fields: fields)
         var next: String?
         if chosen.count > query.limit, let last = chosen.prefix(query.limit).last {
             next = KeysetCursor.encode(values: last.sortValues, id: last.id, fingerprint: fingerprint)
@@ -279,19 +264,41 @@ public struct StoreReader {
         }
     }
 
+    /// The objects `ids` of `table` as `rendering` writes them, in `ids` order.
+    private func objects(_ ids: [Int64], table: String, rendering: Rendering, include: [[String]],
+                         fields: Set<String>?) throws(CartographError) -> [RenderedJSON] {
+        switch rendering {
+        case .model where include.isEmpty:
+            return try sqlite { () throws(SQLiteError) in try reader.rendered(ids: ids, table: table, fields: fields) }
+        case .model:
+            let objects = try sqlite { () throws(SQLiteError) in try reader.objects(ids: ids, table: table) }
+            let found = ids.compactMap { objects[$0] }
+            // One key cache for the page: destinations shared by its objects (an author, a tag) are read once.
+            var keys: [Int64: JSONValue] = [:]
+            let known = try sqlite { () throws(SQLiteError) in try reader.prefetch(for: found, fields: fields, keys: &keys) }
+            return try found.map { (object) throws(CartographError) in
+                RenderedJSON(try sqlite { () throws(SQLiteError) in
+                    try reader.json(of: object, include: include, fields: fields, known: known[object.id], keys: &keys)
+                })
+            }
+        case .json(let export):
+            let objects = try sqlite { () throws(SQLiteError) in try reader.objects(ids: ids, table: table) }
+            return try exported(ids.compactMap { objects[$0] }, with: export).map(RenderedJSON.init)
+        }
+    }
+
     /// The object of `entity` whose key is `key` — the raw `{key}` path segment (DESIGN §2): the
     /// identity value, or for compound identities the values joined by ',' each percent-encoded.
     /// Several matches (possible through identificationPredicate) resolve to the oldest.
     public func object(entity: String, key rawKey: String, include: [[String]] = [], shape: ObjectShape = .model,
-                       fields: [String]? = nil, mapping: String? = nil) throws(CartographError) -> JSONValue? {
+                       fields: [String]? = nil, mapping: String? = nil) throws(CartographError) -> RenderedJSON? {
         try Self.check(include: include, shape: shape)
+        // Only the key is decoded: the object is then read whole as its rendering needs it.
         guard let object = try find(entity: entity, key: rawKey) else { return nil }
         try validate(include: include, entity: entity)
         let fields = try validate(fields: fields, entity: entity, shape: shape)
-        switch try rendering(of: entity, shape: shape, mapping: mapping) {
-        case .model: return try sqlite { () throws(SQLiteError) in try reader.json(of: object, include: include, fields: fields) }
-        case .json(let export): return try exported([object], with: export).first
-        }
+        return try objects([object.id], table: layout.table(of: object.entity), rendering: rendering(of: entity, shape: shape, mapping: mapping),
+                           include: include, fields: fields).first
     }
 
     /// How objects of one entity are rendered (R-Q4).
@@ -353,12 +360,12 @@ public struct StoreReader {
         }
     }
 
-    /// The stored object for a raw key, or nil.
+    /// The stored object for a raw key, or nil, with only its key's attributes decoded.
     func find(entity: String, key rawKey: String) throws(CartographError) -> ExistingObject? {
         guard model.entity(named: entity) != nil else {
             throw model.unknownEntity(entity)
         }
-        return try reader.object(entity: entity, rawKey: rawKey)
+        return try reader.object(entity: entity, rawKey: rawKey, reading: [])
     }
 
     /// Change-feed entries after `since`, in order (R-D4): see `ChangeFeed`.

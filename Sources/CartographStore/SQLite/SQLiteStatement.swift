@@ -96,6 +96,19 @@ public final class SQLiteStatement {
     public var columnCount: Int32 { sqlite3_column_count(handle) }
 
     /// Reads column `index` of the current row.
+    /// The storage class of column `index` in the current row.
+    func columnType(_ index: Int32) -> Int32 { sqlite3_column_type(handle, index) }
+
+    /// Column `index` of the current row as an integer (its value converted as SQLite converts).
+    func columnInteger(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+
+    /// The UTF-8 bytes of text column `index`, valid only inside `body` (no String is made: a page
+    /// renders titles and bodies straight into its response).
+    func withColumnText<R>(_ index: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return body(UnsafeBufferPointer(start: sqlite3_column_text(handle, index), count: count))
+    }
+
     public func column(_ index: Int32) -> SQLiteValue {
         switch sqlite3_column_type(handle, index) {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, index))

@@ -1,0 +1,108 @@
+// Rendering rows of one hierarchy's table straight into the API's `shape=model` JSON (R-Q4): the bytes
+// `ObjectReader.json(of:)` writes for the same object, without an `ExistingObject` and a `JSONValue`
+// per value in between. Building those, then writing them out, was a third of the CPU of a page of 50
+// articles (perf, 100k articles, docs/storage.md).
+import CSQLite
+import CartographCore
+import CartographMapping
+
+/// Writes the head of each row's document: `_id`, `_entity`, `_stub` and the attributes. Relationships
+/// follow (`ObjectReader.rendered`), since their keys come from other tables.
+struct RowRenderer {
+    /// `SELECT <columns> FROM table`: the full `RowReader`'s columns.
+    let selectList: String
+    private let table: String
+    private let members: [String: [Member]]
+    private let toOne: [String: [(name: String, column: Int32)]]
+    private let keyAttributes: [String: [String]]
+
+    /// One attribute of an entity: where its value is and how it is written.
+    private struct Member {
+        let name: String
+        /// `,"name":`
+        let prefix: [UInt8]
+        let column: Int32
+        let type: AttributeType
+    }
+
+    init(layout: StoreLayout, table: String) {
+        let reader = layout.rowReader(for: table)
+        self.table = table
+        self.selectList = reader.selectList
+        var members: [String: [Member]] = [:], toOne: [String: [(name: String, column: Int32)]] = [:]
+        var keyAttributes: [String: [String]] = [:]
+        for entity in layout.model.entityAndSubentities(of: table) {
+            let properties = layout.properties(of: entity)
+            // Attributes in the entity's property order, as `json(of:)` writes them.
+            members[entity] = properties.attributes.compactMap { attribute in
+                guard let column = layout.column(ofAttribute: attribute.name, entity: entity),
+                      let index = reader.columnNames.firstIndex(of: column) else { return nil }
+                var prefix = Array(",".utf8)
+                JSONWriter.writeString(attribute.name, into: &prefix)
+                prefix.append(UInt8(ascii: ":"))
+                return Member(name: attribute.name, prefix: prefix, column: Int32(index), type: attribute.type)
+            }
+            toOne[entity] = properties.relationships.compactMap { relationship in
+                guard !relationship.toMany, case .foreignKey(_, let column)? = layout.storage(of: relationship.name, entity: entity),
+                      let index = reader.columnNames.firstIndex(of: column) else { return nil }
+                return (relationship.name, Int32(index))
+            }
+            keyAttributes[entity] = layout.identificationAttributes(of: entity)
+        }
+        self.members = members
+        self.toOne = toOne
+        self.keyAttributes = keyAttributes
+    }
+
+    /// Writes the current row of `statement` (selected with `selectList`) as an object left open after
+    /// its attributes (those in `fields` and the key's, when `fields` is given), and returns what its
+    /// relationships need: its id, entity, stub flag and to-one destinations (no attribute values).
+    func writeHead(of statement: SQLiteStatement, fields: Set<String>?, into out: inout [UInt8]) -> ExistingObject {
+        let id = statement.columnInteger(0)
+        let entity = statement.column(1).textValue ?? table
+        let isStub = statement.columnInteger(2) == 1
+        out.append(contentsOf: #"{"_id":"#.utf8)
+        out.append(contentsOf: String(id).utf8)
+        out.append(contentsOf: #","_entity":"#.utf8)
+        JSONWriter.writeString(entity, into: &out)
+        if isStub { out.append(contentsOf: #","_stub":true"#.utf8) }
+        let keys = fields == nil ? [] : keyAttributes[entity] ?? []
+        for member in members[entity] ?? [] where fields?.contains(member.name) ?? true || keys.contains(member.name) {
+            out.append(contentsOf: member.prefix)
+            Self.writeValue(of: statement, column: member.column, type: member.type, into: &out)
+        }
+        var object = ExistingObject(id: id, entity: entity, isStub: isStub, values: [:])
+        for (name, column) in toOne[entity] ?? [] where statement.columnType(column) == SQLITE_INTEGER {
+            object.toOne[name] = statement.columnInteger(column)
+        }
+        return object
+    }
+
+    /// Writes a stored value as `AttributeValue.jsonValue` would: integers, booleans, dates and ASCII
+    /// text directly; anything else (decimals, doubles, binary, transformable, other text, a value
+    /// stored in a class its type does not read) through `ValueStorage`, as a read would decode it.
+    private static func writeValue(of statement: SQLiteStatement, column: Int32, type: AttributeType, into out: inout [UInt8]) {
+        let storage = statement.columnType(column)
+        switch (type, storage) {
+        case (_, SQLITE_NULL):
+            out.append(contentsOf: "null".utf8)
+        case (.integer16, SQLITE_INTEGER), (.integer32, SQLITE_INTEGER), (.integer64, SQLITE_INTEGER):
+            out.append(contentsOf: String(statement.columnInteger(column)).utf8)
+        case (.boolean, SQLITE_INTEGER):
+            out.append(contentsOf: (statement.columnInteger(column) != 0 ? "true" : "false").utf8)
+        case (.date, SQLITE_INTEGER):
+            JSONWriter.writeString(ISO8601Instant.render(milliseconds: statement.columnInteger(column)), into: &out)
+        case (.string, SQLITE_TEXT), (.uuid, SQLITE_TEXT), (.uri, SQLITE_TEXT):
+            // Only ASCII is copied as it is: other text goes through String, which repairs what is not
+            // UTF-8, so the bytes are those a decoded read writes.
+            let written = statement.withColumnText(column) { (text) -> Bool in
+                guard !text.contains(where: { $0 >= 0x80 }) else { return false }
+                JSONWriter.writeString(utf8: text, into: &out)
+                return true
+            }
+            if !written { JSONWriter.writeString(statement.column(column).textValue ?? "", into: &out) }
+        default:
+            JSONWriter.write(ValueStorage.attributeValue(statement.column(column), type: type)?.jsonValue ?? .null, into: &out)
+        }
+    }
+}
