@@ -7,7 +7,7 @@ FUZZ_SECONDS ?= 60
 SOAK_FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := json model coredata mapping predicate
 DATA_DIR ?= ./data
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev zlib1g-dev pkg-config curl python3-pip
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev zlib1g-dev pkg-config curl python3-pip jq
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 
 .PHONY: help deps build run test test-swift test-spec test-walkthrough test-crash test-schemathesis schemathesis-deps soak bench fuzz clean
