@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a document's walk-through verbatim against a fresh server on a free port, then checks its output.
-# Usage: scripts/readme-walkthrough.sh path/to/cartograph [DOCUMENT.md]   (README.md by default)
+# Usage: scripts/walkthrough.sh path/to/cartograph [DOCUMENT.md]   (README.md by default)
 #
 # The walk-through is every ```sh block between <!-- walkthrough:start --> and <!-- walkthrough:end -->,
 # run in one shell from a scratch folder that holds the server's data/ (so data/admin.token reads as
