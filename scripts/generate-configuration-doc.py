@@ -97,6 +97,23 @@ server at start with a message naming the option.
 
 {table}
 
+What some of them mean in practice:
+
+- `--host` is an IPv4 interface. `--threads` request threads each listen on the port with a socket of
+  their own: the kernel spreads connections over them, and a connection stays on its thread.
+- `--max-body-bytes` is checked from `Content-Length` and again while a body streams (413);
+  `--max-json-depth` refuses deeper JSON with a 400; `--max-objects-per-payload` counts nested objects
+  too (413, nothing stored); past `--request-time-limit` a request's work stops and nothing it did is
+  kept (503 `time-limit-exceeded`). See [errors.md](errors.md).
+- `--per-ip-connection-limit`: raise it (or set 0) behind a proxy, whose address every client shares.
+- `--sync full` also survives a power loss; `normal` survives a crash of the process.
+- `--max-open-stores`: the least recently used store is closed first. `--sqlite-memory-mib` is shared
+  by every store's page caches (a writer's cache is up to 32 MiB, a reader's 16 MiB); past the budget
+  they recycle pages instead of growing.
+- `--tenant-rate-limit` is a token bucket per tenant and takes fractions; a tenant over it gets 429
+  with `Retry-After`.
+- Logs go to stderr, batched (notice and above at once), each line with its `request.id`.
+
 For example, to serve on port 9090 with the data in `/var/lib/cartograph`:
 
 ```sh
@@ -115,6 +132,8 @@ the data directory's control database. `GET /v1/tenants/{{tenant}}` shows `limit
 `effectiveLimits` (in force) and `usage`. Over its rate a tenant's key gets 429 with `Retry-After`; a
 payload that would take its stores past `maxStoreBytes`, or one model more than `maxModels`, is a 409
 `quota-exceeded` and stores nothing ([errors.md](errors.md)). The admin token is never rate limited.
+A store's size is its pages in use (`page_count - freelist_count`), measured inside each write, never
+by a scan.
 
 ### Data directory
 
