@@ -149,9 +149,10 @@ SIGTERM or SIGINT drains: `/readyz` turns 503, new connections are refused, requ
 ## Environment variables
 
 `cartograph serve` reads {", ".join(f"`{v}`" for v in variables)}, each the environment form of the flag
-above. No other command reads the environment. Libraries the binary links read two more:
-`COLUMNS` (the width `--help` wraps at) and SQLite's `SQLITE_TMPDIR`/`TMPDIR` (where a store puts the
-temporary files of large sorts).
+above. No other command reads the environment. Besides these, the runtime and libraries read their
+own, for instance `COLUMNS` (the width `--help` wraps at), SQLite's `SQLITE_TMPDIR`/`TMPDIR` (where a
+store puts the temporary files of large sorts) and the Swift runtime's `SWIFT_BACKTRACE` (crash
+backtraces).
 
 ## Other commands
 
