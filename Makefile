@@ -7,10 +7,10 @@ FUZZ_SECONDS ?= 60
 SOAK_FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := json model coredata mapping predicate
 DATA_DIR ?= ./data
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev zlib1g-dev pkg-config curl python3-pip
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev zlib1g-dev pkg-config curl python3-pip jq
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 
-.PHONY: help deps build run test test-swift test-spec test-walkthrough test-crash test-schemathesis schemathesis-deps soak bench fuzz clean
+.PHONY: help deps build run test test-swift test-spec test-docs test-walkthrough test-crash test-schemathesis schemathesis-deps soak bench fuzz clean
 
 help:
 	@echo "make run    install what is missing, build (release) and serve on :$(PORT) with data in $(DATA_DIR)"
@@ -36,7 +36,7 @@ run: build
 	mkdir -p $(DATA_DIR)
 	.build/release/cartograph serve --port $(PORT) --data-dir $(DATA_DIR)
 
-test: deps test-swift test-spec test-walkthrough test-crash test-schemathesis
+test: deps test-swift test-spec test-docs test-walkthrough test-crash test-schemathesis
 
 # Every live server of the run logs into a fresh directory (CARTOGRAPH_TEST_LOG_DIR, LiveServer); then no
 # log may hold an API key or an admin token (scripts/check-logs-for-secrets.sh). The logs are kept when
@@ -63,10 +63,19 @@ test-spec:
 		print(f"openapi-python-client: {len(mods)} modules import")'
 	python3 scripts/lint-deploy.py
 
-# The README's curl walk-through, run verbatim against a fresh server.
+# The curl walk-throughs of the README and the two guides, each run verbatim against a fresh server.
 test-walkthrough:
 	swift build --product cartograph
-	scripts/readme-walkthrough.sh .build/debug/cartograph
+	scripts/walkthrough.sh .build/debug/cartograph README.md
+	scripts/walkthrough.sh .build/debug/cartograph docs/coming-from-groot.md
+	scripts/walkthrough.sh .build/debug/cartograph docs/coming-from-restkit.md
+
+# The documentation holds: every cited rule id is defined in docs/rules.md, links into docs/ resolve,
+# and docs/configuration.md is what scripts/generate-configuration-doc.py makes from the binary's --help.
+test-docs:
+	swift build --product cartograph
+	python3 scripts/check-docs.py
+	python3 scripts/generate-configuration-doc.py .build/debug/cartograph --check
 
 # R-S4: kill -9 the real server at random moments under load and during migrations, then check
 # that every acknowledged POST survived and nothing half-applied did (scripts/crash-harness.py).

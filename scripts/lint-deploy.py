@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks the deployment files that cannot run here (no Docker engine, no cluster): the properties
-DESIGN and SECURITY rely on — non-root, health checks, probes, a data volume, the token from a Secret."""
+docs/configuration.md and SECURITY.md rely on — non-root, health checks, probes, a data volume, the token from a Secret."""
 import re
 import sys
 

@@ -1,7 +1,7 @@
 // The fixed world the mapping and predicate targets run in: a realistic model (projects with tasks,
 // an address, users in organizations, a sub-entity for dynamic mappings, every attribute type, a
 // declared value transformer and dictionary transformer), a storage layout for the SQL compiler,
-// and a few objects for the evaluator. The model is DESIGN §5's example model (the mapping tests'
+// and a few objects for the evaluator. The model is docs/mapping.md's example model (the mapping tests'
 // fixture) with one attribute of each remaining type.
 public import CartographCore
 public import CartographPredicate

@@ -1,4 +1,4 @@
-// Checks of the JSON Pointers in errors (R-M5, DESIGN §10): each is a well-formed RFC 6901 pointer,
+// Checks of the JSON Pointers in errors (R-M5, docs/errors.md): each is a well-formed RFC 6901 pointer,
 // and the value it points into exists in the document, so a user can find what to fix. (A
 // pointer may name a member that is missing — `/entities/0/name` "is required" — but not one
 // under a value that is not there.)

@@ -1,11 +1,11 @@
-// Properties of the JSON reader (R-S2, DESIGN §10): whatever it accepts is UTF-8 and its writer's
+// Properties of the JSON reader (R-S2, docs/api.md#json): whatever it accepts is UTF-8 and its writer's
 // output reads back to an equal value, byte for byte; the nesting limit holds exactly (a reader with
 // a small limit accepts the same documents up to that depth and refuses deeper ones as too deep);
 // error offsets lie inside the document.
 import CartographCore
 
 enum JSONProperties {
-    /// The server's limit (DESIGN §10) and a small one that fuzzed inputs easily exceed.
+    /// The server's limit (docs/configuration.md) and a small one that fuzzed inputs easily exceed.
     static let serverReader = JSONReader()
     static let shallowLimit = 6
     static let shallowReader = JSONReader(maxDepth: shallowLimit)

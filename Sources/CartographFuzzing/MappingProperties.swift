@@ -1,4 +1,4 @@
-// Properties of the mapping document reader (DESIGN §5) against `FuzzFixtures.model`: a refused
+// Properties of the mapping document reader (docs/mapping.md) against `FuzzFixtures.model`: a refused
 // document is a 422 whose problems each carry a JSON Pointer into the document (and predicate
 // problems an offset); an accepted one's normalized `.json`, written and read back, parses into
 // an equal mapping with the same normalized form.

@@ -1,4 +1,4 @@
-// Properties of the model document readers (R-M4, R-M5, DESIGN §10). JSON documents: every refusal
+// Properties of the model document readers (R-M4, R-M5, docs/model.md). JSON documents: every refusal
 // is a CartographError, a 400 with the byte offset when the body is not JSON, else a 422 whose
 // problems each carry a JSON Pointer into the document. Core Data XML: every refusal is a located
 // 422, and no accepted document declares a DTD (so no entity is ever expanded or fetched). Both: an

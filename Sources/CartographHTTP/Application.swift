@@ -247,7 +247,7 @@ public final class Application: Sendable {
 
     // MARK: Authentication
 
-    /// Checks the bearer token against the route's access rule (DESIGN §2): 401 for a missing or
+    /// Checks the bearer token against the route's access rule (docs/api.md#authentication): 401 for a missing or
     /// unknown token, 403 for a valid token of another tenant or too small a scope.
     func authenticate(_ request: HTTPRequest, access: Access, tenant: String?) throws(CartographError) -> Principal {
         if access == .anyone {

@@ -2,7 +2,7 @@
 // environment. Modules receive it; none reads the environment itself.
 public import CartographStore
 
-/// The server's configuration, with the defaults of DESIGN §10.
+/// The server's configuration, with the defaults of docs/configuration.md.
 public struct ServerConfiguration: Sendable {
     /// Interface to bind (`0.0.0.0` = all IPv4 interfaces).
     public var host: String = "0.0.0.0"

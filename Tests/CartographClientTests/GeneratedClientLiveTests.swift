@@ -357,7 +357,7 @@ import CartographTesting
     }
 
     /// A generated client for `server` that sends `token` as a bearer token; dates as the server
-    /// writes them (ISO 8601 with milliseconds, DESIGN §10).
+    /// writes them (ISO 8601 with milliseconds, docs/api.md#json).
     static func client(_ server: LiveServer, token: String) throws -> Client {
         Client(
             serverURL: try #require(URL(string: "http://127.0.0.1:\(server.port)")),

@@ -18,7 +18,7 @@ struct JSONReaderTests {
     }
 
     @Test func decimalNumbersKeepEveryDigit() throws {
-        // DESIGN §10: a decimal sent as a JSON number keeps every digit.
+        // docs/api.md#json: a decimal sent as a JSON number keeps every digit.
         let value = try reader.parse("[12345678901234567.891, 0.1000000000000000055511151231257827, 1E400, -0]")
         #expect(value.arrayValue?.map { $0.numberValue?.text } == ["12345678901234567.891", "0.1000000000000000055511151231257827", "1E400", "-0"])
     }

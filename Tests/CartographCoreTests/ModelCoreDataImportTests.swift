@@ -1,5 +1,5 @@
 // Core Data `contents` files (R-M4): real models from Groot and RestKit, every property detail
-// Xcode writes, the wrapped form with declarations (DESIGN §10), and files that are not models.
+// Xcode writes, the wrapped form with declarations (docs/model.md#core-data-models), and files that are not models.
 import Testing
 @testable import CartographCore
 
@@ -40,7 +40,7 @@ struct ModelCoreDataImportTests {
         #expect(model.identificationAttributes(of: "ConcreteA") == ["identifier"])
         #expect(model.identificationAttributes(of: "Container") == [])
 
-        // Groot's tests register these in code; here they are warnings (DESIGN §10).
+        // Groot's tests register these in code; here they are warnings (docs/model.md#validation).
         #expect(model.warnings == [
             "/entities/0/userInfo/entityMapperName: the entity mapper 'GrootTests.Abstract' is not declared in the model and is not built in; declare it in the model, e.g. \"entityMappers\": {\"GrootTests.Abstract\": {\"keyPath\": \"type\", \"map\": {\"<value>\": \"<Entity>\"}}}",
             "/entities/2/attributes/0/userInfo/JSONTransformerName: the value transformer 'GrootTests.Transformer' is not declared in the model and is not built in; declare it in the model, e.g. \"valueTransformers\": {\"GrootTests.Transformer\": \"StringToInteger\"} to use a built-in one under this name, or {\"GrootTests.Transformer\": {\"type\": \"map\", \"map\": {…}}}",

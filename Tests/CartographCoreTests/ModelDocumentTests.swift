@@ -1,10 +1,10 @@
-// JSON model documents (DESIGN §3, R-M1–R-M3): what a document says, the defaults it may leave out,
+// JSON model documents (docs/model.md, R-M1–R-M3): what a document says, the defaults it may leave out,
 // the Core Data names it may use, and the strictness that catches typos.
 import Testing
 @testable import CartographCore
 
 struct ModelDocumentTests {
-    /// DESIGN §3's example, completed with the `Publisher` entity that its inverse names.
+    /// docs/model.md's example, completed with the `Publisher` entity that its inverse names.
     static let designExample = #"""
         {
           "entities": [

@@ -1,4 +1,4 @@
-// The normalized model (DESIGN §10): every default explicit, canonical names, the resolved
+// The normalized model (docs/model.md#the-normalized-model): every default explicit, canonical names, the resolved
 // identification attributes, and a round trip back to an equal model for JSON and XML inputs.
 import Testing
 @testable import CartographCore

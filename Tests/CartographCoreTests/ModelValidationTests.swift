@@ -1,4 +1,4 @@
-// Whole-model validation (R-M5, DESIGN §10): one located problem per mistake, limits that fail fast,
+// Whole-model validation (R-M5, docs/model.md#validation): one located problem per mistake, limits that fail fast,
 // and warnings for annotations naming transformers or mappers the model does not have.
 import Foundation
 import Testing
@@ -31,7 +31,7 @@ struct ModelValidationTests {
                           {"name": "B", "relationships": [{"name": "a", "destination": "A"}]}]}
             """#)
         #expect(oneSided == ["/entities/0/relationships/0/inverse": "B.a names no inverse; both sides must name each other"])
-        // Without inverses on either side the model is valid (DESIGN §10).
+        // Without inverses on either side the model is valid (docs/model.md#relationships).
         let model = try parseModel(#"""
             {"entities": [{"name": "A", "relationships": [{"name": "b", "destination": "B"}]},
                           {"name": "B", "relationships": [{"name": "a", "destination": "A"}]}]}

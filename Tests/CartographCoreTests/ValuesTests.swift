@@ -1,5 +1,5 @@
 // R-M1 attribute types and R-P3 coercion of JSON values to typed attribute values, plus the
-// ISO 8601 rendering of dates (DESIGN §10).
+// ISO 8601 rendering of dates (docs/api.md#json).
 import CartographCore
 import Foundation
 import Testing

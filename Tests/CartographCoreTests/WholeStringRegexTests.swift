@@ -1,5 +1,5 @@
-// The ICU matcher behind MATCHES and attribute `regex` constraints (DESIGN: "MATCHES is a
-// whole-string ICU-style match"), and its stop at the request deadline (R-S2).
+// The ICU matcher behind MATCHES and attribute `regex` constraints (docs/predicates.md: "MATCHES
+// ... must match the whole string"), and its stop at the request deadline (R-S2).
 import CartographCore
 import Foundation
 import Testing

@@ -1,5 +1,5 @@
 // Connections, late binding, deletion predicates, snapshots and dynamic mappings over real HTTP
-// (DESIGN §6, R-D1, R-D5, R-P9). The connection cases follow RestKit's RKConnectionDescription and
+// (docs/mapping.md#connections-r-c1r-c4, R-D1, R-D5, R-P9). The connection cases follow RestKit's RKConnectionDescription and
 // RKRelationshipConnectionOperation tests: connect by one attribute, by several (AND), by a
 // collection of values (OR), with predicates, through sub-entities and by key path.
 import Foundation

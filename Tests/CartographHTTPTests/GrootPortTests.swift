@@ -1,5 +1,5 @@
 // Groot's serialization tests (GrootTests/SerializationTests.swift) ported to annotation mappings
-// over real HTTP (R-P10, R-P9, DESIGN §10): Groot's own Core Data model registered as XML wrapped
+// over real HTTP (R-P10, R-P9, docs/model.md#core-data-models): Groot's own Core Data model registered as XML wrapped
 // with the declarative sections that stand for the transformers its tests register in code.
 // Fixtures: Fixtures/Groot/ (sources in SOURCES.md).
 import Foundation

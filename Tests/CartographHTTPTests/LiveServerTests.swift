@@ -1,4 +1,4 @@
-// The real `cartograph serve` over real HTTP: control plane, auth rules (DESIGN §2), service
+// The real `cartograph serve` over real HTTP: control plane, auth rules (docs/api.md#authentication), service
 // endpoints, request ids and graceful drain (R-S5). Hostile input: HostileInputLiveTests.swift.
 import Foundation
 import Testing

@@ -1,5 +1,5 @@
 // Mapping documents over real HTTP: registration with whole-document validation against the model,
-// normalized storage, GET/list/DELETE (DESIGN §5, issue 5's registration part).
+// normalized storage, GET/list/DELETE (docs/mapping.md, issue 5's registration part).
 import Foundation
 import Testing
 import CartographCore

@@ -1,4 +1,4 @@
-// Models, objects, queries, deletions and the change feed over real HTTP (DESIGN §2, §3, §7, §8).
+// Models, objects, queries, deletions and the change feed over real HTTP (docs/api.md, model.md, change-feed.md, queries.md).
 // Objects are written through the store's Swift API on the same file (the mapping engine, which
 // writes them over HTTP, is a later issue); every read and delete goes through the server.
 import Foundation
@@ -222,7 +222,7 @@ func seedComics(_ server: LiveServer, characters: Int = 3) throws {
         }
     }
 
-    /// DESIGN §2: `{key}` is the identity value, percent-encoded. Identities holding '/' or NUL (file
+    /// docs/api.md#object-keys: `{key}` is the identity value, percent-encoded. Identities holding '/' or NUL (file
     /// paths, URLs, opaque tokens) are reached with `%2F` and `%00`; in a compound key each value is
     /// encoded, so a ',' inside one is `%2C`.
     @Test func R_Q4_R_D1_objectsWhoseIdentityHoldsASlashOrNulAreReachedByTheirEncodedKey() throws {

@@ -1,4 +1,4 @@
-// `orderBy` through to-one key paths (R-Q3, DESIGN 11 "Queries and export"), as NSSortDescriptor takes
+// `orderBy` through to-one key paths (R-Q3, docs/queries.md#orderby), as NSSortDescriptor takes
 // them: `publisher.name`, `-publisher.country.name`; objects with no destination sort as nil, and the
 // keyset cursor pages through exactly the order of one unpaged list. And `fields=` (R-Q4), which limits
 // what is rendered.

@@ -1,4 +1,4 @@
-// Payload ingestion over real HTTP (DESIGN §4, §5): identification, values, relationships and their
+// Payload ingestion over real HTTP (docs/mapping.md): identification, values, relationships and their
 // policies, modification dates, validation, transactions, dry runs and idempotency.
 import Foundation
 import Synchronization
@@ -204,7 +204,7 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
             #expect(project["updatedAt"] == "2024-08-01T00:00:00.000Z")
             #expect(project["tasks"] == [10])
             // The other order (an event stream, newest first): the newest copy still wins, and the older
-            // one after it changes nothing (DESIGN 11: the same rule as against the store).
+            // one after it changes nothing (R-I5: the same rule as against the store).
             let merged = try post(["projects": [
                 ["id": 1, "name": "newest, first", "updated_at": "2024-09-01T00:00:00Z"],
                 ["id": 1, "name": "stored, later", "updated_at": "2024-08-01T00:00:00Z"],

@@ -128,7 +128,7 @@ import CartographTesting
         #expect((mode as? NSNumber)?.intValue == 0o700)
     }
 
-    /// A store file that is not a database is a storage fault of its own (503 store-corrupt, DESIGN 11),
+    /// A store file that is not a database is a storage fault of its own (503 store-corrupt, docs/errors.md#storage-faults),
     /// never a SQL statement in the answer; the log names the request and the file.
     @Test func R_S6_aStoreFileThatIsNotADatabaseIsAStorageFaultLoggedWithTheRequestID() throws {
         let server = try LiveServer()

@@ -1,4 +1,4 @@
-// R-S2's request time limit (`--request-time-limit`, DESIGN §10's 120 s): work past it stops — in
+// R-S2's request time limit (`--request-time-limit`, 120 s by default, docs/configuration.md): work past it stops — in
 // the engine, inside SQLite, inside a backtracking regular expression — the answer is a 503
 // problem, nothing is stored, and the server goes on answering. The catastrophic pattern `(a+)+$`
 // against thirty a's and a '!' backtracks until ICU's own backtracking limit ends it as "no match"

@@ -155,7 +155,7 @@ struct RestKitStore {
         return Int(try get("entities/\(entity)/objects?\(query)")["total"]?.numberValue?.int64Value ?? -1)
     }
 
-    /// One object by key; the values of a compound key are joined by `,` (DESIGN §2).
+    /// One object by key; the values of a compound key are joined by `,` (docs/api.md#object-keys).
     func object(_ entity: String, _ key: String...) throws -> JSONValue {
         try get("entities/\(entity)/objects/" + key.map(rkPercentEncoded).joined(separator: ","))
     }

@@ -1,5 +1,5 @@
 // Ports of the expressible cases of RestKit's own test suite (repository RestKit/RestKit, commit
-// d902e6a6fc3d765939c739c21ee5b6b3f25f2470, Apache-2.0) for identification (DESIGN §4, R-I1…R-I6) and
+// d902e6a6fc3d765939c739c21ee5b6b3f25f2470, Apache-2.0) for identification (docs/mapping.md#identification-r-i1, R-I1…R-I6) and
 // mapping (§5, R-P1…R-P8, R-P11, R-P12): JSON in over real HTTP, stored objects out.
 //
 // Each test is named `<rule>_<RestKit test class>_<RestKit test name without "test">`. RestKit maps onto
@@ -7,7 +7,7 @@
 // target object that has no identity in the payload, the port adds one (`"id": 1`) and says so.
 // The model is RestKit's test data model written as a model document (RestKitPortSupport.swift); the
 // fixtures are copied unchanged into Fixtures/RestKit/ (SOURCES.md names each one's source).
-// Where DESIGN deliberately differs from RestKit, the port follows DESIGN and says so in a comment.
+// Where Cartograph's rules (docs/rules.md) deliberately differ from RestKit, the port follows them and says so in a comment.
 import Foundation
 import Testing
 import CartographCore
@@ -141,8 +141,8 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_I4_RKEntityMappingTest_thatInitEntityIdentifierWithEmptyAttributesRaisesException() throws {
-        // RestKit raises for `identificationAttributes = @[]`; DESIGN (docs/mapping.md) makes `[]` mean
-        // "no identification attributes": every representation inserts (R-I4). Following DESIGN.
+        // RestKit raises for `identificationAttributes = @[]`; docs/mapping.md makes `[]` mean
+        // "no identification attributes": every representation inserts (R-I4). Following docs/rules.md.
         let mapping: JSONValue = ["entity": "Parent", "attributes": ["parentID", "name"], "identificationAttributes": []]
         try withRestKitStore(mappings: [("parents", mapping)]) { (store) throws in
             #expect(try store.map("parents", ["parentID": 7, "name": "Win"])["inserted"] == 1)
@@ -268,8 +268,8 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_I6_RKManagedObjectMappingOperationDataSourceTest_shouldCreateNewManagedObjectInstancesWhenThereIsNoPrimaryKeyInTheData() throws {
-        // RestKit inserts a new Human for `{}`; DESIGN R-I6 makes a representation without a value for an
-        // identification attribute an invalid object (R-P8). Following DESIGN.
+        // RestKit inserts a new Human for `{}`; R-I6 makes a representation without a value for an
+        // identification attribute an invalid object (R-P8). Following docs/rules.md.
         let discarding: JSONValue = ["entity": "Human", "attributes": ["id": "railsID", "name": "name"], "identificationAttributes": ["railsID"],
                                      "discardsInvalidObjectsOnInsert": true]
         try withRestKitStore(mappings: [("humans", humansByRailsID), ("discarding", discarding)]) { (store) throws in
@@ -284,8 +284,8 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_I6_RKManagedObjectMappingOperationDataSourceTest_shouldCreateANewManagedObjectWhenThePrimaryKeyValueIsNSNull() throws {
-        // RestKit inserts a new Human for `{"id": null}`; DESIGN R-I6: invalid, and never a match for a stored
-        // object whose identity is null. Following DESIGN.
+        // RestKit inserts a new Human for `{"id": null}`; R-I6: invalid, and never a match for a stored
+        // object whose identity is null. Following docs/rules.md.
         let anonymous: JSONValue = ["entity": "Human", "attributes": ["name"], "identificationAttributes": []]
         let discarding: JSONValue = ["entity": "Human", "attributes": ["id": "railsID", "name": "name"], "identificationAttributes": ["railsID"],
                                      "discardsInvalidObjectsOnInsert": true]
@@ -659,8 +659,8 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_P2_RKObjectMappingNextGenTest_shouldInformTheDelegateWhenCheckingForObjectMappingForKeyPathIsNotSuccessful() throws {
         // RestKit reports "No mappable object representations were found at the key paths searched." as an
-        // error (also testShouldAddAnErrorWhenAttemptingToMapADictionaryWithoutAnObjectMapping); DESIGN R-P2
-        // makes a missing keyPath map nothing with 200 and all counts 0. Following DESIGN.
+        // error (also testShouldAddAnErrorWhenAttemptingToMapADictionaryWithoutAnObjectMapping); R-P2
+        // makes a missing keyPath map nothing with 200 and all counts 0. Following docs/rules.md.
         try withRestKitStore(mappings: [("users", userMapping(extra: [("keyPath", "users")]))]) { (store) throws in
             let result = try store.map("users", try restKitFixture("user.json"))
             #expect(result["inserted"] == 0)
@@ -674,7 +674,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_P5_RKObjectMappingNextGenTest_shouldIgnoreNSNullInCollections() throws {
         // RestKit maps `[users valueForKey:@"friend"]` = [null, {Anthony Stark}, null] and gets one object; the
-        // port sends that array as a to-many (DESIGN §10: null elements of a to-many are skipped).
+        // port sends that array as a to-many (docs/mapping.md: null elements of a to-many are skipped).
         let users = try #require(try restKitFixture("users.json").arrayValue)
         let friendReps = JSONValue.array(users.map { $0["friend"] ?? .null })
         try withRestKitStore(mappings: [("user", userMapping(extra: [("relationships", [friendsRelationship("friends")])]))]) { (store) throws in
@@ -719,9 +719,9 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     // MARK: - R-P3 coercion (RKObjectMappingNextGenTest.m with user.json; RKMappingOperationTest.m)
 
     @Test func R_P3_RKObjectMappingNextGenTest_shouldMapAStringToADateAttribute() throws {
-        // user.json's birthdate is "11/27/1982", which RestKit's default date formatters read. DESIGN R-P3 coerces
+        // user.json's birthdate is "11/27/1982", which RestKit's default date formatters read. R-P3 coerces
         // only ISO 8601 strings and numbers to dates, so without a transformer this is a validation error, and
-        // with the declared `SlashDate` transformer (dateFormat MM/dd/yyyy, UTC) it maps. Following DESIGN.
+        // with the declared `SlashDate` transformer (dateFormat MM/dd/yyyy, UTC) it maps. Following docs/rules.md.
         let plain = try mapUserFixture([("birthdate", "birthDate")])
         #expect(plain.status == 422, "\(plain.body)")
         let formatted = try mapUserFixture([("birthdate", ["to": "birthDate", "transformer": "SlashDate"])])
@@ -753,8 +753,8 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         #expect(mapped.user?["isDeveloper"] == false)
     }
 
-    // RestKit also reads "T", "f", "y" and "n" as booleans. DESIGN R-P3 lists exactly
-    // "true"/"false"/"yes"/"no"/"1"/"0", and a value that cannot be coerced is a validation error. Following DESIGN.
+    // RestKit also reads "T", "f", "y" and "n" as booleans. R-P3 lists exactly
+    // "true"/"false"/"yes"/"no"/"1"/"0", and a value that cannot be coerced is a validation error. Following docs/rules.md.
 
     @Test func R_P3_RKObjectMappingNextGenTest_shouldMapAShortTrueStringToANumberBool() throws {
         let mapped = try mapUserFixture([("is_developer", "isDeveloper")], changes: [("is_developer", "T")])
@@ -785,7 +785,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     @Test func R_P3_RKObjectMappingNextGenTest_shouldMapAStringToADecimalNumber() throws {
         let mapped = try mapUserFixture([("weight", "weight")])
         #expect(mapped.status == 200)
-        #expect(mapped.user?["weight"] == "131.3", "decimals render as strings (DESIGN §10)")
+        #expect(mapped.user?["weight"] == "131.3", "decimals render as strings (docs/api.md#json)")
     }
 
     @Test func R_P3_RKObjectMappingNextGenTest_shouldMapANumberToANSDecimalNumber() throws {
@@ -808,14 +808,14 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P3_RKObjectMappingNextGenTest_thatAttributeMappingToAPrimitiveValueFromUnexpectedObjectTypeDoesNotCrash() throws {
-        // RestKit leaves `age` at 0 for `{"age": {"wrong": "data"}}`; DESIGN R-P3: a value that cannot be
-        // coerced is a validation error (422, nothing stored). Following DESIGN.
+        // RestKit leaves `age` at 0 for `{"age": {"wrong": "data"}}`; R-P3: a value that cannot be
+        // coerced is a validation error (422, nothing stored). Following docs/rules.md.
         let mapped = try mapUserFixture([("age", "luckyNumber")], changes: [("age", ["wrong": "data"])])
         #expect(mapped.status == 422, "\(mapped.body)")
     }
 
     @Test func R_P3_RKMappingOperationTest_shouldSuccessfullyMapBoolsToStrings() throws {
-        // DESIGN R-P3 does not list boolean -> string; RestKit (the seed's library) gives "true".
+        // R-P3 does not list boolean -> string; RestKit (the seed's library) gives "true".
         let mapped = try mapMappable([("boolString", "boolString")], ["id": 1, "boolString": true])
         #expect(mapped.status == 200, "\(mapped.body)")
         #expect(mapped.object?["boolString"] == "true")
@@ -867,7 +867,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_P3_RKMappingOperationTest_shouldMapAUnixTimestampStringAppropriately() throws {
-        // RestKit reads the numeric string "457574400" as seconds since 1970 by default; DESIGN R-P3 names
+        // RestKit reads the numeric string "457574400" as seconds since 1970 by default; R-P3 names
         // numbers (not numeric strings) for dates, so the port names `UnixSecondsToDate`.
         let mapped = try mapMappable([("date", ["to": "date", "transformer": "UnixSecondsToDate"])], ["id": 1, "date": "457574400"])
         #expect(mapped.status == 200, "\(mapped.body)")
@@ -1052,7 +1052,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     @Test func R_P2_R_I2_RKObjectMappingNextGenTest_updatingArrayOfExistingCats() throws {
         // ArrayOfHumans.json is an array of {"human": {...}}: the mapping's keyPath is read from each element
-        // (DESIGN §10), and the stored humans 201 and 202 are found, not duplicated.
+        // (docs/mapping.md#members), and the stored humans 201 and 202 are found, not duplicated.
         let seed: JSONValue = ["entity": "Human", "attributes": ["id": "railsID"], "identificationAttributes": ["railsID"]]
         let humans: JSONValue = ["entity": "Human", "keyPath": "human", "attributes": ["id": "railsID"], "identificationAttributes": ["railsID"]]
         try withRestKitStore(mappings: [("seed", seed), ("humans", humans)]) { (store) throws in
@@ -1068,7 +1068,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     // MARK: - R-P6 assignment policies (RKObjectMappingNextGenTest.m)
 
     @Test func R_P6_RKObjectMappingNextGenTest_thatAttemptingToUnionOneToOneRelationshipGeneratesMappingError() throws {
-        // RestKit fails the mapping; DESIGN refuses the mapping document with 422 at registration.
+        // RestKit fails the mapping; Cartograph refuses the mapping document with 422 at registration.
         try withRestKitStore { (store) throws in
             let relationship: JSONValue = ["from": "address", "to": "address", "assignmentPolicy": "union",
                                            "mapping": ["entity": "Address", "attributes": ["id": "addressID", "city": "city"]]]
@@ -1217,7 +1217,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
 
     // MARK: - R-P7 modificationAttribute (RKManagedObjectMappingOperationDataSourceTest.m)
     // RestKit's code skips mapping when the stored value is equal (strings) or not older (numbers, dates);
-    // DESIGN R-P7 follows the code (the seed's prose words it backwards). A skipped object skips its
+    // R-P7 follows the code (the seed's prose words it backwards). A skipped object skips its
     // relationship mappings too and counts as `unchanged`.
 
     /// Humans with `railsID`, `name`, `age`, `updatedAt` and `cats`; `modificationAttribute` = `attribute`.

@@ -1,5 +1,5 @@
 // The router and the application function without a socket: the table against openapi.yaml
-// (the spec is the contract), path decoding, name rules and the auth matrix of DESIGN §2.
+// (the spec is the contract), path decoding, name rules and the auth matrix of docs/api.md#authentication.
 import Foundation
 import Testing
 import CartographCore
@@ -39,7 +39,7 @@ struct RouterTests {
         let routes = Set(Application.routes.map { "\($0.method) \($0.template)" })
         #expect(routes == spec.served)
         #expect(spec.planned.isDisjoint(with: routes))
-        #expect(spec.served.count + spec.planned.count >= 27, "every route of DESIGN §2 is in the spec")
+        #expect(spec.served.count + spec.planned.count >= 27, "every route of docs/api.md is in the spec")
     }
 
     /// The query parameters openapi.yaml documents for each operation (`"GET /path"`), path-level ones

@@ -1,4 +1,4 @@
-// Storage faults (issue 17, DESIGN 11): a full disk, a file system that cannot be written and a damaged
+// Storage faults (issue 17, docs/errors.md#storage-faults): a full disk, a file system that cannot be written and a damaged
 // store file each answer a problem of their own, show on /readyz, lose nothing acknowledged, and the first
 // two recover without a restart. The disk faults need a small tmpfs of their own: mounting one needs
 // root (CAP_SYS_ADMIN); where that is impossible those tests are skipped, saying so.

@@ -1,4 +1,4 @@
-// Dictionary transformers (DESIGN §5, Groot's JSONDictionaryTransformerName): each operation on a
+// Dictionary transformers (docs/mapping.md#dictionary-transformers, Groot's JSONDictionaryTransformerName): each operation on a
 // representation, operations in order, and validation of a model's `dictionaryTransformers`.
 import CartographCore
 import CartographMapping

@@ -1,4 +1,4 @@
-// Parsing valid mapping documents (DESIGN §5): every field of the design's example, the attribute
+// Parsing valid mapping documents (docs/mapping.md): every field of its example, the attribute
 // forms of R-P1, source key paths, identification (R-I1), defaults, and the normalized form that
 // reads back into an equal mapping.
 import CartographCore

@@ -1,4 +1,4 @@
-// Whole-document validation of mapping documents (DESIGN §5, §10): each mistake is one located
+// Whole-document validation of mapping documents (docs/mapping.md#errors): each mistake is one located
 // problem in a single 422, with the predicate's offset where a predicate is wrong.
 import CartographCore
 import CartographMapping

@@ -1,4 +1,4 @@
-// Shared fixtures for the mapping tests: a model that makes DESIGN §5's example mapping valid, the
+// Shared fixtures for the mapping tests: a model that makes docs/mapping.md's example mapping valid, the
 // example itself, and one-line parsing of documents that should fail, as `pointer: message` pairs.
 import CartographCore
 import CartographMapping
@@ -12,7 +12,7 @@ enum MappingFixtures {
     static let modelDocument = FuzzFixtures.modelDocument
     static let model: Model = FuzzFixtures.model
 
-    /// DESIGN §5's example mapping document, verbatim.
+    /// docs/mapping.md's example mapping document, verbatim.
     static let designExample = #"""
         {
           "entity": "Project",

@@ -1,4 +1,4 @@
-// Value transformers (DESIGN §5): the built-in ones forward and in reverse, the declared kinds
+// Value transformers (docs/mapping.md#value-transformers): the built-in ones forward and in reverse, the declared kinds
 // (map, dateFormat, split, join, chain), the values they refuse, and the registry's validation of
 // a model's `valueTransformers` section with a pointer per problem.
 import CartographCore

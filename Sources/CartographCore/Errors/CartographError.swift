@@ -31,7 +31,7 @@ public struct CartographError: Error, Sendable, CustomStringConvertible {
         /// SQLite found a store's file damaged: no more writes to it until an operator restores it.
         public static let storeCorrupt = Code(rawValue: "store-corrupt")
 
-        /// A fault of a store's file or disk rather than of the request (DESIGN 11, "Storage faults").
+        /// A fault of a store's file or disk rather than of the request (docs/errors.md#storage-faults).
         public var isStorageFault: Bool { self == .insufficientStorage || self == .storeUnavailable || self == .storeCorrupt }
     }
 

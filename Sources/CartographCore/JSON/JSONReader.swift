@@ -1,4 +1,4 @@
-// A strict RFC 8259 reader that keeps numbers as text (DESIGN §10), validates UTF-8, limits
+// A strict RFC 8259 reader that keeps numbers as text (docs/api.md#json), validates UTF-8, limits
 // nesting depth (R-S2) and reports the byte offset of every error. Foundation's
 // JSONSerialization cannot keep a decimal's digits, so Cartograph reads JSON itself.
 
@@ -18,7 +18,7 @@ public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertib
 
 /// Parses JSON documents. Reentrant: one value serves any number of threads.
 public struct JSONReader: Sendable {
-    /// The deepest nesting of arrays and objects accepted (DESIGN default 512).
+    /// The deepest nesting of arrays and objects accepted (default 512, docs/configuration.md).
     public var maxDepth: Int
 
     public init(maxDepth: Int = 512) { self.maxDepth = maxDepth }

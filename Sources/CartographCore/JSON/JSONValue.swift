@@ -1,5 +1,5 @@
 // The JSON value model shared by every layer. Numbers keep their source text so that a
-// decimal sent as a JSON number keeps every digit until its target type is known (DESIGN §10).
+// decimal sent as a JSON number keeps every digit until its target type is known (docs/api.md#json).
 
 /// A JSON number exactly as written in the document (`-12.50e3`), validated against RFC 8259.
 public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-// The one date rendering of the API: `YYYY-MM-DDTHH:MM:SS.sssZ` (DESIGN §10).
+// The one date rendering of the API: `YYYY-MM-DDTHH:MM:SS.sssZ` (docs/api.md#json).
 public import Foundation
 
 /// Renders instants as ISO 8601 UTC with milliseconds.

@@ -113,7 +113,7 @@ enum CoreDataModelImporter {
     }
 
     /// Defaults and bounds become typed JSON values. Core Data keeps string and binary length bounds
-    /// in `minValueString`/`maxValueString` (DESIGN §10), and date defaults and bounds as intervals
+    /// in `minValueString`/`maxValueString` (docs/model.md#core-data-models), and date defaults and bounds as intervals
     /// since its reference date.
     static func attribute(_ xml: [String: String], userInfo: JSONObject) -> JSONValue {
         var attribute = JSONObject()

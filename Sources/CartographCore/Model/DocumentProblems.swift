@@ -23,7 +23,7 @@ public struct DocumentProblems: Sendable {
         }
     }
 
-    /// The 422 that lists every problem; its top-level `offset` is the first predicate error's (DESIGN §10).
+    /// The 422 that lists every problem; its top-level `offset` is the first predicate error's (docs/errors.md).
     public func error(summary: String) -> CartographError {
         let unlisted = count - details.count
         let more = unlisted > 0 ? " The first \(details.count) are listed; \(unlisted) more were found." : ""

@@ -1,4 +1,4 @@
-// The normalized model (DESIGN §10): the model document's shape with every default explicit,
+// The normalized model (docs/model.md#the-normalized-model): the model document's shape with every default explicit,
 // canonical type and delete rule names, and the outputs `name`, `version`, `warnings` and each
 // entity's resolved `identificationAttributes`. `ModelDocument.parse(json:)` reads it back into an
 // equal model, so a client may GET a model, edit it and PUT it again.

@@ -1,4 +1,4 @@
-// The normalized model (DESIGN §3): what a model document or a Core Data `contents` file becomes
+// The normalized model (docs/model.md): what a model document or a Core Data `contents` file becomes
 // once parsed and validated. Every default is explicit; annotations (`userInfo`) are kept verbatim.
 
 /// What happens to a relationship's destinations when its source is deleted (R-M2, R-D2).
@@ -119,7 +119,7 @@ public struct Entity: Sendable, Equatable {
     }
 }
 
-/// Model-wide switches (DESIGN §3 `options`).
+/// Model-wide switches (docs/model.md#options).
 public struct ModelOptions: Sendable, Equatable {
     /// R-I1 inference of identification attributes from names.
     public var identificationInference: Bool = true
@@ -146,11 +146,11 @@ public struct Model: Sendable, Equatable {
     /// Positions of the entities that name each entity as their parent.
     private var childIndex: [String: [Int]] = [:]
     public var options: ModelOptions
-    /// Declarative sections kept verbatim for the mapping engine (DESIGN §5).
+    /// Declarative sections kept verbatim for the mapping engine (docs/mapping.md).
     public var valueTransformers: JSONObject
     public var entityMappers: JSONObject
     public var dictionaryTransformers: JSONObject
-    /// Non-fatal findings, e.g. annotations naming undeclared transformers (DESIGN §10).
+    /// Non-fatal findings, e.g. annotations naming undeclared transformers (docs/model.md#validation).
     public var warnings: [String]
 
     public init(name: String, version: Int = 1, entities: [Entity], options: ModelOptions = ModelOptions(),

@@ -1,4 +1,4 @@
-// The entry points that turn a model document into a validated `Model` (DESIGN §3, §10): a JSON
+// The entry points that turn a model document into a validated `Model` (docs/model.md): a JSON
 // model document, a Core Data `contents` file (R-M4), or a JSON document wrapping one in
 // `coreDataModel` next to the declarative sections. Invalid documents are one 422 listing every
 // problem with its pointer (R-M5).
@@ -9,7 +9,7 @@ public enum ModelDocument {
     public static let maximumEntities = 1_000
     /// The most properties (attributes and relationships together) an entity may declare.
     public static let maximumPropertiesPerEntity = 1_000
-    /// The value transformers every model has without declaring them (DESIGN §5).
+    /// The value transformers every model has without declaring them (docs/mapping.md#built-in).
     public static var builtInValueTransformers: Set<String> { ModelValidator.builtInValueTransformers }
 
     /// Parses a JSON model document's bytes; 400 when they are not JSON, 422 when the document is invalid.
@@ -19,8 +19,8 @@ public enum ModelDocument {
         return try parse(json: json, name: name)
     }
 
-    /// Validates a JSON model document (DESIGN §3), possibly wrapping a Core Data model in
-    /// `coreDataModel` (DESIGN §10), into the model called `name`.
+    /// Validates a JSON model document (docs/model.md), possibly wrapping a Core Data model in
+    /// `coreDataModel` (docs/model.md#core-data-models), into the model called `name`.
     public static func parse(json: JSONValue, name: String) throws(CartographError) -> Model {
         guard case .object(let document) = json else {
             throw CartographError(

@@ -1,4 +1,4 @@
-// Reads a JSON model document (DESIGN §3) into a `Model`, strictly: unknown members, wrong kinds,
+// Reads a JSON model document (docs/model.md) into a `Model`, strictly: unknown members, wrong kinds,
 // invalid names and types, and values that do not fit their attribute are each reported with a
 // pointer. Checks that need the whole model (references, inheritance) are `ModelValidator`'s.
 import Foundation
@@ -28,7 +28,7 @@ struct ModelDocumentReader {
         "name", "destination", "toMany", "ordered", "optional", "minCount", "maxCount", "inverse", "deleteRule", "userInfo",
     ]
     static let optionMembers: Set = ["identificationInference", "mapUnannotatedByName"]
-    /// DESIGN §5: the kinds of declared value transformers and the dictionary transformer operations.
+    /// docs/mapping.md: the kinds of declared value transformers and the dictionary transformer operations.
     static let valueTransformerKinds = ["map", "dateFormat", "split", "join", "chain"]
     static let dictionaryTransformerOperations = ["copy", "move", "remove", "set", "default", "coalesce"]
 
@@ -400,7 +400,7 @@ struct ModelDocumentReader {
         return ""
     }
 
-    /// An entity or property name (DESIGN §2); an invalid one is reported but returned, so that
+    /// An entity or property name (docs/api.md#names); an invalid one is reported but returned, so that
     /// references to it do not also read as dangling.
     private mutating func requiredName(_ object: JSONObject, _ key: String, at pointer: JSONPointer) -> String {
         let name = requiredString(object, key, at: pointer)

@@ -1,4 +1,4 @@
-// Whole-model validation (R-M5, DESIGN §10): duplicate names, dangling parents, destinations and
+// Whole-model validation (R-M5, docs/model.md#validation): duplicate names, dangling parents, destinations and
 // inverses, inverses that do not name each other, inheritance cycles, properties that clash with
 // inherited ones, identification annotations naming missing attributes, entity mappers naming
 // missing entities, names the store's SQLite tables and columns cannot hold (names that differ only in
@@ -8,7 +8,7 @@
 
 /// Checks a model read by `ModelDocumentReader`, whose entity and property indices are the document's.
 struct ModelValidator {
-    /// DESIGN §5: value transformers every model has without declaring them.
+    /// docs/mapping.md#built-in: value transformers every model has without declaring them.
     static let builtInValueTransformers: Set = [
         "StringToInteger", "StringToDecimal", "StringToDouble", "StringToBool", "ISO8601ToDate", "UnixSecondsToDate",
         "UnixMillisecondsToDate", "StringToURL", "StringToUUID", "Trim", "Lowercase", "Uppercase", "JSONString",
@@ -273,7 +273,7 @@ struct ModelValidator {
     }
 
     /// Annotations naming transformers or mappers that the model neither declares nor has built in
-    /// (DESIGN §10): a warning, since only a payload that needs one fails.
+    /// (docs/model.md#validation): a warning, since only a payload that needs one fails.
     private func warnings() -> [String] {
         var warnings: [String] = []
         func check(_ userInfo: JSONObject, _ key: String, at pointer: JSONPointer, declared: JSONObject, builtIn: Set<String> = [],

@@ -1,4 +1,4 @@
-// Name rules from DESIGN §2. Every path segment that names a tenant, model or mapping is checked
+// Name rules of docs/api.md#names. Every path segment that names a tenant, model or mapping is checked
 // here before it can become part of a file path or a lookup (R-S1).
 
 /// Validators for the names that appear in paths and documents.

@@ -52,7 +52,7 @@ public enum ISO8601Instant {
     /// The instants of years 0…9999: those `render` writes in the form `milliseconds(from:)` reads.
     public static let fourDigitYears: Range<Int64> = -62_167_219_200_000..<253_402_300_800_000
 
-    /// Renders `YYYY-MM-DDTHH:MM:SS.sssZ` (DESIGN §10); years outside 0…9999 get a sign and
+    /// Renders `YYYY-MM-DDTHH:MM:SS.sssZ` (docs/api.md#json); years outside 0…9999 get a sign and
     /// as many digits as they need.
     public static func render(milliseconds: Int64) -> String {
         let (days, millisecondOfDay) = milliseconds.quotientAndFlooredRemainder(dividingBy: 86_400_000)

@@ -1,4 +1,4 @@
-// Tenants and tenant API keys (DESIGN §2), and each tenant's limits (R-S2).
+// Tenants and tenant API keys (docs/api.md), and each tenant's limits (R-S2).
 import Foundation
 import CartographCore
 import CartographStore

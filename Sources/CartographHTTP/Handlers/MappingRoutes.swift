@@ -1,4 +1,4 @@
-// Mapping documents (DESIGN §5): registered per model, validated against it with a JSON Pointer per
+// Mapping documents (docs/mapping.md): registered per model, validated against it with a JSON Pointer per
 // problem, stored normalized in the model's store.
 import Foundation
 import Metrics

@@ -1,4 +1,4 @@
-// Models, objects, queries, deletions and the change feed (DESIGN §2, §3, §7, §8).
+// Models, objects, queries, deletions and the change feed (docs/api.md, model.md, change-feed.md, queries.md).
 import Foundation
 import CartographCore
 import CartographStore

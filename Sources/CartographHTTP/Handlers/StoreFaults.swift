@@ -1,4 +1,4 @@
-// Storage faults per store (DESIGN 11): which stores last failed with a full disk, a file that cannot be
+// Storage faults per store (docs/errors.md#storage-faults): which stores last failed with a full disk, a file that cannot be
 // written, or a damaged file. `/readyz` lists them; a damaged store takes no more writes until the
 // server restarts (after an operator restored its file); the others clear on the store's next write.
 import Foundation

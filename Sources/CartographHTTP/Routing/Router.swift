@@ -101,7 +101,7 @@ public struct Router: Sendable {
 
     /// Matches a raw (percent-encoded) path. Throws 400 for an undecodable segment, an encoded
     /// '/' or NUL anywhere but in `{key}` (an identity value may hold either), or a parameter that
-    /// breaks its naming rule (DESIGN §2).
+    /// breaks its naming rule (docs/api.md#names).
     public func match(method: String, path: String) throws(CartographError) -> RouteMatch {
         guard path.hasPrefix("/") else { return .notFound }
         let raw = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)

@@ -1,4 +1,4 @@
-// Slow request heads (DESIGN 11, R-S2): libmicrohttpd's connection timeout counts idle time only, so a
+// Slow request heads (R-S2, docs/configuration.md): libmicrohttpd's connection timeout counts idle time only, so a
 // client sending one header byte every few seconds keeps its connection, and enough such clients hold
 // every slot. A request head must arrive whole within the connection timeout: this tracks when each
 // connection began waiting for a head (opened, or its last request completed) and shuts down the socket

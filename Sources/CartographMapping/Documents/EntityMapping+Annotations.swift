@@ -51,7 +51,7 @@ extension EntityMapping {
 
     /// The annotation mapping of `entity` (which must exist in `model`). Annotations naming
     /// transformers or mappers the model does not declare are kept: the model registered with a
-    /// warning for each, and a payload that needs one fails with 422 naming it (DESIGN §10).
+    /// warning for each, and a payload that needs one fails with 422 naming it (docs/mapping.md#annotation-mappings-r-p10).
     /// `discardsInvalidObjectsOnInsert` (R-P8) applies to it and to every annotation mapping it nests.
     public static func annotationMapping(of entity: String, model: Model, discardsInvalidObjectsOnInsert: Bool = false) -> EntityMapping {
         let byName = model.options.mapUnannotatedByName

@@ -1,4 +1,4 @@
-// Reads a mapping document (DESIGN §5) against a model, strictly and as a whole: every problem —
+// Reads a mapping document (docs/mapping.md) against a model, strictly and as a whole: every problem —
 // unknown members, unknown entities, attributes, relationships and transformers (inherited ones
 // count), attributes mapped twice, `union` on a to-one, nested mappings of the wrong entity,
 // connections naming missing attributes, predicates that do not parse or fit — is reported with

@@ -1,4 +1,4 @@
-// A mapping document (DESIGN §5) once parsed and validated against a model: RestKit's
+// A mapping document (docs/mapping.md) once parsed and validated against a model: RestKit's
 // RKEntityMapping, RKRelationshipMapping, RKConnectionDescription and RKDynamicMapping as values.
 // Names are resolved (entities, attributes, relationships, transformers) and predicates checked,
 // so the mapping engine never meets a dangling reference. The shape is also what annotation

@@ -1,6 +1,6 @@
 // Where a mapped value comes from (R-P1): a dotted key path into the representation, or into the
 // enclosing representation (`@parent.`), the whole payload (`@root.`) or the request's metadata
-// (`@metadata.`). Paths are split only on `.` (DESIGN §10), so `@metadata.header.X-Source` keeps
+// (`@metadata.`). Paths are split only on `.` (docs/mapping.md#source-key-paths), so `@metadata.header.X-Source` keeps
 // its `-`, and a key such as JSON-LD's `@id` is an ordinary key.
 import CartographCore
 
@@ -26,7 +26,7 @@ public struct SourceKeyPath: Sendable, Hashable, CustomStringConvertible {
         public var description: String { message }
     }
 
-    /// The keys under `@metadata.` (DESIGN §5) and whether each names a group whose members follow.
+    /// The keys under `@metadata.` (docs/mapping.md#source-key-paths) and whether each names a group whose members follow.
     static let metadataKeys: [String: Bool] = ["receivedAt": false, "query": true, "header": true]
 
     /// Where the key path starts.

@@ -1,4 +1,4 @@
-// The mapping engine (DESIGN §4, §5): turns one payload into store writes with RestKit's semantics.
+// The mapping engine (docs/mapping.md): turns one payload into store writes with RestKit's semantics.
 //
 // Phases, each over the whole payload: (1) read every representation into a node — values read at
 // their key paths, transformed and coerced to the attribute types; nodes with the same identity
@@ -68,7 +68,7 @@ public struct MappingResult: Sendable, Equatable {
 
     private static let keyEnd = UInt8(ascii: "\n")
 
-    /// The response body (R-P12) as compact JSON text, its members in DESIGN order, written into a
+    /// The response body (R-P12) as compact JSON text, its members in the documented order (docs/mapping.md), written into a
     /// buffer of the exact size the `objects` list needs. A dry run (`changeSeq` nil) says
     /// `"dryRun": true, "changeSeq": null`: it took no sequence number (R-P11).
     public func jsonBytes(changeSeq: Int64?) -> [UInt8] {
@@ -132,7 +132,7 @@ public struct MappingEngine: Sendable {
     public let model: Model
     let transformers: ValueTransformerRegistry
     let dictionaryTransformers: DictionaryTransformerRegistry
-    /// Most representations one payload may hold (R-S2; DESIGN default 1,000,000): beyond, a 413.
+    /// Most representations one payload may hold (R-S2; default 1,000,000, docs/configuration.md): beyond, a 413.
     public let maximumObjects: Int
     /// Top-level representations per chunk of a streamed payload (`map(_ streamed:)`).
     public let chunkSize: Int

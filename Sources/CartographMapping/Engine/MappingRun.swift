@@ -83,7 +83,7 @@ struct MappingRun {
             }
         }
         if case .array(let elements) = payload, mapping.keyPath != nil {
-            // A root array with a keyPath: the key path is read from each element (DESIGN §10).
+            // A root array with a keyPath: the key path is read from each element (docs/mapping.md#members).
             for (index, element) in elements.enumerated() { select(from: element, pointer: "/\(index)") }
         } else if case .array(let elements) = payload {
             for (index, element) in elements.enumerated() where !element.isNull { selected.append((element, payload, "/\(index)")) }

@@ -55,7 +55,7 @@ public protocol MappingStore: AnyObject, MappingLookup {
     func isReferenced(_ id: Int64, through relationship: String, of entity: String) throws(CartographError) -> Bool
     /// Deletes with delete rules; returns how many objects were deleted.
     func deleteObject(id: Int64, entity: String) throws(CartographError) -> Int
-    /// The API key of a stored object (DESIGN §10); nil when it does not exist (any more).
+    /// The API key of a stored object (docs/api.md#object-keys); nil when it does not exist (any more).
     func key(ofObject id: Int64, entity: String) throws(CartographError) -> JSONValue?
 
     // Late binding (R-C5): foreign-key connections waiting for their destination.

@@ -1,5 +1,5 @@
 // R-Q4 `shape=json`: an object exported through its model annotations, as Groot's
-// `JSONDictionaryFromObject` serializes a managed object back to JSON (DESIGN §8, §10).
+// `JSONDictionaryFromObject` serializes a managed object back to JSON (docs/mapping.md#export-shapejson-r-q4).
 //
 // - Each attribute or relationship with a `JSONKeyPath` is written at that key path; a dotted path
 //   creates nested objects (`publisher.name` -> `{"publisher": {"name": …}}`). Without one a
@@ -9,7 +9,7 @@
 // - An attribute goes through the reverse of its `JSONTransformerName`. A nil value is JSON null
 //   (Groot writes NSNull). A value the reverse transform refuses is left out, as Groot leaves out a
 //   reverse transform's nil. A transformer the model neither declares nor has built in is a 422, as
-//   a payload that needs it is (DESIGN §10). Without a transformer a value is written as
+//   a payload that needs it is (docs/mapping.md#export-shapejson-r-q4). Without a transformer a value is written as
 //   `shape=model` writes it (ISO 8601 dates, decimals as strings, base64).
 // - A relationship nests its destinations as objects exported the same way (to-one: an object or
 //   null; to-many: an array), skipping a relationship whose inverse is being serialized, as Groot

@@ -1,5 +1,5 @@
 // R-Q4 `shape=json&mapping=<name>`: objects exported through a mapping's inverse, as RestKit's
-// `inverseMapping` serializes an object with the mapping that read it (DESIGN §8).
+// `inverseMapping` serializes an object with the mapping that read it (docs/mapping.md#export-through-a-mapping-shapejsonmappingname).
 //
 // - Each attribute is written at its source key path (a dotted path nests: `user.login` ->
 //   `{"user": {"login": …}}`), through the reverse of its transformer; nil is `null`, a value the

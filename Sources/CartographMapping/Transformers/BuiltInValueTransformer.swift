@@ -1,4 +1,4 @@
-// The value transformers every model has (DESIGN §5), each with its reverse. Forward transforms
+// The value transformers every model has (docs/mapping.md#built-in), each with its reverse. Forward transforms
 // produce what R-P3's coercion then reads exactly: integers and doubles as JSON numbers, decimals as
 // numbers with every digit, dates as `YYYY-MM-DDTHH:MM:SS.sssZ`. Reverse transforms read a stored
 // value's API JSON form (decimals as strings, dates as ISO 8601) and produce the payload's form.

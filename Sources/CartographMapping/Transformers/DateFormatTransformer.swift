@@ -1,4 +1,4 @@
-// A declared `dateFormat` value transformer (DESIGN §5): dates written with a fixed pattern
+// A declared `dateFormat` value transformer (docs/mapping.md#declared-in-a-model): dates written with a fixed pattern
 // (`dd/MM/yyyy HH:mm`) in a given time zone, read and written with Foundation's DateFormatter in
 // the en_US_POSIX locale, so that the pattern means the same on every machine whatever its locale.
 import CartographCore

@@ -1,4 +1,4 @@
-// Dictionary transformers (DESIGN §5, Groot's JSONDictionaryTransformerName): a declared list of
+// Dictionary transformers (docs/mapping.md#dictionary-transformers, Groot's JSONDictionaryTransformerName): a declared list of
 // operations that reshapes each representation before it is mapped — the usual fix for an API
 // that renamed or nested its keys. Operations run in order, each on the previous one's result:
 //

@@ -1,4 +1,4 @@
-// A value transformer (DESIGN §5, Groot's JSONTransformerName): a named JSONValue -> JSONValue
+// A value transformer (docs/mapping.md#value-transformers, Groot's JSONTransformerName): a named JSONValue -> JSONValue
 // function applied to a payload value before it is coerced to its attribute's type (R-P3), with
 // the reverse that exports a stored value back to the payload's form (R-Q4 `shape=json`).
 // `null` always passes through unchanged in both directions, so that JSON null keeps meaning

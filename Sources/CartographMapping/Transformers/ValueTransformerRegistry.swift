@@ -1,4 +1,4 @@
-// The value transformers a model offers (DESIGN §5): the built-in ones and those declared in its
+// The value transformers a model offers (docs/mapping.md#value-transformers): the built-in ones and those declared in its
 // `valueTransformers` section. Building the registry validates every declaration with a pointer
 // (`/valueTransformers/GenderCode/map`) — kinds, members, time zones, chain steps and chain
 // cycles — so the server can refuse a malformed declaration when the model is registered.
@@ -41,7 +41,7 @@ public struct ValueTransformerRegistry: Sendable {
     /// The transformer called `name`.
     ///
     /// - Throws: a `ValueTransformError` naming it when it is neither built in nor declared (an
-    ///   annotation may name one that the model lacks, DESIGN §10).
+    ///   annotation may name one that the model lacks, docs/model.md#validation).
     public func transformer(named name: String) throws(ValueTransformError) -> JSONValueTransformer {
         guard let transformer = transformers[name] else {
             throw ValueTransformError(transformer: name, message: "unknown value transformer: it is neither built in nor declared in the model's valueTransformers")

@@ -1,5 +1,5 @@
 // The one error of the predicate language: where (a Character offset) and what. The HTTP layer
-// turns it into a 400 problem with `offset` (DESIGN §10).
+// turns it into a 400 problem with `offset` (docs/errors.md).
 
 /// A predicate that cannot be parsed, or that does not fit the model it is checked against.
 public struct PredicateError: Error, Sendable, Equatable, CustomStringConvertible {

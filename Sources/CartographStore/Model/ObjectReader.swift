@@ -48,7 +48,7 @@ struct ObjectReader {
         }
     }
 
-    /// The API key of an object (DESIGN §10): its identification value, an array for a compound
+    /// The API key of an object (docs/api.md#object-keys): its identification value, an array for a compound
     /// identity, or `_id` when its entity has no identification attributes.
     func key(of object: ExistingObject) -> JSONValue {
         let names = layout.identificationAttributes(of: object.entity)
@@ -304,7 +304,7 @@ struct ObjectReader {
         return found
     }
 
-    /// The object whose key is `rawKey` — the `{key}` path segment (DESIGN §2): the identity value,
+    /// The object whose key is `rawKey` — the `{key}` path segment (docs/api.md#object-keys): the identity value,
     /// for a compound identity the values joined by ',' each percent-encoded, or `_id` when the
     /// entity has no identification attributes. Values are coerced to their types (R-I2).
     /// `reading` names the attributes decoded besides the key's (nil: all, see `findAll`).

@@ -1,9 +1,9 @@
-// Storage faults (DESIGN 11): what a failed SQLite call means to the client of a store.
+// Storage faults (docs/errors.md#storage-faults): what a failed SQLite call means to the client of a store.
 public import CartographCore
 
 extension CartographError {
     /// A failed store operation (`what`, "Cannot store mapping 'x'") as the client sees it: a full disk,
-    /// a file that cannot be written and a damaged file are storage faults of their own (DESIGN 11);
+    /// a file that cannot be written and a damaged file are storage faults of their own (docs/errors.md#storage-faults);
     /// anything else is an internal error whose SQLite words go to the log only.
     public static func store(_ error: any Error, _ what: String) -> CartographError {
         if let error = error as? CartographError { return error }

@@ -287,7 +287,7 @@ public struct StoreReader {
         }
     }
 
-    /// The object of `entity` whose key is `key` — the raw `{key}` path segment (DESIGN §2): the
+    /// The object of `entity` whose key is `key` — the raw `{key}` path segment (docs/api.md#object-keys): the
     /// identity value, or for compound identities the values joined by ',' each percent-encoded.
     /// Several matches (possible through identificationPredicate) resolve to the oldest.
     public func object(entity: String, key rawKey: String, include: [[String]] = [], shape: ObjectShape = .model,

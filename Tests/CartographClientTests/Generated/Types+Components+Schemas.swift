@@ -608,7 +608,7 @@ extension Components {
                 case items
             }
         }
-        /// A model document (DESIGN §3): `entities`, or a Core Data XML model wrapped in `coreDataModel`;
+        /// A model document (docs/model.md): `entities`, or a Core Data XML model wrapped in `coreDataModel`;
         /// an attribute may say `"indexed": true` and an entity list `fetchIndexes` (R-M7, docs/predicates.md);
         /// a document with neither is refused (422). Unknown members are refused (422), so a typo is caught.
         /// A normalized model (`name`, `version`, `warnings`) may be sent back as it is; the path names the
@@ -766,7 +766,7 @@ extension Components {
                 case warnings
             }
         }
-        /// A RestKit-style mapping document (DESIGN §5, docs/mapping.md). Unknown members are refused (422).
+        /// A RestKit-style mapping document (docs/mapping.md). Unknown members are refused (422).
         /// A nested mapping (a relationship's `mapping`, a `dynamic` case) may be
         /// `{"entity": "X", "fromAnnotations": true}`: the entity's annotation mapping; or
         /// `{"ref": "name"}`: the registered mapping of that name (this one included), so trees of any depth map.
