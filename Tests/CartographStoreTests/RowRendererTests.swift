@@ -5,6 +5,7 @@
 import Foundation
 import Testing
 import CartographCore
+import CartographMapping
 import CartographTesting
 @testable import CartographStore
 
@@ -128,6 +129,37 @@ struct RowRendererTests {
                 let some = Array(ids.prefix(8))
                 #expect(try reader.reader.rendered(ids: some, table: "Thing", fields: nil).map(\.bytes)
                         == decoded(reader, some, entity: "Thing", fields: nil))
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
+    }
+
+    @Test func R_Q4_anObjectReadByItsKeyIsTheDocumentADecodedReadRenders() throws {
+        let (store, ids) = try everyTypeStore()
+        func encoded(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text }
+        try store.read { (reader) throws(CartographError) in
+            do {
+                for (index, id) in ids.enumerated() {
+                    let object = try #require(try reader.reader.object(id: id, entity: "Thing"))
+                    let key = encoded(object.values["code"]?.jsonValue.stringValue ?? "")
+                    for fields: Set<String>? in [nil, ["labels", "i64"]] {
+                        #expect(try reader.reader.rendered(entity: "Thing", rawKey: key, fields: fields)?.bytes
+                                == reader.reader.json(of: object, fields: fields).jsonBytes)
+                    }
+                    // A sub-entity's route finds only its own objects.
+                    let asGadget = try reader.reader.rendered(entity: "Gadget", rawKey: key, fields: nil)
+                    #expect((asGadget != nil) == (index % 4 == 3))
+                }
+                // A compound key and an `_id` key.
+                let card = try #require(try reader.reader.object(entity: "Card", rawKey: "hearts%2C%20red,2"))
+                #expect(try reader.reader.rendered(entity: "Card", rawKey: "hearts%2C%20red,2", fields: nil)?.bytes
+                        == reader.reader.json(of: card).jsonBytes)
+                let noteID = try #require(try reader.reader.connection.rows("SELECT max(_id) FROM Note").first?.first?.integerValue)
+                let note = try #require(try reader.reader.object(id: noteID, entity: "Note"))
+                #expect(try reader.reader.rendered(entity: "Note", rawKey: String(noteID), fields: nil)?.bytes == reader.reader.json(of: note).jsonBytes)
+                #expect(try reader.reader.rendered(entity: "Note", rawKey: "999999", fields: nil) == nil)
+                #expect(try reader.reader.rendered(entity: "Part", rawKey: "-12", fields: nil) == nil)
             } catch {
                 Issue.record("\(error)")
             }

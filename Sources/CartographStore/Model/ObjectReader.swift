@@ -143,19 +143,51 @@ struct ObjectReader {
         for id in ids {
             guard let (object, head) = heads.removeValue(forKey: id) else { continue }
             var bytes = head
-            for relationship in layout.properties(of: object.entity).relationships where fields?.contains(relationship.name) ?? true {
-                let destinations = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name,
-                                                      toOne: object.toOne, known: known[id])
-                let rendered = try destinationKeys(destinations, destination: relationship.destination, keys: &keys)
-                bytes.append(UInt8(ascii: ","))
-                JSONWriter.writeString(relationship.name, into: &bytes)
-                bytes.append(UInt8(ascii: ":"))
-                JSONWriter.write(relationship.toMany ? .array(rendered) : (rendered.first ?? .null), into: &bytes)
-            }
-            bytes.append(UInt8(ascii: "}"))
+            try writeRelationships(of: object, fields: fields, known: known[id], keys: &keys, into: &bytes)
             documents.append(RenderedJSON(bytes: bytes))
         }
         return documents
+    }
+
+    /// The `shape=model` JSON of the object whose key is `rawKey` (see `object(entity:rawKey:)`), read
+    /// and rendered with one query for its row (a get is mostly this).
+    func rendered(entity: String, rawKey: String, fields: Set<String>?) throws(CartographError) -> RenderedJSON? {
+        guard let key = try identity(ofKey: rawKey, entity: entity) else { return nil }
+        let table = layout.table(of: entity)
+        let renderer = layout.rowRenderer(for: table)
+        var bindings = layout.entityFilter(entity)?.bindings ?? []
+        switch key {
+        case .id(let id): bindings.append(.integer(id))
+        case .values(let values): bindings += values.map(ValueStorage.sqlite)
+        }
+        return try storeRead { () throws(SQLiteError) -> RenderedJSON? in
+            let statement = try connection.cached(layout.keyLookupSQL(entity: entity))
+            try statement.bind(bindings)
+            defer { try? statement.bind([]) }
+            guard try statement.step() else { return nil }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(1024)
+            let object = renderer.writeHead(of: statement, fields: fields, into: &bytes)
+            var keys: [Int64: JSONValue] = [:]
+            try writeRelationships(of: object, fields: fields, known: nil, keys: &keys, into: &bytes)
+            return RenderedJSON(bytes: bytes)
+        }
+    }
+
+    /// Closes an object `RowRenderer.writeHead` opened with its relationships (those in `fields`, when
+    /// given): keys of destinations, as `json(of:)` writes them.
+    private func writeRelationships(of object: ExistingObject, fields: Set<String>?, known: [String: [Int64]]?,
+                                    keys: inout [Int64: JSONValue], into bytes: inout [UInt8]) throws(SQLiteError) {
+        for relationship in layout.properties(of: object.entity).relationships where fields?.contains(relationship.name) ?? true {
+            let destinations = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name,
+                                                  toOne: object.toOne, known: known)
+            let rendered = try destinationKeys(destinations, destination: relationship.destination, keys: &keys)
+            bytes.append(UInt8(ascii: ","))
+            JSONWriter.writeString(relationship.name, into: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            JSONWriter.write(relationship.toMany ? .array(rendered) : (rendered.first ?? .null), into: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
     }
 
     /// What rendering `objects` reads besides them, read for all of them at once: each rendered to-many
@@ -196,8 +228,7 @@ struct ObjectReader {
         }
         for (table, ids) in wanted {
             // A key is made of identification attributes: only those columns are read.
-            let identification = Set(model.entityAndSubentities(of: table).flatMap { layout.identificationAttributes(of: $0) })
-            for (id, destination) in try self.objects(ids: ids.sorted(), table: table, attributes: identification) {
+            for (id, destination) in try self.objects(ids: ids.sorted(), table: table, attributes: layout.identificationAttributes(ofTable: table)) {
                 keys[id] = key(of: destination)
             }
         }
@@ -304,36 +335,55 @@ struct ObjectReader {
         return found
     }
 
-    /// The object whose key is `rawKey` — the `{key}` path segment (docs/api.md#object-keys): the identity value,
-    /// for a compound identity the values joined by ',' each percent-encoded, or `_id` when the
-    /// entity has no identification attributes. Values are coerced to their types (R-I2).
-    /// `reading` names the attributes decoded besides the key's (nil: all, see `findAll`).
-    func object(entity: String, rawKey: String, reading: [String]? = nil) throws(CartographError) -> ExistingObject? {
+    /// What a key names: the `_id` of an object whose entity has no identification attributes, or the
+    /// values of its identification attributes in their order.
+    enum KeyIdentity {
+        case id(Int64)
+        case values([AttributeValue])
+    }
+
+    /// The identity named by `rawKey` — the `{key}` path segment (docs/api.md#object-keys): the identity
+    /// value, for a compound identity the values joined by ',' each percent-encoded, or `_id` when the
+    /// entity has no identification attributes. Values are coerced to their types (R-I2); nil when a
+    /// value coerces to nil, which no object has.
+    func identity(ofKey rawKey: String, entity: String) throws(CartographError) -> KeyIdentity? {
         let names = layout.identificationAttributes(of: entity)
         if names.isEmpty {
             guard let text = PercentDecoding.decode(rawKey), let id = Int64(text) else {
                 throw CartographError(.badRequest, "'\(entity)' has no identification attributes: its key is the integer _id.")
             }
-            return try storeRead { () throws(SQLiteError) in try object(id: id, entity: entity) }
+            return .id(id)
         }
         let parts = names.count == 1 ? [rawKey] : rawKey.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == names.count else {
             throw CartographError(.badRequest, "The key of '\(entity)' has \(names.count) values (\(names.joined(separator: ", "))) joined by ','.")
         }
-        var identity: [(attribute: String, value: AttributeValue)] = []
+        var values: [AttributeValue] = []
         for (name, part) in zip(names, parts) {
             guard let text = PercentDecoding.decode(part), let attribute = model.attribute(name, of: entity) else {
                 throw CartographError(.badRequest, "The key value for '\(name)' is not valid percent-encoding.")
             }
             do {
                 guard let value = try AttributeValue.coerce(.string(text), to: attribute.type) else { return nil }
-                identity.append((name, value))
+                values.append(value)
             } catch {
                 throw CartographError(.badRequest, "The key value '\(text)' is not a valid \(attribute.type) for '\(name)': \(error)")
             }
         }
-        return try findAll(entity: entity, attributes: identity.map(\.attribute), identities: [identity.map(\.value)],
-                           reading: reading)[identity.map(\.value)]?.first
+        return .values(values)
+    }
+
+    /// The object whose key is `rawKey` (see `identity(ofKey:entity:)`); several matches (possible
+    /// through identificationPredicate) resolve to the oldest.
+    func object(entity: String, rawKey: String) throws(CartographError) -> ExistingObject? {
+        switch try identity(ofKey: rawKey, entity: entity) {
+        case nil:
+            return nil
+        case .id(let id)?:
+            return try storeRead { () throws(SQLiteError) in try object(id: id, entity: entity) }
+        case .values(let values)?:
+            return try findAll(entity: entity, attributes: layout.identificationAttributes(of: entity), identities: [values])[values]?.first
+        }
     }
 
     private func storeRead<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {

@@ -293,12 +293,17 @@ public struct StoreReader {
     public func object(entity: String, key rawKey: String, include: [[String]] = [], shape: ObjectShape = .model,
                        fields: [String]? = nil, mapping: String? = nil) throws(CartographError) -> RenderedJSON? {
         try Self.check(include: include, shape: shape)
-        // Only the key is decoded: the object is then read whole as its rendering needs it.
-        guard let object = try find(entity: entity, key: rawKey) else { return nil }
+        guard model.entity(named: entity) != nil else {
+            throw model.unknownEntity(entity)
+        }
         try validate(include: include, entity: entity)
         let fields = try validate(fields: fields, entity: entity, shape: shape)
-        return try objects([object.id], table: layout.table(of: object.entity), rendering: rendering(of: entity, shape: shape, mapping: mapping),
-                           include: include, fields: fields).first
+        let rendering = try rendering(of: entity, shape: shape, mapping: mapping)
+        if case .model = rendering, include.isEmpty {
+            return try reader.rendered(entity: entity, rawKey: rawKey, fields: fields)
+        }
+        guard let object = try reader.object(entity: entity, rawKey: rawKey) else { return nil }
+        return try objects([object.id], table: layout.table(of: object.entity), rendering: rendering, include: include, fields: fields).first
     }
 
     /// How objects of one entity are rendered (R-Q4).
@@ -358,14 +363,6 @@ public struct StoreReader {
         case .annotations(let exporter): return try exporter.export(kept, from: graph)
         case .mapping(let exporter, let mapping): return try exporter.export(kept, through: mapping, from: graph)
         }
-    }
-
-    /// The stored object for a raw key, or nil, with only its key's attributes decoded.
-    func find(entity: String, key rawKey: String) throws(CartographError) -> ExistingObject? {
-        guard model.entity(named: entity) != nil else {
-            throw model.unknownEntity(entity)
-        }
-        return try reader.object(entity: entity, rawKey: rawKey, reading: [])
     }
 
     /// Change-feed entries after `since`, in order (R-D4): see `ChangeFeed`.
