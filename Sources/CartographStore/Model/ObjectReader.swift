@@ -14,8 +14,9 @@ struct ObjectReader {
     func rowReader(for table: String) -> RowReader { layout.rowReader(for: table) }
 
     /// The object with `id` in `entity`'s hierarchy, if it exists (and belongs to `entity` or a sub-entity).
-    func object(id: Int64, entity: String) throws(SQLiteError) -> ExistingObject? {
-        let reader = rowReader(for: layout.table(of: entity))
+    /// `reader` decodes the row (every attribute and to-one by default).
+    func object(id: Int64, entity: String, reader: RowReader? = nil) throws(SQLiteError) -> ExistingObject? {
+        let reader = reader ?? rowReader(for: layout.table(of: entity))
         let statement = try connection.cached(reader.selectByID)
         try statement.bind([.integer(id)])
         defer { try? statement.bind([]) }
@@ -109,7 +110,7 @@ struct ObjectReader {
         for id in ids {
             if let cached = keys[id] {
                 rendered.append(cached)
-            } else if let object = try self.object(id: id, entity: destination) {
+            } else if let object = try self.object(id: id, entity: destination, reader: layout.keyReader(for: layout.table(of: destination))) {
                 let key = key(of: object)
                 keys[id] = key
                 rendered.append(key)
@@ -153,15 +154,15 @@ struct ObjectReader {
     /// and rendered with one query for its row (a get is mostly this).
     func rendered(entity: String, rawKey: String, fields: Set<String>?) throws(CartographError) -> RenderedJSON? {
         guard let key = try identity(ofKey: rawKey, entity: entity) else { return nil }
-        let table = layout.table(of: entity)
-        let renderer = layout.rowRenderer(for: table)
-        var bindings = layout.entityFilter(entity)?.bindings ?? []
+        let renderer = layout.rowRenderer(for: layout.table(of: entity))
+        let lookup = layout.keyLookup(entity: entity)
+        var bindings = lookup.filter
         switch key {
         case .id(let id): bindings.append(.integer(id))
         case .values(let values): bindings += values.map(ValueStorage.sqlite)
         }
         return try storeRead { () throws(SQLiteError) -> RenderedJSON? in
-            let statement = try connection.cached(layout.keyLookupSQL(entity: entity))
+            let statement = try connection.cached(lookup.sql)
             try statement.bind(bindings)
             defer { try? statement.bind([]) }
             guard try statement.step() else { return nil }
@@ -228,17 +229,22 @@ struct ObjectReader {
         }
         for (table, ids) in wanted {
             // A key is made of identification attributes: only those columns are read.
-            for (id, destination) in try self.objects(ids: ids.sorted(), table: table, attributes: layout.identificationAttributes(ofTable: table)) {
+            for (id, destination) in try self.objects(ids: ids.sorted(), reader: layout.keyReader(for: table)) {
                 keys[id] = key(of: destination)
             }
         }
         return destinations
     }
 
-    /// The rows of `table` whose `_id` is one of `ids`, by `_id` (one query per 500): every attribute and
-    /// to-one, or only `attributes`.
-    func objects(ids: [Int64], table: String, attributes: Set<String>? = nil) throws(SQLiteError) -> [Int64: ExistingObject] {
-        let reader = layout.rowReader(for: table, attributes: attributes)
+    /// The rows of `table` whose `_id` is one of `ids`, by `_id` (one query per 500), every attribute and
+    /// to-one decoded.
+    func objects(ids: [Int64], table: String) throws(SQLiteError) -> [Int64: ExistingObject] {
+        try objects(ids: ids, reader: layout.rowReader(for: table))
+    }
+
+    /// The rows whose `_id` is one of `ids` of `reader`'s table, decoded by `reader`.
+    func objects(ids: [Int64], reader: RowReader) throws(SQLiteError) -> [Int64: ExistingObject] {
+        let table = reader.table
         var found: [Int64: ExistingObject] = Dictionary(minimumCapacity: ids.count)
         try forEachChunk(of: ids) { (chunk) throws(SQLiteError) in
             let statement = try connection.cached("SELECT \(reader.selectList) FROM \(quoted(table)) WHERE _id IN (\(Self.placeholders(chunk.count)))")

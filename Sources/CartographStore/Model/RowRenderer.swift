@@ -12,9 +12,18 @@ struct RowRenderer {
     /// `SELECT <columns> FROM table`: the full `RowReader`'s columns.
     let selectList: String
     private let table: String
-    private let members: [String: [Member]]
-    private let toOne: [String: [(name: String, column: Int32)]]
-    private let keyAttributes: [String: [String]]
+    /// By entity of the table: one lookup per row.
+    private let entities: [String: EntityColumns]
+
+    /// Where one entity's members are in the row.
+    private struct EntityColumns {
+        /// Its attributes in property order, as `json(of:)` writes them.
+        let attributes: [Member]
+        /// Its to-one relationships stored in the row, with their columns.
+        let toOne: [(name: String, column: Int32)]
+        /// Its identification attributes, always written when `fields` limits the others.
+        let keyAttributes: [String]
+    }
 
     /// One attribute of an entity: where its value is and how it is written.
     private struct Member {
@@ -29,12 +38,10 @@ struct RowRenderer {
         let reader = layout.rowReader(for: table)
         self.table = table
         self.selectList = reader.selectList
-        var members: [String: [Member]] = [:], toOne: [String: [(name: String, column: Int32)]] = [:]
-        var keyAttributes: [String: [String]] = [:]
+        var entities: [String: EntityColumns] = [:]
         for entity in layout.model.entityAndSubentities(of: table) {
             let properties = layout.properties(of: entity)
-            // Attributes in the entity's property order, as `json(of:)` writes them.
-            members[entity] = properties.attributes.compactMap { attribute in
+            let attributes = properties.attributes.compactMap { (attribute) -> Member? in
                 guard let column = layout.column(ofAttribute: attribute.name, entity: entity),
                       let index = reader.columnNames.firstIndex(of: column) else { return nil }
                 var prefix = Array(",".utf8)
@@ -42,16 +49,14 @@ struct RowRenderer {
                 prefix.append(UInt8(ascii: ":"))
                 return Member(name: attribute.name, prefix: prefix, column: Int32(index), type: attribute.type)
             }
-            toOne[entity] = properties.relationships.compactMap { relationship in
+            let toOne = properties.relationships.compactMap { (relationship) -> (name: String, column: Int32)? in
                 guard !relationship.toMany, case .foreignKey(_, let column)? = layout.storage(of: relationship.name, entity: entity),
                       let index = reader.columnNames.firstIndex(of: column) else { return nil }
                 return (relationship.name, Int32(index))
             }
-            keyAttributes[entity] = layout.identificationAttributes(of: entity)
+            entities[entity] = EntityColumns(attributes: attributes, toOne: toOne, keyAttributes: layout.identificationAttributes(of: entity))
         }
-        self.members = members
-        self.toOne = toOne
-        self.keyAttributes = keyAttributes
+        self.entities = entities
     }
 
     /// Writes the current row of `statement` (selected with `selectList`) as an object left open after
@@ -66,13 +71,14 @@ struct RowRenderer {
         out.append(contentsOf: #","_entity":"#.utf8)
         JSONWriter.writeString(entity, into: &out)
         if isStub { out.append(contentsOf: #","_stub":true"#.utf8) }
-        let keys = fields == nil ? [] : keyAttributes[entity] ?? []
-        for member in members[entity] ?? [] where fields?.contains(member.name) ?? true || keys.contains(member.name) {
+        let columns = entities[entity]
+        let keys = fields == nil ? [] : columns?.keyAttributes ?? []
+        for member in columns?.attributes ?? [] where fields?.contains(member.name) ?? true || keys.contains(member.name) {
             out.append(contentsOf: member.prefix)
             Self.writeValue(of: statement, column: member.column, type: member.type, into: &out)
         }
         var object = ExistingObject(id: id, entity: entity, isStub: isStub, values: [:])
-        for (name, column) in toOne[entity] ?? [] where statement.columnType(column) == SQLITE_INTEGER {
+        for (name, column) in columns?.toOne ?? [] where statement.columnType(column) == SQLITE_INTEGER {
             object.toOne[name] = statement.columnInteger(column)
         }
         return object

@@ -44,8 +44,8 @@ final class StoreLayout {
     private var rowReaders: [RowReaderKey: RowReader] = [:]
     private var rowRenderers: [String: RowRenderer] = [:]
     private var identification: [String: [String]] = [:]
-    private var tableIdentification: [String: Set<String>] = [:]
-    private var keyLookups: [String: String] = [:]
+    private var keyLookups: [String: (sql: String, filter: [SQLiteValue])] = [:]
+    private var keyReaders: [String: RowReader] = [:]
     private struct LookupKey: Hashable {
         let entity: String, attributes: [String], reading: [String]?, count: Int
     }
@@ -180,16 +180,26 @@ final class StoreLayout {
 
     /// `SELECT <the row renderer's columns> FROM <table> WHERE [<entity filter> AND] <identity> = ? … ORDER BY _id
     /// LIMIT 1`: an object by its key (`_id` for an entity without identification attributes), the oldest
-    /// when several match; bound with the entity filter's values, then the key's.
-    func keyLookupSQL(entity: String) -> String {
+    /// when several match; bound with `filter`, then the key's values.
+    func keyLookup(entity: String) -> (sql: String, filter: [SQLiteValue]) {
         if let cached = keyLookups[entity] { return cached }
         let columns = identificationAttributes(of: entity).isEmpty
             ? [StoreLayout.idColumn] : identificationAttributes(of: entity).compactMap { column(ofAttribute: $0, entity: entity) }
-        let conditions = (entityFilter(entity).map { [$0.sql] } ?? []) + columns.map { "\(quoted($0)) = ?" }
+        let filter = entityFilter(entity)
+        let conditions = (filter.map { [$0.sql] } ?? []) + columns.map { "\(quoted($0)) = ?" }
         let sql = "SELECT \(rowRenderer(for: table(of: entity)).selectList) FROM \(quoted(table(of: entity))) WHERE "
             + conditions.joined(separator: " AND ") + " ORDER BY \(StoreLayout.idColumn) LIMIT 1"
-        keyLookups[entity] = sql
-        return sql
+        keyLookups[entity] = (sql, filter?.bindings ?? [])
+        return (sql, filter?.bindings ?? [])
+    }
+
+    /// The reader of a hierarchy's identification attributes: what an object's key is made of.
+    func keyReader(for table: String) -> RowReader {
+        if let cached = keyReaders[table] { return cached }
+        let identification = Set(model.entityAndSubentities(of: table).flatMap { identificationAttributes(of: $0) })
+        let reader = rowReader(for: table, attributes: identification)
+        keyReaders[table] = reader
+        return reader
     }
 
     /// `model.identificationAttributes(of:)`, once per entity.
@@ -197,14 +207,6 @@ final class StoreLayout {
         if let cached = identification[entity] { return cached }
         let names = model.identificationAttributes(of: entity)
         identification[entity] = names
-        return names
-    }
-
-    /// The identification attributes of every entity of a hierarchy's table: what reading keys decodes.
-    func identificationAttributes(ofTable table: String) -> Set<String> {
-        if let cached = tableIdentification[table] { return cached }
-        let names = Set(model.entityAndSubentities(of: table).flatMap { identificationAttributes(of: $0) })
-        tableIdentification[table] = names
         return names
     }
 
