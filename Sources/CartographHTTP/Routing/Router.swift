@@ -104,7 +104,8 @@ public struct Router: Sendable {
     /// breaks its naming rule (DESIGN §2).
     public func match(method: String, path: String) throws(CartographError) -> RouteMatch {
         guard path.hasPrefix("/") else { return .notFound }
-        let raw = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        // "/" has no segment (as the template "/"); any other path keeps its empty ones ("/v1/" has two).
+        let raw = path == "/" ? [] : path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         var segments: [String] = []
         segments.reserveCapacity(raw.count)
         var hidesSeparator: [Bool] = []
