@@ -136,6 +136,8 @@ class ConsoleTest:
         self.driver.save_screenshot(str(path))
         errors = [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
         assert not errors, f"browser console errors at {name}: {json.dumps(errors, indent=2)}"
+        shown = self.driver.find_element(By.TAG_NAME, "body").text
+        assert "[object " not in shown and "undefined" not in shown, f"a value rendered as text at {name}: {shown[:500]}"
         for secret in self.secrets:
             assert secret not in self.driver.current_url, f"a token is in the address at {name}"
         print(f"ok {self.steps:2d} {name} ({path.name})", flush=True)

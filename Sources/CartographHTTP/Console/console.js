@@ -42,14 +42,17 @@
       else if (name === "text") element.textContent = value;
       else element.setAttribute(name, value === true ? "" : String(value));
     }
-    for (const child of children.flat()) {
-      if (child === null || child === undefined || child === false) continue;
-      element.append(child instanceof Node ? child : String(child));
-    }
+    element.append(...nodes(children));
     return element;
   }
 
-  function show(...nodes) { main.replaceChildren(...nodes); }
+  // Children as nodes: arrays flattened, null and false left out, the rest as text.
+  function nodes(children) {
+    return children.flat(Infinity).filter(child => child !== null && child !== undefined && child !== false)
+      .map(child => child instanceof Node ? child : String(child));
+  }
+
+  function show(...children) { main.replaceChildren(...nodes(children)); }
 
   // A problem document (RFC 9457) or a failure to reach the server, as a box.
   function problemBox(error) {
@@ -154,7 +157,7 @@
 
   function signIn() {
     const token = h("input", { id: "signin-token", type: "password", autocomplete: "off", required: true, class: "wide" });
-    const tenant = h("input", { id: "signin-tenant", type: "text", autocomplete: "off", placeholder: "acme", pattern: "[a-z0-9][a-z0-9_-]{0,62}" });
+    const tenant = h("input", { id: "signin-tenant", type: "text", autocomplete: "off", placeholder: "acme", pattern: "[a-z0-9][a-z0-9_\\-]{0,62}" });
     const status = h("div");
     const form = h("form", { class: "signin", id: "signin" },
       h("h1", { text: "Sign in" }),
@@ -515,10 +518,10 @@
   function navigation(route) {
     const nav = document.getElementById("nav");
     const tenant = route.tenant || session.tenant;
-    nav.replaceChildren(
+    nav.replaceChildren(...nodes([
       session.token && !session.tenant ? h("a", { href: "#/tenants", text: "Tenants" }) : null,
       session.token && tenant ? h("a", { href: link.tenant(tenant), text: "Models" }) : null,
-      h("a", { href: "#/reference", id: "nav-reference", text: "API reference" }));
+      h("a", { href: "#/reference", id: "nav-reference", text: "API reference" })]));
     document.getElementById("who").textContent = session.token ? `signed in${session.tenant ? ` to ${session.tenant}` : " as admin"}` : "";
     document.getElementById("sign-out").hidden = !session.token;
   }
