@@ -129,9 +129,12 @@ class ConsoleTest:
         field.clear()
         field.send_keys(text)
 
-    def step(self, name):
-        """Ends a step: a screenshot, no error in the browser's console, no secret in the address."""
+    def step(self, name, focus=None):
+        """Ends a step: a screenshot (scrolled to `focus`), no error in the browser's console, no secret
+        in the address."""
         self.steps += 1
+        if focus:
+            self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", self.element(focus))
         path = self.out / f"{self.steps:02d}-{name}.png"
         self.driver.save_screenshot(str(path))
         errors = [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
@@ -225,10 +228,13 @@ def run(driver, server, out, admin_token, write_key):
     test.text_in("#dry-run-counts", "Dry run: nothing was stored.")
     test.text_in("#dry-run-counts", "1 inserted")
     test.text_in("#trace", "2001")
-    trace_rows = drv.find_elements(By.CSS_SELECTOR, "#trace tr")
-    assert len(trace_rows) >= 4, f"a step per object: {[row.text for row in trace_rows]}"
+    # A row per object, in payload order: the new character inserted, its publisher and Spider-Man unchanged.
+    trace = [row.text for row in drv.find_elements(By.CSS_SELECTOR, "#trace tr")[1:]]
+    expected = [("/results/0", "Character", "2001", "insert"), ("/results/0/publisher", "Publisher", "10", "unchanged"),
+                ("/results/1", "Character", "1699", "unchanged")]
+    assert len(trace) == len(expected) and all(all(part in row.split() for part in parts) for row, parts in zip(trace, expected)), trace
     assert status_of(server.url, "/v1/tenants/acme/models/comics/entities/Character/objects/2001", admin_token) == 404
-    test.step("dry-run-trace")
+    test.step("dry-run-trace", focus="#trace")
 
     # The feed: caught up, then a write made through the API arrives through the long poll.
     drv.get(server.url + "/console#/t/acme/m/comics")
@@ -253,7 +259,7 @@ def run(driver, server, out, admin_token, write_key):
     test.click("#op-listModels button.send")
     test.text_in("#op-listModels .status", "200")
     test.text_in("#op-listModels pre.response", '"name": "comics"')
-    test.step("api-reference-try-it")
+    test.step("api-reference-try-it", focus="#op-listModels .try-result")
 
     # The admin token: every tenant.
     test.click("#sign-out")

@@ -492,7 +492,7 @@
     });
     const statuses = Object.entries(operation.responses || {}).map(([status, response]) => {
       const resolved = resolve(response) || {};
-      return h("tr", {}, h("td", { text: status }), h("td", { text: resolved.description || "" }));
+      return h("tr", {}, h("td", { text: status }), h("td", { class: "description", text: resolved.description || "" }));
     });
     return h("details", { class: "op", id: `op-${operation.operationId}` },
       h("summary", {}, h("span", { class: `method ${method}`, text: method.toUpperCase() }), h("code", { text: path }), h("span", { text: operation.summary || "" })),
