@@ -63,7 +63,9 @@ struct ConsoleRoutesTests {
         #expect(unknown.status == 404)
         #expect(unknown.header("Content-Type") == "application/problem+json")
         #expect(try unknown.json()["detail"]?.stringValue?.contains("secrets.txt") == true)
-        #expect(try server.send("GET", "/console/..%2Fopenapi.yaml").status == 400, "an encoded '/' reaches no file")
+        for invalid in ["..", "console", ".js", "console.js.map", "Console.js", "..%2Fopenapi.yaml", "%00.js", ""] {
+            #expect(try server.send("GET", "/console/" + invalid).status == 400, "\(invalid) is not a file name")
+        }
         #expect(try server.send("POST", "/console").status == 405)
     }
 

@@ -35,6 +35,15 @@ enum ConsoleRoutes {
         },
     ]
 
+    /// The naming rule of a console file (`^[a-z0-9][a-z0-9_-]{0,62}\.[a-z]{1,8}$`): the router answers 400
+    /// for any other `{asset}`, as for any other invalid name, and 404 for a well-formed name it lacks.
+    static func isFileName(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, (1...8).contains(parts[1].utf8.count), parts[1].utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) })
+        else { return false }
+        return Names.isResourceName(String(parts[0]))
+    }
+
     /// On every console response. `no-cache`: a browser revalidates, so a new binary's console is used at once.
     static let securityHeaders: [(name: String, value: String)] = [
         ("Content-Security-Policy", contentSecurityPolicy),

@@ -158,6 +158,11 @@ public struct Router: Sendable {
                     throw CartographError(.badRequest, "Invalid entity name: names match ^[A-Za-z][A-Za-z0-9_]{0,127}$.",
                                           errors: [.init(pointer: "", message: "invalid entity name")])
                 }
+            case "asset":
+                guard ConsoleRoutes.isFileName(value) else {
+                    throw CartographError(.badRequest, "Invalid console file name: names match ^[a-z0-9][a-z0-9_-]{0,62}\\.[a-z]{1,8}$.",
+                                          errors: [.init(pointer: "", message: "invalid asset name")])
+                }
             default:
                 continue
             }

@@ -1096,14 +1096,14 @@ internal enum Operations {
                     case yaml_js = "yaml.js"
                     case favicon_svg = "favicon.svg"
                 }
-                /// A file of the console (its stylesheet, scripts and icon).
+                /// A file of the console (its stylesheet, scripts and icon). A name that is not a file name is a 400; another file is a 404.
                 ///
                 /// - Remark: Generated from `#/paths/console/{asset}/GET/path/asset`.
                 internal var asset: Operations.GetConsoleAsset.Input.Path.AssetPayload
                 /// Creates a new `Path`.
                 ///
                 /// - Parameters:
-                ///   - asset: A file of the console (its stylesheet, scripts and icon).
+                ///   - asset: A file of the console (its stylesheet, scripts and icon). A name that is not a file name is a 400; another file is a 404.
                 internal init(asset: Operations.GetConsoleAsset.Input.Path.AssetPayload) {
                     self.asset = asset
                 }
