@@ -98,7 +98,9 @@
     const headers = { ...more, Accept: "application/json, application/problem+json, */*" };
     if (session.token) headers.Authorization = `Bearer ${session.token}`;
     if (body !== undefined) headers["Content-Type"] = contentType || "application/json";
-    const response = await fetch(url, { method, headers, body, signal, cache: "no-store", credentials: "omit", redirect: "error" });
+    // By default a request belongs to the view that made it: leaving the view aborts it, so a slow
+    // answer never draws over the next view.
+    const response = await fetch(url, { method, headers, body, signal: signal || current.signal, cache: "no-store", credentials: "omit" });
     const text = await response.text();
     let parsed = text;
     if (/json/.test(response.headers.get("Content-Type") || "") && text !== "") {
@@ -135,7 +137,7 @@
   // The attributes and relationships of an entity, its ancestors' included.
   function properties(model, entity) {
     const chain = [];
-    for (let current = entity; current; current = current.parent ? entityNamed(model, current.parent) : null) chain.unshift(current);
+    for (let ancestor = entity; ancestor; ancestor = ancestor.parent ? entityNamed(model, ancestor.parent) : null) chain.unshift(ancestor);
     return {
       attributes: chain.flatMap(e => e.attributes || []),
       relationships: chain.flatMap(e => e.relationships || []),
@@ -300,10 +302,15 @@
       h("p", { id: "total", text: `${page.total} object${page.total === 1 ? "" : "s"} match.` }),
       h("table", { id: "objects" },
         h("tr", {}, h("th", { text: "Key" }), attributes.map(a => h("th", { text: a.name })), relationships.map(r => h("th", { text: `${r.name} →` }))),
-        page.items.map(object => h("tr", {},
-          h("td", {}, h("a", { class: "object-link", href: link.object(tenant, modelName, object._entity || entityName, objectKey(entityNamed(document, object._entity) || entity, object)), text: JSON.stringify(objectKey(entityNamed(document, object._entity) || entity, object)) })),
-          attributes.map(a => h("td", {}, cell(object[a.name]))),
-          relationships.map(r => h("td", {}, relationshipLinks(tenant, modelName, r, object[r.name])))))),
+        page.items.map(object => {
+          // A sub-entity's object (listed under its parent) is keyed and opened as its own entity.
+          const own = entityNamed(document, object._entity) || entity;
+          const key = objectKey(own, object);
+          return h("tr", {},
+            h("td", {}, h("a", { class: "object-link", href: link.object(tenant, modelName, own.name, key), text: JSON.stringify(key) })),
+            attributes.map(a => h("td", {}, cell(object[a.name]))),
+            relationships.map(r => h("td", {}, relationshipLinks(tenant, modelName, r, object[r.name]))));
+        })),
       h("div", { class: "pager" },
         query.get("cursor") ? h("a", { id: "first-page", href: link.objects(tenant, modelName, entityName, sameFilter), text: "← First page" }) : null,
         page.next ? h("a", { id: "next-page", href: link.objects(tenant, modelName, entityName, { ...sameFilter, cursor: page.next }), text: "Next page →" }) : null));
@@ -534,16 +541,17 @@
     return { parts, query: new URLSearchParams(query) };
   }
 
-  let current = null;
+  // The running view's controller.
+  let current = new AbortController();
 
   async function render() {
-    if (current) current.abort();
+    current.abort();
     const controller = new AbortController();
     current = controller;
-    const { parts, query } = parseFragment();
-    const [, tenant, , modelName, kind, name, , key] = parts;
-    navigation({ tenant: parts[0] === "t" ? tenant : null });
     try {
+      const { parts, query } = parseFragment();
+      const [, tenant, , modelName, kind, name, , key] = parts;
+      navigation({ tenant: parts[0] === "t" ? tenant : null });
       if (parts[0] === "reference") return await reference();
       if (!session.token) return signIn();
       if (parts.length === 0) { location.hash = session.tenant ? link.tenant(session.tenant) : "#/tenants"; return; }
