@@ -39,9 +39,9 @@ enum ConsoleRoutes {
     /// for any other `{asset}`, as for any other invalid name, and 404 for a well-formed name it lacks.
     static func isFileName(_ name: String) -> Bool {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, (1...8).contains(parts[1].utf8.count), parts[1].utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) })
-        else { return false }
-        return Names.isResourceName(String(parts[0]))
+        guard parts.count == 2, let stem = parts.first, let suffix = parts.last else { return false }
+        let isLowercaseLetter = { (byte: UInt8) in (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) }
+        return Names.isResourceName(String(stem)) && (1...8).contains(suffix.utf8.count) && suffix.utf8.allSatisfy(isLowercaseLetter)
     }
 
     /// On every console response. `no-cache`: a browser revalidates, so a new binary's console is used at once.
