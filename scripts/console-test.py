@@ -161,6 +161,9 @@ def run(driver, server, out, admin_token, write_key):
     drv.get(server.url + "/")
     test.element("#signin-token")
     assert drv.current_url.endswith("/console"), drv.current_url
+    # The browser's console is read: an error written to it is seen (and read once).
+    drv.execute_script("console.error('console-test probe')")
+    assert any("console-test probe" in entry["message"] for entry in drv.get_log("browser")), "the browser log cannot be read"
     test.step("sign-in-page")
 
     test.sign_in(write_key, "acme")
