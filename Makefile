@@ -10,7 +10,7 @@ DATA_DIR ?= ./data
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev zlib1g-dev pkg-config curl python3-pip jq
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 
-.PHONY: help deps build run test test-swift test-spec test-docs test-walkthrough test-crash test-schemathesis schemathesis-deps soak bench fuzz clean
+.PHONY: help deps build run test test-swift test-spec test-docs test-walkthrough test-crash test-schemathesis test-console schemathesis-deps console-deps soak bench fuzz clean
 
 help:
 	@echo "make run    install what is missing, build (release) and serve on :$(PORT) with data in $(DATA_DIR)"
@@ -20,13 +20,16 @@ help:
 	@echo "make bench  run the benchmarks (installs wrk)"
 	@echo "make fuzz   run each libFuzzer target for FUZZ_SECONDS (default $(FUZZ_SECONDS)), one after another"
 
-# Installs the system packages that are missing (apt-get update first, once).
-deps:
-	@missing=""; for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
+# $(call apt_install,PACKAGES): installs those of the apt packages that are missing (apt-get update first, once).
+apt_install = missing=""; for p in $(1); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing:$$missing"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+
+# Installs the system packages that are missing.
+deps:
+	@$(call apt_install,$(APT_PACKAGES))
 	@command -v swift >/dev/null || { echo "Swift 6 is required: https://www.swift.org/install/linux/"; exit 1; }
 
 build: deps
@@ -36,7 +39,7 @@ run: build
 	mkdir -p $(DATA_DIR)
 	.build/release/cartograph serve --port $(PORT) --data-dir $(DATA_DIR)
 
-test: deps test-swift test-spec test-docs test-walkthrough test-crash test-schemathesis
+test: deps test-swift test-spec test-docs test-walkthrough test-crash test-schemathesis test-console
 
 # Every live server of the run logs into a fresh directory (CARTOGRAPH_TEST_LOG_DIR, LiveServer); then no
 # log may hold an API key or an admin token (scripts/check-logs-for-secrets.sh). The logs are kept when
@@ -92,6 +95,18 @@ schemathesis-deps:
 test-schemathesis: schemathesis-deps
 	swift build --product cartograph
 	scripts/schemathesis.sh .build/debug/cartograph $(SCHEMATHESIS_EXAMPLES)
+
+# The browser console (docs/console.md) in headless Chromium driven by Selenium: sign in, browse, filter,
+# page, follow a relationship, dry-run a payload, follow the change feed, try the API reference. Any
+# browser console error fails it; screenshots of each step go to .build/console-test.
+CONSOLE_APT_PACKAGES := chromium chromium-driver
+console-deps:
+	@$(call apt_install,$(CONSOLE_APT_PACKAGES))
+	@python3 -c "import selenium" 2>/dev/null || python3 -m pip install -q 'selenium>=4.20,<5'
+
+test-console: console-deps
+	swift build --product cartograph
+	python3 scripts/console-test.py .build/debug/cartograph
 
 # The same, long: 1000 kills and 1000 examples per operation on the release build, the concurrency
 # tests at 100 times their size; then the libFuzzer targets (`make fuzz`) for SOAK_FUZZ_SECONDS each,

@@ -68,7 +68,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
-            resources: [.embedInCode("openapi.yaml")]
+            // Built into the binary: the spec it serves, and the browser console's files (docs/console.md).
+            resources: [
+                .embedInCode("openapi.yaml"),
+                .embedInCode("Console/console.html"), .embedInCode("Console/console.css"), .embedInCode("Console/console.js"),
+                .embedInCode("Console/yaml.js"), .embedInCode("Console/favicon.svg"),
+            ]
         ),
         .executableTarget(
             name: "cartograph",

@@ -88,6 +88,7 @@ public final class Application: Sendable {
 
     /// Every route the server serves.
     public static let routes: [Route] = ServiceRoutes.all + ControlPlaneRoutes.all + ModelRoutes.all + MappingRoutes.all
+        + ConsoleRoutes.all
 
     public var serviceState: ServiceState { state.load(ordering: .acquiring) }
     public func setServiceState(_ newState: ServiceState) { state.store(newState, ordering: .releasing) }

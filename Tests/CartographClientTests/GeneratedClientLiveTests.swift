@@ -185,6 +185,15 @@ import CartographTesting
         let spec = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../openapi.yaml")
         #expect(try await Data(collecting: served, upTo: 1 << 20) == Data(contentsOf: spec))
 
+        // The browser console's page and a file of it (docs/console.md). (`getRoot`'s 302 is left out:
+        // URLSession follows it to the page.)
+        let page = try await admin.getConsole().ok
+        #expect(page.headers.xContentTypeOptions == .nosniff)
+        #expect(page.headers.contentSecurityPolicy?.contains("default-src 'self'") == true)
+        #expect(String(decoding: try await Data(collecting: page.body.html, upTo: 1 << 20), as: UTF8.self).contains("/console/console.js"))
+        let script = try await admin.getConsoleAsset(path: .init(asset: .yaml_js)).ok.body.textJavascript
+        #expect(String(decoding: try await Data(collecting: script, upTo: 1 << 20), as: UTF8.self).contains("CartographYAML"))
+
         let tenant = try await admin.createTenant(body: .json(.init(id: "globex"))).created.body.json
         let duplicate = try await admin.createTenant(body: .json(.init(id: "globex"))).conflict.body.applicationProblemJson
         #expect(duplicate.status == 409)

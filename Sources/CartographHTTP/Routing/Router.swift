@@ -104,7 +104,8 @@ public struct Router: Sendable {
     /// breaks its naming rule (docs/api.md#names).
     public func match(method: String, path: String) throws(CartographError) -> RouteMatch {
         guard path.hasPrefix("/") else { return .notFound }
-        let raw = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        // "/" has no segment (as the template "/"); any other path keeps its empty ones ("/v1/" has two).
+        let raw = path == "/" ? [] : path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         var segments: [String] = []
         segments.reserveCapacity(raw.count)
         var hidesSeparator: [Bool] = []
@@ -156,6 +157,11 @@ public struct Router: Sendable {
                 guard Names.isPropertyName(value) else {
                     throw CartographError(.badRequest, "Invalid entity name: names match ^[A-Za-z][A-Za-z0-9_]{0,127}$.",
                                           errors: [.init(pointer: "", message: "invalid entity name")])
+                }
+            case "asset":
+                guard ConsoleRoutes.isFileName(value) else {
+                    throw CartographError(.badRequest, "Invalid console file name: names match ^[a-z0-9][a-z0-9_-]{0,62}\\.[a-z]{1,8}$.",
+                                          errors: [.init(pointer: "", message: "invalid asset name")])
                 }
             default:
                 continue

@@ -6,5 +6,16 @@ import struct Foundation.Data
 import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/headers` section of the OpenAPI document.
-    internal enum Headers {}
+    internal enum Headers {
+        /// Only this origin's scripts, styles, images and connections; no inline script, no framing.
+        ///
+        /// - Remark: Generated from `#/components/headers/ConsoleContentSecurityPolicy`.
+        internal typealias ConsoleContentSecurityPolicy = Swift.String
+        /// `nosniff`: a browser takes each file as its Content-Type says.
+        ///
+        /// - Remark: Generated from `#/components/headers/NoSniff`.
+        internal enum NoSniff: String, Codable, Hashable, Sendable, CaseIterable {
+            case nosniff = "nosniff"
+        }
+    }
 }

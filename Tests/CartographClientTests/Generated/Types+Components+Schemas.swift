@@ -34,7 +34,7 @@ extension Components {
             internal var detail: Swift.String?
             /// - Remark: Generated from `#/components/schemas/Problem/instance`.
             internal var instance: Swift.String?
-            /// 0-based offset of a syntax error (bytes for JSON
+            /// 0-based offset of a syntax error (bytes for JSON, characters for predicates).
             ///
             /// - Remark: Generated from `#/components/schemas/Problem/offset`.
             internal var offset: Swift.Int?
@@ -48,7 +48,7 @@ extension Components {
             ///   - status:
             ///   - detail:
             ///   - instance:
-            ///   - offset: 0-based offset of a syntax error (bytes for JSON
+            ///   - offset: 0-based offset of a syntax error (bytes for JSON, characters for predicates).
             ///   - errors:
             internal init(
                 _type: Swift.String,

@@ -704,6 +704,692 @@ internal enum Operations {
             }
         }
     }
+    /// Redirects to the browser console
+    ///
+    /// - Remark: HTTP `GET /`.
+    /// - Remark: Generated from `#/paths///get(getRoot)`.
+    internal enum GetRoot {
+        internal static let id: Swift.String = "getRoot"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetRoot.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetRoot.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetRoot.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            internal init(headers: Operations.GetRoot.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Found: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/GET/responses/302/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/GET/responses/302/headers/Location`.
+                    internal enum LocationPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case _sol_console = "/console"
+                    }
+                    /// - Remark: Generated from `#/paths/GET/responses/302/headers/Location`.
+                    internal var location: Operations.GetRoot.Output.Found.Headers.LocationPayload?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - location:
+                    internal init(location: Operations.GetRoot.Output.Found.Headers.LocationPayload? = nil) {
+                        self.location = location
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.GetRoot.Output.Found.Headers
+                /// Creates a new `Found`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                internal init(headers: Operations.GetRoot.Output.Found.Headers = .init()) {
+                    self.headers = headers
+                }
+            }
+            /// To `/console`.
+            ///
+            /// - Remark: Generated from `#/paths///get(getRoot)/responses/302`.
+            ///
+            /// HTTP response code: `302 found`.
+            case found(Operations.GetRoot.Output.Found)
+            /// The associated value of the enum case if `self` is `.found`.
+            ///
+            /// - Throws: An error if `self` is not `.found`.
+            /// - SeeAlso: `.found`.
+            internal var found: Operations.GetRoot.Output.Found {
+                get throws {
+                    switch self {
+                    case let .found(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "found",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths///get(getRoot)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths///get(getRoot)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The browser console's page (docs/console.md)
+    ///
+    /// A page to sign in with an API key or the admin token and browse tenants, models (drawn as a
+    /// diagram), objects (with a predicate, sort and paging), an object's relationships, a mapping's dry
+    /// run with its trace, the change feed followed live, and this reference with "try it" forms. It and
+    /// its files need no token; the token stays in the browser tab and goes in the Authorization header
+    /// of the API requests the page makes.
+    ///
+    ///
+    /// - Remark: HTTP `GET /console`.
+    /// - Remark: Generated from `#/paths//console/get(getConsole)`.
+    internal enum GetConsole {
+        internal static let id: Swift.String = "getConsole"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/console/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetConsole.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetConsole.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetConsole.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            internal init(headers: Operations.GetConsole.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/console/GET/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// Only this origin's scripts, styles, images and connections; no inline script, no framing.
+                    ///
+                    /// - Remark: Generated from `#/paths/console/GET/responses/200/headers/Content-Security-Policy`.
+                    internal var contentSecurityPolicy: Components.Headers.ConsoleContentSecurityPolicy?
+                    /// - Remark: Generated from `#/components/headers/NoSniff`.
+                    internal enum NoSniff: String, Codable, Hashable, Sendable, CaseIterable {
+                        case nosniff = "nosniff"
+                    }
+                    /// `nosniff`: a browser takes each file as its Content-Type says.
+                    ///
+                    /// - Remark: Generated from `#/paths/console/GET/responses/200/headers/X-Content-Type-Options`.
+                    internal var xContentTypeOptions: Components.Headers.NoSniff?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - contentSecurityPolicy: Only this origin's scripts, styles, images and connections; no inline script, no framing.
+                    ///   - xContentTypeOptions: `nosniff`: a browser takes each file as its Content-Type says.
+                    internal init(
+                        contentSecurityPolicy: Components.Headers.ConsoleContentSecurityPolicy? = nil,
+                        xContentTypeOptions: Components.Headers.NoSniff? = nil
+                    ) {
+                        self.contentSecurityPolicy = contentSecurityPolicy
+                        self.xContentTypeOptions = xContentTypeOptions
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.GetConsole.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/console/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/console/GET/responses/200/content/text\/html`.
+                    case html(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.html`.
+                    ///
+                    /// - Throws: An error if `self` is not `.html`.
+                    /// - SeeAlso: `.html`.
+                    internal var html: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .html(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetConsole.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.GetConsole.Output.Ok.Headers = .init(),
+                    body: Operations.GetConsole.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The page. Console responses carry a Content-Security-Policy that allows only this origin.
+            ///
+            /// - Remark: Generated from `#/paths//console/get(getConsole)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetConsole.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetConsole.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//console/get(getConsole)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//console/get(getConsole)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case html
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "text/html":
+                    self = .html
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .html:
+                    return "text/html"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .html,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// A file of the browser console
+    ///
+    /// - Remark: HTTP `GET /console/{asset}`.
+    /// - Remark: Generated from `#/paths//console/{asset}/get(getConsoleAsset)`.
+    internal enum GetConsoleAsset {
+        internal static let id: Swift.String = "getConsoleAsset"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/console/{asset}/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/console/{asset}/GET/path/asset`.
+                internal enum AssetPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case console_css = "console.css"
+                    case console_js = "console.js"
+                    case yaml_js = "yaml.js"
+                    case favicon_svg = "favicon.svg"
+                }
+                /// A file of the console (its stylesheet, scripts and icon). A name that is not a file name is a 400; another file is a 404.
+                ///
+                /// - Remark: Generated from `#/paths/console/{asset}/GET/path/asset`.
+                internal var asset: Operations.GetConsoleAsset.Input.Path.AssetPayload
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - asset: A file of the console (its stylesheet, scripts and icon). A name that is not a file name is a 400; another file is a 404.
+                internal init(asset: Operations.GetConsoleAsset.Input.Path.AssetPayload) {
+                    self.asset = asset
+                }
+            }
+            internal var path: Operations.GetConsoleAsset.Input.Path
+            /// - Remark: Generated from `#/paths/console/{asset}/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetConsoleAsset.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetConsoleAsset.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetConsoleAsset.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.GetConsoleAsset.Input.Path,
+                headers: Operations.GetConsoleAsset.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/console/{asset}/GET/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// Only this origin's scripts, styles, images and connections; no inline script, no framing.
+                    ///
+                    /// - Remark: Generated from `#/paths/console/{asset}/GET/responses/200/headers/Content-Security-Policy`.
+                    internal var contentSecurityPolicy: Components.Headers.ConsoleContentSecurityPolicy?
+                    /// - Remark: Generated from `#/components/headers/NoSniff`.
+                    internal enum NoSniff: String, Codable, Hashable, Sendable, CaseIterable {
+                        case nosniff = "nosniff"
+                    }
+                    /// `nosniff`: a browser takes each file as its Content-Type says.
+                    ///
+                    /// - Remark: Generated from `#/paths/console/{asset}/GET/responses/200/headers/X-Content-Type-Options`.
+                    internal var xContentTypeOptions: Components.Headers.NoSniff?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - contentSecurityPolicy: Only this origin's scripts, styles, images and connections; no inline script, no framing.
+                    ///   - xContentTypeOptions: `nosniff`: a browser takes each file as its Content-Type says.
+                    internal init(
+                        contentSecurityPolicy: Components.Headers.ConsoleContentSecurityPolicy? = nil,
+                        xContentTypeOptions: Components.Headers.NoSniff? = nil
+                    ) {
+                        self.contentSecurityPolicy = contentSecurityPolicy
+                        self.xContentTypeOptions = xContentTypeOptions
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.GetConsoleAsset.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/console/{asset}/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/console/{asset}/GET/responses/200/content/text\/css`.
+                    case textCss(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.textCss`.
+                    ///
+                    /// - Throws: An error if `self` is not `.textCss`.
+                    /// - SeeAlso: `.textCss`.
+                    internal var textCss: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .textCss(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "text/css",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/console/{asset}/GET/responses/200/content/text\/javascript`.
+                    case textJavascript(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.textJavascript`.
+                    ///
+                    /// - Throws: An error if `self` is not `.textJavascript`.
+                    /// - SeeAlso: `.textJavascript`.
+                    internal var textJavascript: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .textJavascript(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "text/javascript",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/console/{asset}/GET/responses/200/content/image\/svg+xml`.
+                    case imageSvgXml(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.imageSvgXml`.
+                    ///
+                    /// - Throws: An error if `self` is not `.imageSvgXml`.
+                    /// - SeeAlso: `.imageSvgXml`.
+                    internal var imageSvgXml: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .imageSvgXml(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "image/svg+xml",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetConsoleAsset.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.GetConsoleAsset.Output.Ok.Headers = .init(),
+                    body: Operations.GetConsoleAsset.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The file.
+            ///
+            /// - Remark: Generated from `#/paths//console/{asset}/get(getConsoleAsset)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetConsoleAsset.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetConsoleAsset.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//console/{asset}/get(getConsoleAsset)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//console/{asset}/get(getConsoleAsset)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
+            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//console/{asset}/get(getConsoleAsset)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case textCss
+            case textJavascript
+            case imageSvgXml
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "text/css":
+                    self = .textCss
+                case "text/javascript":
+                    self = .textJavascript
+                case "image/svg+xml":
+                    self = .imageSvgXml
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .textCss:
+                    return "text/css"
+                case .textJavascript:
+                    return "text/javascript"
+                case .imageSvgXml:
+                    return "image/svg+xml"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .textCss,
+                    .textJavascript,
+                    .imageSvgXml,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// List tenants (admin token)
     ///
     /// - Remark: HTTP `GET /v1/tenants`.

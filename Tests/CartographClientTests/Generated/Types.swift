@@ -26,6 +26,28 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /openapi.yaml`.
     /// - Remark: Generated from `#/paths//openapi.yaml/get(getOpenAPI)`.
     func getOpenAPI(_ input: Operations.GetOpenAPI.Input) async throws -> Operations.GetOpenAPI.Output
+    /// Redirects to the browser console
+    ///
+    /// - Remark: HTTP `GET /`.
+    /// - Remark: Generated from `#/paths///get(getRoot)`.
+    func getRoot(_ input: Operations.GetRoot.Input) async throws -> Operations.GetRoot.Output
+    /// The browser console's page (docs/console.md)
+    ///
+    /// A page to sign in with an API key or the admin token and browse tenants, models (drawn as a
+    /// diagram), objects (with a predicate, sort and paging), an object's relationships, a mapping's dry
+    /// run with its trace, the change feed followed live, and this reference with "try it" forms. It and
+    /// its files need no token; the token stays in the browser tab and goes in the Authorization header
+    /// of the API requests the page makes.
+    ///
+    ///
+    /// - Remark: HTTP `GET /console`.
+    /// - Remark: Generated from `#/paths//console/get(getConsole)`.
+    func getConsole(_ input: Operations.GetConsole.Input) async throws -> Operations.GetConsole.Output
+    /// A file of the browser console
+    ///
+    /// - Remark: HTTP `GET /console/{asset}`.
+    /// - Remark: Generated from `#/paths//console/{asset}/get(getConsoleAsset)`.
+    func getConsoleAsset(_ input: Operations.GetConsoleAsset.Input) async throws -> Operations.GetConsoleAsset.Output
     /// List tenants (admin token)
     ///
     /// - Remark: HTTP `GET /v1/tenants`.
@@ -228,6 +250,40 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//openapi.yaml/get(getOpenAPI)`.
     internal func getOpenAPI(headers: Operations.GetOpenAPI.Input.Headers = .init()) async throws -> Operations.GetOpenAPI.Output {
         try await getOpenAPI(Operations.GetOpenAPI.Input(headers: headers))
+    }
+    /// Redirects to the browser console
+    ///
+    /// - Remark: HTTP `GET /`.
+    /// - Remark: Generated from `#/paths///get(getRoot)`.
+    internal func getRoot(headers: Operations.GetRoot.Input.Headers = .init()) async throws -> Operations.GetRoot.Output {
+        try await getRoot(Operations.GetRoot.Input(headers: headers))
+    }
+    /// The browser console's page (docs/console.md)
+    ///
+    /// A page to sign in with an API key or the admin token and browse tenants, models (drawn as a
+    /// diagram), objects (with a predicate, sort and paging), an object's relationships, a mapping's dry
+    /// run with its trace, the change feed followed live, and this reference with "try it" forms. It and
+    /// its files need no token; the token stays in the browser tab and goes in the Authorization header
+    /// of the API requests the page makes.
+    ///
+    ///
+    /// - Remark: HTTP `GET /console`.
+    /// - Remark: Generated from `#/paths//console/get(getConsole)`.
+    internal func getConsole(headers: Operations.GetConsole.Input.Headers = .init()) async throws -> Operations.GetConsole.Output {
+        try await getConsole(Operations.GetConsole.Input(headers: headers))
+    }
+    /// A file of the browser console
+    ///
+    /// - Remark: HTTP `GET /console/{asset}`.
+    /// - Remark: Generated from `#/paths//console/{asset}/get(getConsoleAsset)`.
+    internal func getConsoleAsset(
+        path: Operations.GetConsoleAsset.Input.Path,
+        headers: Operations.GetConsoleAsset.Input.Headers = .init()
+    ) async throws -> Operations.GetConsoleAsset.Output {
+        try await getConsoleAsset(Operations.GetConsoleAsset.Input(
+            path: path,
+            headers: headers
+        ))
     }
     /// List tenants (admin token)
     ///

@@ -1,0 +1,580 @@
+// The Cartograph console (docs/console.md): one page whose views are chosen by the URL's fragment
+// (#/t/acme/m/comics/…), each drawn from the API with the token the user signed in with. The token lives
+// in this tab's sessionStorage only: never in a URL, never written to the console, sent only in the
+// Authorization header of requests to this origin.
+"use strict";
+
+(() => {
+  const main = document.getElementById("main");
+
+  // MARK: Session
+
+  const session = {
+    get token() { return sessionStorage.getItem("cartograph.token"); },
+    get tenant() { return sessionStorage.getItem("cartograph.tenant") || ""; },
+    save(token, tenant) {
+      sessionStorage.setItem("cartograph.token", token);
+      sessionStorage.setItem("cartograph.tenant", tenant);
+    },
+    clear() {
+      sessionStorage.removeItem("cartograph.token");
+      sessionStorage.removeItem("cartograph.tenant");
+    },
+  };
+
+  // MARK: DOM
+
+  // An element: attributes by name (`class`, `href`, …; `on…` adds a listener; `text` sets the text),
+  // then children (nodes or strings; null and false are skipped).
+  function h(tag, attributes = {}, ...children) {
+    return build(document.createElement(tag), attributes, children);
+  }
+
+  // An SVG element, the same way.
+  function s(tag, attributes = {}, ...children) {
+    return build(document.createElementNS("http://www.w3.org/2000/svg", tag), attributes, children);
+  }
+
+  function build(element, attributes, children) {
+    for (const [name, value] of Object.entries(attributes)) {
+      if (value === undefined || value === null || value === false) continue;
+      if (name.startsWith("on")) element.addEventListener(name.slice(2), value);
+      else if (name === "text") element.textContent = value;
+      else element.setAttribute(name, value === true ? "" : String(value));
+    }
+    element.append(...nodes(children));
+    return element;
+  }
+
+  // Children as nodes: arrays flattened, null and false left out, the rest as text.
+  function nodes(children) {
+    return children.flat(Infinity).filter(child => child !== null && child !== undefined && child !== false)
+      .map(child => child instanceof Node ? child : String(child));
+  }
+
+  function show(...children) { main.replaceChildren(...nodes(children)); }
+
+  // A problem document (RFC 9457) or a failure to reach the server, as a box.
+  function problemBox(error) {
+    if (error instanceof ApiError) {
+      const problem = typeof error.body === "object" && error.body ? error.body : { detail: String(error.body) };
+      return h("div", { class: "problem", role: "alert" },
+        h("strong", { text: `${error.status} ${problem.title || ""}` }), " ", problem.detail || "",
+        problem.errors ? h("pre", { text: JSON.stringify(problem.errors, null, 2) }) : null);
+    }
+    return h("div", { class: "problem", role: "alert" }, h("strong", { text: "Request failed" }), " ", String(error.message || error));
+  }
+
+  function json(value) { return JSON.stringify(value, null, 2); }
+
+  // A value in a table cell: strings as they are, everything else as JSON.
+  function cell(value) {
+    if (value === null || value === undefined) return h("span", { class: "note", text: "nil" });
+    return typeof value === "string" ? value : JSON.stringify(value);
+  }
+
+  // MARK: API
+
+  class ApiError extends Error {
+    constructor(status, body) {
+      super(`HTTP ${status}`);
+      this.status = status;
+      this.body = body;
+    }
+  }
+
+  function withQuery(path, query) {
+    const parameters = new URLSearchParams();
+    for (const [name, value] of Object.entries(query || {})) {
+      if (value !== undefined && value !== null && value !== "") parameters.set(name, String(value));
+    }
+    const text = parameters.toString();
+    return text ? `${path}?${text}` : path;
+  }
+
+  // One request to this server with the session's token; the answer parsed when it is JSON.
+  // `headers`: more fields (an operation's header parameters, from the API reference).
+  async function send(method, url, { body, contentType, signal, headers: more } = {}) {
+    const headers = { ...more, Accept: "application/json, application/problem+json, */*" };
+    if (session.token) headers.Authorization = `Bearer ${session.token}`;
+    if (body !== undefined) headers["Content-Type"] = contentType || "application/json";
+    // By default a request belongs to the view that made it: leaving the view aborts it, so a slow
+    // answer never draws over the next view.
+    const response = await fetch(url, { method, headers, body, signal: signal || current.signal, cache: "no-store", credentials: "omit" });
+    const text = await response.text();
+    let parsed = text;
+    if (/json/.test(response.headers.get("Content-Type") || "") && text !== "") {
+      try { parsed = JSON.parse(text); } catch { parsed = text; }
+    }
+    return { status: response.status, ok: response.ok, contentType: response.headers.get("Content-Type") || "", body: parsed };
+  }
+
+  async function api(method, path, options = {}) {
+    const answer = await send(method, withQuery(path, options.query), options);
+    if (!answer.ok) throw new ApiError(answer.status, answer.body);
+    return answer.body;
+  }
+
+  const enc = encodeURIComponent;
+  const tenantPath = tenant => `/v1/tenants/${enc(tenant)}`;
+  const modelPath = (tenant, model) => `${tenantPath(tenant)}/models/${enc(model)}`;
+  const entityPath = (tenant, model, entity) => `${modelPath(tenant, model)}/entities/${enc(entity)}`;
+
+  // The `{key}` path segment of an object: its identity value(s), each percent-encoded, joined by ','.
+  function keySegment(key) {
+    return (Array.isArray(key) ? key : [key]).map(part => enc(String(part))).join(",");
+  }
+
+  // The key of a listed object: its identification attributes' values, else its `_id`.
+  function objectKey(entity, object) {
+    const names = entity.identificationAttributes || [];
+    if (names.length === 0 || names.some(name => object[name] === undefined || object[name] === null)) return object._id;
+    return names.length === 1 ? object[names[0]] : names.map(name => object[name]);
+  }
+
+  function entityNamed(model, name) { return model.entities.find(entity => entity.name === name); }
+
+  // The attributes and relationships of an entity, its ancestors' included.
+  function properties(model, entity) {
+    const chain = [];
+    for (let ancestor = entity; ancestor; ancestor = ancestor.parent ? entityNamed(model, ancestor.parent) : null) chain.unshift(ancestor);
+    return {
+      attributes: chain.flatMap(e => e.attributes || []),
+      relationships: chain.flatMap(e => e.relationships || []),
+    };
+  }
+
+  // MARK: Links (the fragment holds the view; `{key}` segments are encoded a second time)
+
+  const link = {
+    tenant: tenant => `#/t/${enc(tenant)}`,
+    model: (tenant, model) => `#/t/${enc(tenant)}/m/${enc(model)}`,
+    objects: (tenant, model, entity, query) => withQuery(`#/t/${enc(tenant)}/m/${enc(model)}/e/${enc(entity)}`, query),
+    object: (tenant, model, entity, key) => `#/t/${enc(tenant)}/m/${enc(model)}/e/${enc(entity)}/o/${enc(keySegment(key))}`,
+    mapping: (tenant, model, mapping) => `#/t/${enc(tenant)}/m/${enc(model)}/map/${enc(mapping)}`,
+    changes: (tenant, model) => `#/t/${enc(tenant)}/m/${enc(model)}/changes`,
+  };
+
+  // MARK: Views
+
+  function signIn() {
+    const token = h("input", { id: "signin-token", type: "password", autocomplete: "off", required: true, class: "wide" });
+    const tenant = h("input", { id: "signin-tenant", type: "text", autocomplete: "off", placeholder: "acme", pattern: "[a-z0-9][a-z0-9_\\-]{0,62}" });
+    const status = h("div");
+    const form = h("form", { class: "signin", id: "signin" },
+      h("h1", { text: "Sign in" }),
+      h("p", { class: "note", text: "The token stays in this browser tab (sessionStorage) and is sent only in the Authorization header of this server's API." }),
+      h("label", {}, "API key or admin token", token),
+      h("label", {}, "Tenant (leave empty with the admin token to list every tenant)", tenant),
+      h("div", {}, h("button", { type: "submit", id: "signin-submit", text: "Sign in" })),
+      status);
+    form.addEventListener("submit", async event => {
+      event.preventDefault();
+      const chosen = tenant.value.trim();
+      session.save(token.value.trim(), chosen);
+      try {
+        // A request the token must be good for: the tenant's models, or (admin) the tenants.
+        await api("GET", chosen ? `${tenantPath(chosen)}/models` : "/v1/tenants");
+        location.hash = chosen ? link.tenant(chosen) : "#/tenants";
+      } catch (error) {
+        session.clear();
+        status.replaceChildren(problemBox(error));
+      }
+    });
+    show(form);
+    token.focus();
+  }
+
+  async function tenants() {
+    const list = await api("GET", "/v1/tenants");
+    show(h("h1", { text: "Tenants" }),
+      h("table", { id: "tenants" },
+        h("tr", {}, h("th", { text: "Tenant" }), h("th", { text: "Created" }), h("th", { text: "Limits" })),
+        list.items.map(tenant => h("tr", {},
+          h("td", {}, h("a", { href: link.tenant(tenant.id), text: tenant.id })),
+          h("td", { text: tenant.createdAt || "" }),
+          h("td", { class: "mono", text: tenant.limits ? JSON.stringify(tenant.limits) : "" })))));
+  }
+
+  async function models(tenant) {
+    const list = await api("GET", `${tenantPath(tenant)}/models`);
+    show(h("h1", { text: `Models of ${tenant}` }),
+      list.items.length === 0 ? h("p", { class: "note", text: "No model yet: PUT one (see the API reference)." }) :
+        h("table", { id: "models" },
+          h("tr", {}, h("th", { text: "Model" }), h("th", { text: "Version" }), h("th", { text: "Entities" })),
+          list.items.map(model => h("tr", {},
+            h("td", {}, h("a", { href: link.model(tenant, model.name), text: model.name })),
+            h("td", { text: model.version }), h("td", { text: model.entities })))));
+  }
+
+  async function model(tenant, name) {
+    const [document, mappings] = await Promise.all([
+      api("GET", modelPath(tenant, name)), api("GET", `${modelPath(tenant, name)}/mappings`)]);
+    show(h("h1", { text: `Model ${name}` }),
+      h("p", {}, `Version ${document.version}. `, h("a", { href: link.changes(tenant, name), id: "follow-changes", text: "Follow its change feed" })),
+      h("h2", { text: "Entities" }),
+      diagram(tenant, name, document),
+      h("ul", { id: "entities" }, document.entities.map(entity => h("li", {},
+        h("a", { href: link.objects(tenant, name, entity.name), text: entity.name }),
+        entity.abstract ? " (abstract)" : "",
+        entity.identificationAttributes && entity.identificationAttributes.length
+          ? h("span", { class: "note", text: ` identified by ${entity.identificationAttributes.join(", ")}` }) : null))),
+      h("h2", { text: "Mappings" }),
+      mappings.items.length === 0 ? h("p", { class: "note", text: "No mapping yet." }) :
+        h("ul", { id: "mappings" }, mappings.items.map(mapping => h("li", {},
+          h("a", { href: link.mapping(tenant, name, mapping.name), text: mapping.name }), ` → ${mapping.entity}`))));
+  }
+
+  // The entities as boxes of their attributes and relationships, joined by a line per relationship
+  // (dashed when to-many; dotted to a parent entity). Each box links to the entity's objects.
+  function diagram(tenant, modelName, document) {
+    const entities = document.entities;
+    const columns = Math.max(1, Math.ceil(Math.sqrt(entities.length)));
+    const width = 260, line = 16, gapX = 90, gapY = 50;
+    const heights = entities.map(e => line * (2 + (e.attributes || []).length + (e.relationships || []).length) + 8);
+    const rows = Math.ceil(entities.length / columns);
+    const rowHeights = Array.from({ length: rows }, (_, row) => Math.max(...heights.slice(row * columns, row * columns + columns)));
+    const boxes = new Map();
+    entities.forEach((entity, index) => {
+      const row = Math.floor(index / columns), column = index % columns;
+      const y = 20 + rowHeights.slice(0, row).reduce((sum, height) => sum + height + gapY, 0);
+      boxes.set(entity.name, { x: 20 + column * (width + gapX), y, height: heights[index] });
+    });
+    const totalWidth = 40 + columns * width + (columns - 1) * gapX;
+    const totalHeight = 40 + rowHeights.reduce((sum, height) => sum + height + gapY, 0) - gapY;
+    const center = box => [box.x + width / 2, box.y + box.height / 2];
+    const edges = [], drawn = new Set();
+    for (const entity of entities) {
+      const from = boxes.get(entity.name);
+      for (const relationship of entity.relationships || []) {
+        const to = boxes.get(relationship.destination);
+        const pair = [entity.name, relationship.destination].sort().join("\u0000");
+        if (!to || drawn.has(pair)) continue;
+        drawn.add(pair);
+        const [x1, y1] = center(from), [x2, y2] = center(to);
+        edges.push(s("path", { class: relationship.toMany ? "edge many" : "edge",
+          d: entity.name === relationship.destination
+            ? `M${from.x + width} ${y1 - 10} h30 v20 h-30` : `M${x1} ${y1} L${x2} ${y2}` },
+          s("title", { text: `${entity.name}.${relationship.name} → ${relationship.destination}${relationship.toMany ? " (to-many)" : ""}` })));
+      }
+      if (entity.parent && boxes.has(entity.parent)) {
+        const [x1, y1] = center(from), [x2, y2] = center(boxes.get(entity.parent));
+        edges.push(s("path", { class: "edge parent", d: `M${x1} ${y1} L${x2} ${y2}` }, s("title", { text: `${entity.name} inherits from ${entity.parent}` })));
+      }
+    }
+    const nodes = entities.map(entity => {
+      const box = boxes.get(entity.name);
+      const lines = [
+        ...(entity.attributes || []).map(a => `${a.name}: ${a.type}${a.optional === false ? "" : "?"}`),
+        ...(entity.relationships || []).map(r => `${r.name} → ${r.destination}${r.toMany ? " [*]" : ""}`),
+      ];
+      return s("a", { href: link.objects(tenant, modelName, entity.name), class: "entity", "data-entity": entity.name },
+        s("rect", { class: "box", x: box.x, y: box.y, width, height: box.height, rx: 4 }),
+        s("rect", { class: "title", x: box.x, y: box.y, width, height: line + 6, rx: 4 }),
+        s("text", { class: "title-text", x: box.x + 8, y: box.y + line }, entity.name + (entity.parent ? ` : ${entity.parent}` : "")),
+        lines.map((text, index) => s("text", { x: box.x + 8, y: box.y + line * (index + 2) + 6 }, text)));
+    });
+    return s("svg", { class: "diagram", id: "diagram", viewBox: `0 0 ${totalWidth} ${totalHeight}`, width: totalWidth, height: totalHeight,
+      role: "img", "aria-label": "Entity diagram" }, edges, nodes);
+  }
+
+  async function objects(tenant, modelName, entityName, query) {
+    const document = await api("GET", modelPath(tenant, modelName));
+    const entity = entityNamed(document, entityName);
+    if (!entity) throw new Error(`The model has no entity ${entityName}.`);
+    const { attributes, relationships } = properties(document, entity);
+    const page = await api("GET", `${entityPath(tenant, modelName, entityName)}/objects`, {
+      query: { where: query.get("where"), orderBy: query.get("orderBy"), limit: query.get("limit") || 25, cursor: query.get("cursor"), count: "true" },
+    });
+    const where = h("input", { id: "where", name: "where", class: "wide", placeholder: "name BEGINSWITH[c] 'spider'", value: query.get("where") || "" });
+    const orderBy = h("input", { id: "orderBy", name: "orderBy", placeholder: "-name", value: query.get("orderBy") || "" });
+    const limit = h("input", { id: "limit", name: "limit", type: "number", min: 1, max: 1000, value: query.get("limit") || 25 });
+    const form = h("form", { class: "inline", id: "filter" },
+      h("label", {}, "Predicate (where)", where), h("label", {}, "Order by", orderBy), h("label", {}, "Page size", limit),
+      h("button", { type: "submit", id: "apply", text: "Apply" }));
+    form.addEventListener("submit", event => {
+      event.preventDefault();
+      location.hash = link.objects(tenant, modelName, entityName, { where: where.value.trim(), orderBy: orderBy.value.trim(), limit: limit.value });
+    });
+    const sameFilter = { where: query.get("where"), orderBy: query.get("orderBy"), limit: query.get("limit") };
+    show(h("h1", {}, h("a", { href: link.model(tenant, modelName), text: modelName }), ` / ${entityName}`),
+      form,
+      h("p", { id: "total", text: `${page.total} object${page.total === 1 ? "" : "s"} match.` }),
+      h("table", { id: "objects" },
+        h("tr", {}, h("th", { text: "Key" }), attributes.map(a => h("th", { text: a.name })), relationships.map(r => h("th", { text: `${r.name} →` }))),
+        page.items.map(object => {
+          // A sub-entity's object (listed under its parent) is keyed and opened as its own entity.
+          const own = entityNamed(document, object._entity) || entity;
+          const key = objectKey(own, object);
+          return h("tr", {},
+            h("td", {}, h("a", { class: "object-link", href: link.object(tenant, modelName, own.name, key), text: JSON.stringify(key) })),
+            attributes.map(a => h("td", {}, cell(object[a.name]))),
+            relationships.map(r => h("td", {}, relationshipLinks(tenant, modelName, r, object[r.name]))));
+        })),
+      h("div", { class: "pager" },
+        query.get("cursor") ? h("a", { id: "first-page", href: link.objects(tenant, modelName, entityName, sameFilter), text: "← First page" }) : null,
+        page.next ? h("a", { id: "next-page", href: link.objects(tenant, modelName, entityName, { ...sameFilter, cursor: page.next }), text: "Next page →" }) : null));
+  }
+
+  // A relationship's value (shape=model: the destination's key, an array of keys when to-many) as links.
+  function relationshipLinks(tenant, modelName, relationship, value) {
+    if (value === null || value === undefined) return h("span", { class: "note", text: "nil" });
+    const keys = relationship.toMany ? value : [value];
+    return h("span", { class: "relationship", "data-relationship": relationship.name }, keys.flatMap((key, index) => [
+      index ? ", " : null,
+      h("a", { href: link.object(tenant, modelName, relationship.destination, key), text: JSON.stringify(key) })]));
+  }
+
+  async function object(tenant, modelName, entityName, keyText) {
+    const [document, found] = await Promise.all([
+      api("GET", modelPath(tenant, modelName)),
+      api("GET", `${entityPath(tenant, modelName, entityName)}/objects/${keyText}`)]);
+    const entity = entityNamed(document, found._entity || entityName) || entityNamed(document, entityName);
+    const { attributes, relationships } = properties(document, entity);
+    show(h("h1", {}, h("a", { href: link.model(tenant, modelName), text: modelName }), " / ",
+        h("a", { href: link.objects(tenant, modelName, entity.name), text: entity.name }), ` ${decodeURIComponent(keyText)}`),
+      found._stub ? h("p", { class: "note", text: "A stub: only its key is known so far." }) : null,
+      h("table", { id: "object" },
+        h("tr", {}, h("th", { text: "_id" }), h("td", { text: found._id })),
+        attributes.map(a => h("tr", { "data-attribute": a.name }, h("th", { text: a.name }), h("td", {}, cell(found[a.name])))),
+        relationships.map(r => h("tr", { "data-relationship": r.name },
+          h("th", { text: `${r.name} → ${r.destination}${r.toMany ? " (to-many)" : ""}` }),
+          h("td", {}, relationshipLinks(tenant, modelName, r, found[r.name]))))),
+      h("h2", { text: "As JSON" }), h("pre", { text: json(found) }));
+  }
+
+  async function mapping(tenant, modelName, mappingName) {
+    const document = await api("GET", `${modelPath(tenant, modelName)}/mappings/${enc(mappingName)}`);
+    const payload = h("textarea", { id: "payload", spellcheck: "false", placeholder: '{"results": [...]}' });
+    const result = h("div", { id: "dry-run-result" });
+    const form = h("form", { id: "dry-run-form" },
+      h("label", {}, "A payload as the API returned it (JSON)", payload),
+      h("p", {}, h("button", { type: "submit", id: "dry-run", text: "Dry run with trace" }),
+        h("span", { class: "note", text: " POST …/payloads?explain=true: maps the payload and stores nothing." })));
+    form.addEventListener("submit", async event => {
+      event.preventDefault();
+      result.replaceChildren(h("p", { class: "note", text: "Running…" }));
+      try {
+        const answer = await api("POST", `${modelPath(tenant, modelName)}/mappings/${enc(mappingName)}/payloads`,
+          { query: { explain: "true" }, body: payload.value });
+        result.replaceChildren(dryRunReport(answer));
+      } catch (error) {
+        result.replaceChildren(problemBox(error));
+      }
+    });
+    show(h("h1", {}, h("a", { href: link.model(tenant, modelName), text: modelName }), ` / mapping ${mappingName}`),
+      h("pre", { id: "mapping-document", text: json(document) }),
+      h("h2", { text: "Try a payload" }), form, result);
+  }
+
+  // What a dry run would have done: the counts, then the trace object by object.
+  function dryRunReport(answer) {
+    const counts = ["inserted", "updated", "unchanged", "deleted"].map(name => `${answer[name] || 0} ${name}`).join(", ");
+    const trace = answer.explain || [];
+    const columns = [...new Set(trace.flatMap(step => Object.keys(step)))];
+    return h("div", {},
+      h("p", { id: "dry-run-counts" }, h("strong", { text: answer.dryRun ? "Dry run: nothing was stored. " : "" }), `Would be ${counts}.`),
+      (answer.warnings || []).map(warning => h("div", { class: "problem" }, h("strong", { text: "Warning " }), `${warning.pointer}: ${warning.message}`)),
+      h("h2", { text: `Trace (${trace.length} step${trace.length === 1 ? "" : "s"})` }),
+      h("table", { id: "trace", class: "trace" },
+        h("tr", {}, h("th", { text: "#" }), columns.map(name => h("th", { text: name }))),
+        trace.map((step, index) => h("tr", {}, h("td", { text: index + 1 }),
+          columns.map(name => h("td", {}, name === "action" ? h("span", { class: `action ${step[name]}`, text: step[name] }) : cell(step[name])))))),
+      answer.timings ? h("p", { class: "note", text: `Timings (ms): ${Object.entries(answer.timings).map(([phase, ms]) => `${phase} ${ms}`).join(", ")}` }) : null);
+  }
+
+  // The change feed, followed live: pages up to the head, then long polls (wait=30) that the server
+  // answers as soon as a write commits. Newest first; stops when the view is left.
+  async function changes(tenant, modelName, signal) {
+    const list = h("ol", { id: "feed", class: "feed", reversed: true });
+    const state = h("p", { id: "feed-state", class: "note", text: "Reading the feed…" });
+    const error = h("div");
+    show(h("h1", {}, h("a", { href: link.model(tenant, modelName), text: modelName }), " / change feed"), state, error, list);
+    const limit = 100;
+    let since = 0, epoch = null, caughtUp = false;
+    while (!signal.aborted) {
+      let page;
+      try {
+        page = await api("GET", `${modelPath(tenant, modelName)}/changes`, { query: { since, limit, wait: caughtUp ? 30 : 0 }, signal });
+      } catch (failure) {
+        if (signal.aborted) return;
+        error.replaceChildren(problemBox(failure));
+        state.textContent = "Stopped following. Open the view again to retry.";
+        return;
+      }
+      if (epoch !== null && page.epoch !== epoch) {
+        // The store was created anew: start again from 0.
+        list.replaceChildren();
+        since = 0; epoch = page.epoch; caughtUp = false;
+        continue;
+      }
+      epoch = page.epoch;
+      for (const change of page.changes) list.prepend(changeItem(tenant, modelName, change, caughtUp));
+      while (list.children.length > 500) list.lastChild.remove();
+      since = page.next;
+      caughtUp = page.changes.length < limit;
+      state.textContent = `Following live after sequence ${since}: new writes appear at the top.`;
+    }
+  }
+
+  function changeItem(tenant, modelName, change, fresh) {
+    return h("li", { class: fresh ? "fresh" : "", "data-seq": change.seq },
+      h("code", { text: `#${change.seq} ` }),
+      h("span", { class: `action ${change.op}`, text: change.op }), " ",
+      change.op === "upsert"
+        ? h("a", { href: link.object(tenant, modelName, change.entity, change.key), text: `${change.entity} ${JSON.stringify(change.key)}` })
+        : `${change.entity} ${JSON.stringify(change.key)}`,
+      change.object ? h("span", { class: "note mono", text: ` ${JSON.stringify(change.object)}` }) : null,
+      change.deletedAt ? h("span", { class: "note", text: ` deleted at ${change.deletedAt}` }) : null);
+  }
+
+  // MARK: API reference, from the served openapi.yaml
+
+  async function reference() {
+    const answer = await send("GET", "/openapi.yaml");
+    if (!answer.ok) throw new ApiError(answer.status, answer.body);
+    const spec = CartographYAML.parse(answer.body);
+    const resolve = item => {
+      if (!item || !item.$ref) return item;
+      return item.$ref.replace(/^#\//, "").split("/").reduce((node, part) => node && node[part.replace(/~1/g, "/").replace(/~0/g, "~")], spec);
+    };
+    const groups = new Map((spec.tags || []).map(tag => [tag.name, []]));
+    for (const [path, item] of Object.entries(spec.paths || {})) {
+      for (const method of ["get", "put", "post", "patch", "delete"]) {
+        const operation = item[method];
+        if (!operation) continue;
+        const tag = (operation.tags || ["other"])[0];
+        if (!groups.has(tag)) groups.set(tag, []);
+        const parameters = [...(item.parameters || []), ...(operation.parameters || [])].map(resolve);
+        groups.get(tag).push({ method, path, operation, parameters, requestBody: resolve(operation.requestBody) });
+      }
+    }
+    show(h("h1", { text: `${spec.info.title} API ${spec.info.version}` }),
+      h("p", { class: "description", text: spec.info.description || "" }),
+      h("p", { class: "note" }, "Rendered from ", h("a", { href: "/openapi.yaml", text: "/openapi.yaml" }),
+        ". “Try it” sends the request from this page with your token."),
+      [...groups].filter(([, operations]) => operations.length).map(([tag, operations]) => h("section", {},
+        h("h2", { text: tag }),
+        operations.map(entry => operationView(entry, resolve)))));
+  }
+
+  function operationView({ method, path, operation, parameters, requestBody }, resolve) {
+    const inputs = parameters.filter(p => p && (p.in === "path" || p.in === "query" || p.in === "header")).map(parameter => {
+      const schema = parameter.schema || {};
+      const preset = parameter.in === "path" && parameter.name === "tenant" ? session.tenant : "";
+      return { parameter, input: h("input", { name: parameter.name, "data-in": parameter.in, value: preset,
+        placeholder: schema.default !== undefined ? String(schema.default) : (schema.enum ? schema.enum.join(" | ") : schema.type || "") }) };
+    });
+    const contentTypes = requestBody && requestBody.content ? Object.keys(requestBody.content) : [];
+    const bodyType = contentTypes.length ? h("select", { name: "content-type" }, contentTypes.map(type => h("option", { value: type, text: type }))) : null;
+    const example = contentTypes.length ? exampleOf(requestBody.content[contentTypes[0]]) : undefined;
+    const body = contentTypes.length ? h("textarea", { name: "body", spellcheck: "false" }, example === undefined ? "" : json(example)) : null;
+    const output = h("div", { class: "try-result" });
+    const form = h("form", { class: "try" },
+      inputs.length ? h("div", { class: "inline" }, inputs.map(({ parameter, input }) =>
+        h("label", {}, `${parameter.name} (${parameter.in}${parameter.required ? ", required" : ""})`, input))) : null,
+      body ? h("label", {}, h("span", {}, "Request body ", bodyType), body) : null,
+      h("p", {}, h("button", { type: "submit", class: "send", text: `Send ${method.toUpperCase()}` })),
+      output);
+    form.addEventListener("submit", async event => {
+      event.preventDefault();
+      let url = path;
+      const query = {}, headers = {};
+      for (const { parameter, input } of inputs) {
+        const value = input.value.trim();
+        if (parameter.in === "path") url = url.replace(`{${parameter.name}}`, parameter.name === "key" ? value : enc(value));
+        else if (parameter.in === "query") query[parameter.name] = value;
+        else if (value) headers[parameter.name] = value;
+      }
+      output.replaceChildren(h("p", { class: "note", text: "Sending…" }));
+      try {
+        const answer = await send(method.toUpperCase(), withQuery(url, query),
+          { headers, ...(body ? { body: body.value, contentType: bodyType.value } : {}) });
+        output.replaceChildren(
+          h("p", {}, h("span", { class: `status ${answer.ok ? "ok" : "error"}`, text: String(answer.status) }), ` ${answer.contentType}`),
+          h("pre", { class: "response", text: typeof answer.body === "string" ? answer.body : json(answer.body) }));
+      } catch (error) {
+        output.replaceChildren(problemBox(error));
+      }
+    });
+    const statuses = Object.entries(operation.responses || {}).map(([status, response]) => {
+      const resolved = resolve(response) || {};
+      return h("tr", {}, h("td", { text: status }), h("td", { class: "description", text: resolved.description || "" }));
+    });
+    return h("details", { class: "op", id: `op-${operation.operationId}` },
+      h("summary", {}, h("span", { class: `method ${method}`, text: method.toUpperCase() }), h("code", { text: path }), h("span", { text: operation.summary || "" })),
+      h("div", { class: "body" },
+        operation.description ? h("p", { class: "description", text: operation.description }) : null,
+        parameters.length ? h("table", {},
+          h("tr", {}, h("th", { text: "Parameter" }), h("th", { text: "In" }), h("th", { text: "Description" })),
+          parameters.filter(Boolean).map(p => h("tr", {}, h("td", {}, h("code", { text: p.name })), h("td", { text: p.in }), h("td", { class: "description", text: p.description || "" })))) : null,
+        h("table", {}, h("tr", {}, h("th", { text: "Status" }), h("th", { text: "Meaning" })), statuses),
+        h("h3", { text: "Try it" }), form));
+  }
+
+  // The first example a media type declares, if any.
+  function exampleOf(media) {
+    if (!media) return undefined;
+    if (media.example !== undefined) return media.example;
+    const first = media.examples && Object.values(media.examples)[0];
+    return first ? first.value : undefined;
+  }
+
+  // MARK: Navigation
+
+  function navigation(route) {
+    const nav = document.getElementById("nav");
+    const tenant = route.tenant || session.tenant;
+    nav.replaceChildren(...nodes([
+      session.token && !session.tenant ? h("a", { href: "#/tenants", text: "Tenants" }) : null,
+      session.token && tenant ? h("a", { href: link.tenant(tenant), text: "Models" }) : null,
+      h("a", { href: "#/reference", id: "nav-reference", text: "API reference" })]));
+    document.getElementById("who").textContent = session.token ? `signed in${session.tenant ? ` to ${session.tenant}` : " as admin"}` : "";
+    document.getElementById("sign-out").hidden = !session.token;
+  }
+
+  // "#/t/acme/m/comics/e/Character?where=…" -> { parts: ["t", "acme", …], query }.
+  function parseFragment() {
+    const fragment = location.hash.replace(/^#\/?/, "");
+    const [path, query = ""] = fragment.split("?", 2);
+    const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+    return { parts, query: new URLSearchParams(query) };
+  }
+
+  // The running view's controller.
+  let current = new AbortController();
+
+  async function render() {
+    current.abort();
+    const controller = new AbortController();
+    current = controller;
+    try {
+      const { parts, query } = parseFragment();
+      const [, tenant, , modelName, kind, name, , key] = parts;
+      navigation({ tenant: parts[0] === "t" ? tenant : null });
+      if (parts[0] === "reference") return await reference();
+      if (!session.token) return signIn();
+      if (parts.length === 0) { location.hash = session.tenant ? link.tenant(session.tenant) : "#/tenants"; return; }
+      if (parts[0] === "tenants") return await tenants();
+      if (parts[0] !== "t" || !tenant) throw new Error("No such page.");
+      if (parts.length === 2) return await models(tenant);
+      if (parts.length === 4) return await model(tenant, modelName);
+      if (kind === "changes") return await changes(tenant, modelName, controller.signal);
+      if (kind === "map" && parts.length === 6) return await mapping(tenant, modelName, name);
+      if (kind === "e" && parts.length === 6) return await objects(tenant, modelName, name, query);
+      if (kind === "e" && parts.length === 8) return await object(tenant, modelName, name, key);
+      throw new Error("No such page.");
+    } catch (error) {
+      if (controller.signal.aborted || current !== controller) return;
+      show(problemBox(error), h("p", {}, h("a", { href: "#/", text: "Back to the start" })));
+    }
+  }
+
+  document.getElementById("sign-out").addEventListener("click", () => {
+    session.clear();
+    location.hash = "#/";
+    render();
+  });
+  window.addEventListener("hashchange", render);
+  render();
+})();
