@@ -2,9 +2,10 @@
 import CartographCore
 import CartographMapping
 
-/// Reads rows of one hierarchy's table into `ExistingObject`s.
-struct RowReader {
-    let layout: StoreLayout
+/// Reads rows of one hierarchy's table into `ExistingObject`s. A class: readers are cached by the
+/// layout and handed out for every row read, and a struct of this many arrays and dictionaries cost a
+/// retain and a release of each on every copy.
+final class RowReader {
     let table: String
     /// `SELECT <columns> FROM table`, with the columns in `fields` order after `_id, _entity, _stub`.
     let selectList: String
@@ -22,7 +23,6 @@ struct RowReader {
 
     /// - Parameter attributes: the attributes to read; nil reads every attribute and to-one foreign key.
     init(layout: StoreLayout, table: String, attributes: Set<String>? = nil) {
-        self.layout = layout
         self.table = table
         var columns = [StoreLayout.idColumn, StoreLayout.entityColumn, StoreLayout.stubColumn]
         var fields: [(kind: Kind, entities: Set<String>)] = []

@@ -7,8 +7,8 @@ import CartographCore
 import CartographMapping
 
 /// Writes the head of each row's document: `_id`, `_entity`, `_stub` and the attributes. Relationships
-/// follow (`ObjectReader.rendered`), since their keys come from other tables.
-struct RowRenderer {
+/// follow (`ObjectReader.rendered`), since their keys come from other tables. A class, as `RowReader` is.
+final class RowRenderer {
     /// `SELECT <columns> FROM table`: the full `RowReader`'s columns.
     let selectList: String
     private let table: String
