@@ -50,7 +50,7 @@ public enum JSONWriter {
     }
 
     /// Writes `bytes`, which must be valid UTF-8, as a JSON string.
-    public static func writeString(utf8 bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+    private static func writeString(utf8 bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var runStart = 0
         for index in bytes.indices {
@@ -62,6 +62,53 @@ public enum JSONWriter {
         }
         out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes `bytes` as a JSON string when they are well-formed UTF-8 and returns true; writes nothing
+    /// and returns false when they are not (text read from a store is checked, not trusted).
+    public static func writeString(validatingUTF8 bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) -> Bool {
+        let start = out.count
+        out.append(UInt8(ascii: "\""))
+        var runStart = 0, index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte >= 0x80 {
+                let length = sequenceLength(bytes, at: index)
+                guard length > 0 else {
+                    out.removeSubrange(start...)
+                    return false
+                }
+                index += length
+                continue
+            }
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                writeEscape(of: byte, into: &out)
+                runStart = index + 1
+            }
+            index += 1
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
+        out.append(UInt8(ascii: "\""))
+        return true
+    }
+
+    /// The length of the well-formed UTF-8 sequence (Unicode 15, table 3-7) of two to four bytes that
+    /// starts at `index`, or 0 when it is not one.
+    private static func sequenceLength(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int {
+        func continuation(_ offset: Int, _ range: ClosedRange<UInt8> = 0x80...0xBF) -> Bool {
+            index + offset < bytes.count && range.contains(bytes[index + offset])
+        }
+        switch bytes[index] {
+        case 0xC2...0xDF: return continuation(1) ? 2 : 0
+        case 0xE0: return continuation(1, 0xA0...0xBF) && continuation(2) ? 3 : 0
+        case 0xE1...0xEC, 0xEE...0xEF: return continuation(1) && continuation(2) ? 3 : 0
+        case 0xED: return continuation(1, 0x80...0x9F) && continuation(2) ? 3 : 0
+        case 0xF0: return continuation(1, 0x90...0xBF) && continuation(2) && continuation(3) ? 4 : 0
+        case 0xF1...0xF3: return continuation(1) && continuation(2) && continuation(3) ? 4 : 0
+        case 0xF4: return continuation(1, 0x80...0x8F) && continuation(2) && continuation(3) ? 4 : 0
+        default: return 0
+        }
     }
 
     private static func writeEscape(of byte: UInt8, into out: inout [UInt8]) {

@@ -84,7 +84,7 @@ final class RowRenderer {
         return object
     }
 
-    /// Writes a stored value as `AttributeValue.jsonValue` would: integers, booleans, dates and ASCII
+    /// Writes a stored value as `AttributeValue.jsonValue` would: integers, booleans, dates and UTF-8
     /// text directly; anything else (decimals, doubles, binary, transformable, other text, a value
     /// stored in a class its type does not read) through `ValueStorage`, as a read would decode it.
     private static func writeValue(of statement: SQLiteStatement, column: Int32, type: AttributeType, into out: inout [UInt8]) {
@@ -99,14 +99,11 @@ final class RowRenderer {
         case (.date, SQLITE_INTEGER):
             JSONWriter.writeString(ISO8601Instant.render(milliseconds: statement.columnInteger(column)), into: &out)
         case (.string, SQLITE_TEXT), (.uuid, SQLITE_TEXT), (.uri, SQLITE_TEXT):
-            // Only ASCII is copied as it is: other text goes through String, which repairs what is not
-            // UTF-8, so the bytes are those a decoded read writes.
-            let written = statement.withColumnText(column) { (text) -> Bool in
-                guard !text.contains(where: { $0 >= 0x80 }) else { return false }
-                JSONWriter.writeString(utf8: text, into: &out)
-                return true
+            // Well-formed UTF-8 is copied as it is; anything else goes through String, which repairs it,
+            // so the bytes are those a decoded read writes.
+            if !statement.withColumnText(column, { JSONWriter.writeString(validatingUTF8: $0, into: &out) }) {
+                JSONWriter.writeString(statement.column(column).textValue ?? "", into: &out)
             }
-            if !written { JSONWriter.writeString(statement.column(column).textValue ?? "", into: &out) }
         default:
             JSONWriter.write(ValueStorage.attributeValue(statement.column(column), type: type)?.jsonValue ?? .null, into: &out)
         }

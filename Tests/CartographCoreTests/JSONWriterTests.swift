@@ -1,0 +1,45 @@
+// Text read from a store is written into responses without making a String first, after a check that
+// it is well-formed UTF-8 (R-Q4): the check must agree with Swift's own decoder exactly, or a response
+// would carry bytes a decoded read repairs.
+import Testing
+import CartographCore
+import CartographTesting
+
+struct JSONWriterTests {
+    /// Bytes biased towards the edges of UTF-8's table: lead bytes, continuation bytes, truncations.
+    private static func awkwardBytes(_ random: inout SeededRandom) -> [UInt8] {
+        let interesting: [UInt8] = [0x00, 0x1F, 0x22, 0x5C, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2,
+                                    0xDF, 0xE0, 0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF]
+        return (0..<Int(random.next() % 12)).map { _ in
+            random.next() % 3 == 0 ? UInt8(truncatingIfNeeded: random.next()) : interesting[Int(random.next() % UInt64(interesting.count))]
+        }
+    }
+
+    @Test func R_Q4_textIsCopiedExactlyWhenSwiftWouldKeepItAndRefusedWhenSwiftWouldRepairIt() {
+        var random = SeededRandom(seed: 7)
+        var valid = 0
+        for _ in 0..<200_000 {
+            let bytes = Self.awkwardBytes(&random)
+            var written: [UInt8] = []
+            let accepted = bytes.withUnsafeBufferPointer { JSONWriter.writeString(validatingUTF8: $0, into: &written) }
+            let swift = String(validating: bytes, as: UTF8.self)
+            #expect(accepted == (swift != nil), "\(bytes)")
+            if let swift {
+                valid += 1
+                var expected: [UInt8] = []
+                JSONWriter.writeString(swift, into: &expected)
+                #expect(written == expected, "\(bytes)")
+            } else {
+                #expect(written.isEmpty)
+            }
+        }
+        #expect(valid > 10_000, "the generator must produce valid text too")
+    }
+
+    @Test func R_Q4_refusedTextLeavesWhatWasWrittenBefore() {
+        var out = Array("{\"a\":".utf8)
+        let accepted = [UInt8]([0x61, 0xE2, 0x82]).withUnsafeBufferPointer { JSONWriter.writeString(validatingUTF8: $0, into: &out) }
+        #expect(!accepted)
+        #expect(out == Array("{\"a\":".utf8))
+    }
+}
