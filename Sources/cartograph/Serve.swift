@@ -62,10 +62,10 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("metrics-auth"), help: "Who may read /metrics: anyone or admin. [env: CARTOGRAPH_METRICS_AUTH] (default: anyone)")
     var metricsAuth: String?
     @Flag(name: .customLong("metrics-tenant-labels"),
-          help: "Label metrics with the tenant too: one set of series per tenant. [env: CARTOGRAPH_METRICS_TENANT_LABELS=true] (default: off)")
+          help: "Label metrics with the tenant too: one set of series per tenant; true or false in the environment. [env: CARTOGRAPH_METRICS_TENANT_LABELS] (default: off)")
     var metricsTenantLabels = false
     @Option(name: .customLong("cors-origin"),
-            help: "An origin browser apps may call the API from, e.g. https://console.example.com; repeat for more. [env: CARTOGRAPH_CORS_ORIGIN, comma-separated] (default: none)")
+            help: "An origin browser apps may call the API from, e.g. https://console.example.com; repeat for more (comma-separated in the environment). [env: CARTOGRAPH_CORS_ORIGIN] (default: none)")
     var corsOrigin: [String] = []
     @Option(name: .customLong("log-format"), help: "text (key=value) or json (one object per line). [env: CARTOGRAPH_LOG_FORMAT] (default: text)")
     var logFormat: String?

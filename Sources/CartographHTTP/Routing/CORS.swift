@@ -1,4 +1,4 @@
-// Cross-origin requests from browser apps (R-S8, docs/operations.md#cors). Only the origins the server
+// Cross-origin requests from browser apps (R-S8, docs/operations.md#cors-r-s8). Only the origins the server
 // was started with (`--cors-origin`) get CORS headers, matched exactly. OPTIONS on any route's path is
 // answered here, before authentication (a browser's preflight never carries the token): 204 with
 // `Allow`, and for a preflight from a listed origin the methods and headers it may use; a preflight
