@@ -123,7 +123,7 @@ public final class Application: Sendable {
         changeWaiters.park(pending) { [self] answer in
             var answer = answer.compressed(accepting: request.headers["Accept-Encoding"])
             answer.headers.append(("X-Request-Id", pending.requestID))
-            cors.decorate(&answer, origin: request.headers["origin"])
+            cors.decorate(&answer, for: request)
             record(request: request, response: answer, labels: pending.labels,
                    requestID: pending.requestID, duration: ContinuousClock.now - pending.started)
             resolve(answer)
@@ -188,7 +188,7 @@ public final class Application: Sendable {
         }
         response = response.compressed(accepting: request.headers["Accept-Encoding"])
         response.headers.append(("X-Request-Id", requestID))
-        cors.decorate(&response, origin: request.headers["origin"])
+        cors.decorate(&response, for: request)
         record(request: request, response: response, labels: labels, requestID: requestID, duration: ContinuousClock.now - started)
         return response
     }

@@ -38,10 +38,10 @@ struct CORSPolicy: Sendable {
 
     /// Adds the CORS headers to any answer for a listed origin, and `Vary: Origin` whenever origins are
     /// listed (the answer then depends on it, which a cache must know).
-    func decorate(_ response: inout HTTPResponse, origin: String?) {
-        guard !origins.isEmpty else { return }
+    func decorate(_ response: inout HTTPResponse, for request: HTTPRequest) {
+        guard !origins.isEmpty else { return }  // before the header lookup: most servers list none
         response.headers.append(("Vary", "Origin"))
-        guard let origin, origins.contains(origin) else { return }
+        guard let origin = request.headers["origin"], origins.contains(origin) else { return }
         response.headers.append(("Access-Control-Allow-Origin", origin))
         response.headers.append(("Access-Control-Expose-Headers", Self.exposedHeaders))
     }
