@@ -16,7 +16,8 @@ public enum MetricHistograms {
     ]
 }
 
-/// Records what the server does as metrics; handles are kept, so a request looks nothing up in the registry.
+/// Records what the server does as metrics. The handles of per-request series are kept, so that a request
+/// looks nothing up in the registry.
 final class ServerMetrics: Sendable {
     /// Whether series are kept per tenant (`--metrics-tenant-labels`).
     let tenantLabels: Bool
