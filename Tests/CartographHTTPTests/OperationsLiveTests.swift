@@ -5,6 +5,7 @@ import Testing
 import CartographCore
 import CartographTesting
 @testable import CartographHTTP
+@testable import cartograph
 
 /// A mapping whose payloads are complete listings of characters: what a payload leaves out is deleted.
 private let rosterMapping: JSONValue = [
@@ -291,6 +292,21 @@ private func scrape(_ server: LiveServer) throws -> [MetricSample] {
             let ok = try #require(lines.first { $0.contains("request.id=ops-200") })
             #expect(!ok.contains("problem."))
         }
+    }
+
+    /// The text log writes a value as logfmt does, so that a problem's detail stays one value and a line one line.
+    @Test func R_S10_textLogValuesAreQuotedAndEscapedAsLogfmt() {
+        func text(_ value: String) -> String {
+            var line: [UInt8] = []
+            BufferedLogHandler.appendTextValue(value, to: &line)
+            return String(decoding: line, as: UTF8.self)
+        }
+        #expect(text("urn:cartograph:problem:not-found") == "urn:cartograph:problem:not-found")
+        #expect(text("") == #""""#)
+        #expect(text("No tenant named 'x'.") == #""No tenant named 'x'.""#)
+        #expect(text("a=b") == #""a=b""#)
+        #expect(text("say \"hi\"\nthen\\") == #""say \"hi\"\nthen\\""#)
+        #expect(text("tab\tbell\u{07}") == #""tab\tbell\u0007""#)
     }
 
     /// Details that repeat what the client sent (an object key, a predicate, a query value, a path) are
