@@ -128,7 +128,7 @@ private func scrape(_ server: LiveServer) throws -> [MetricSample] {
         #expect(listed.status == 200)
         #expect(listed.header("Access-Control-Allow-Origin") == console)
         let exposed = Set((listed.header("Access-Control-Expose-Headers") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-        #expect(exposed.isSuperset(of: ["X-Request-Id", "Retry-After", "RateLimit", "RateLimit-Policy", "WWW-Authenticate"]))
+        #expect(exposed.isSuperset(of: ["X-Request-Id", "Retry-After", "RateLimit", "RateLimit-Policy", "WWW-Authenticate", "Location", "Allow"]))
         #expect(listed.headers.contains { $0.name == "Vary" && $0.value == "Origin" })
         // A problem reaches the browser app too, so that it can show why.
         let unauthorized = try server.send("GET", "/v1/tenants", headers: [("Origin", console)])
