@@ -112,7 +112,10 @@ What some of them mean in practice:
   they recycle pages instead of growing.
 - `--tenant-rate-limit` is a token bucket per tenant and takes fractions; a tenant over it gets 429
   with `Retry-After`.
-- Logs go to stderr, batched (notice and above at once), each line with its `request.id`.
+- Logs go to stderr, batched (notice and above at once), each line with its `request.id`; a problem's
+  line adds its type and detail. `--metrics-tenant-labels` adds a `tenant` label to the metrics (a set
+  of series per tenant), and `--cors-origin` lets browser apps on the listed origins call the API: see
+  [operations.md](operations.md) for the metrics, the log's fields and CORS.
 
 For example, to serve on port 9090 with the data in `/var/lib/cartograph`:
 

@@ -1,10 +1,9 @@
 // The server as a function from request to response. It owns the order of concerns for every
-// request: request id, readiness, routing, authentication, the tenant's rate limit, content type,
-// handler, problem rendering, metrics and the request log.
+// request: request id, readiness, routing (OPTIONS and CORS), authentication, the tenant's rate limit,
+// content type, handler, problem rendering, CORS headers, metrics and the request log.
 public import Foundation
 public import Synchronization
 public import Logging
-import Metrics
 public import CartographCore
 public import CartographStore
 
@@ -33,6 +32,9 @@ public final class Application: Sendable {
     let storeFaults = StoreFaults()
     /// The wall clock that snapshot sessions are used and expire by (a test moves it past their 24 hours).
     let now: @Sendable () -> Date
+    /// The origins browser apps may call from (R-S8).
+    let cors: CORSPolicy
+    let metrics: ServerMetrics
 
     /// - Parameters:
     ///   - metricsExposition: renders the Prometheus text for `/metrics`.
@@ -48,6 +50,8 @@ public final class Application: Sendable {
         self.jsonReader = JSONReader(maxDepth: configuration.maxJSONDepth)
         self.metricsExposition = metricsExposition
         self.router = Router(routes: Self.routes)
+        self.cors = CORSPolicy(origins: configuration.corsOrigins)
+        self.metrics = ServerMetrics(tenantLabels: configuration.metricsTenantLabels)
         refreshRateLimiting()
     }
 
@@ -93,11 +97,9 @@ public final class Application: Sendable {
     public var serviceState: ServiceState { state.load(ordering: .acquiring) }
     public func setServiceState(_ newState: ServiceState) { state.store(newState, ordering: .releasing) }
 
-    /// The Prometheus exposition text, with the open stores' sizes brought up to date first.
+    /// The Prometheus exposition text, with the gauges read at scrape time brought up to date first.
     func renderMetrics() -> [UInt8] {
-        for store in stores.openStoreSizes() {
-            Gauge(label: "cartograph_store_bytes", dimensions: [("tenant", store.tenant), ("model", store.model)]).record(store.bytes)
-        }
+        metrics.refreshGauges(stores: stores, tenants: control.tenants().map(\.id))
         return metricsExposition()
     }
 
@@ -121,7 +123,8 @@ public final class Application: Sendable {
         changeWaiters.park(pending) { [self] answer in
             var answer = answer.compressed(accepting: request.headers["Accept-Encoding"])
             answer.headers.append(("X-Request-Id", pending.requestID))
-            record(request: request, response: answer, labels: Labels(route: pending.route, tenant: pending.tenant),
+            cors.decorate(&answer, for: request)
+            record(request: request, response: answer, labels: pending.labels,
                    requestID: pending.requestID, duration: ContinuousClock.now - pending.started)
             resolve(answer)
         }
@@ -136,9 +139,13 @@ public final class Application: Sendable {
     }
 
     /// What the request log and metrics say about a request.
-    struct Labels {
+    struct Labels: Sendable {
         var route = "unmatched"
+        /// The tenant the path names.
         var tenant: String?
+        /// The tenant, once the request's token was accepted for it: only such requests count per
+        /// tenant in the metrics, so that requests naming made-up tenants add no series.
+        var authenticatedTenant: String?
     }
 
     /// Runs `body`, turns its error into a problem, adds the request id, records metrics and the log line.
@@ -163,8 +170,7 @@ public final class Application: Sendable {
                 // Logged and counted when it is answered (`park`).
                 answer.pending?.requestID = requestID
                 answer.pending?.started = started
-                answer.pending?.route = labels.route
-                answer.pending?.tenant = labels.tenant
+                answer.pending?.labels = labels
                 return answer
             }
             response = answer
@@ -182,6 +188,7 @@ public final class Application: Sendable {
         }
         response = response.compressed(accepting: request.headers["Accept-Encoding"])
         response.headers.append(("X-Request-Id", requestID))
+        cors.decorate(&response, for: request)
         record(request: request, response: response, labels: labels, requestID: requestID, duration: ContinuousClock.now - started)
         return response
     }
@@ -189,14 +196,19 @@ public final class Application: Sendable {
     private func route(_ request: HTTPRequest, requestID: String, labels: inout Labels) throws(CartographError) -> HTTPResponse {
         switch try router.match(method: request.method, path: request.path) {
         case .notFound:
-            throw CartographError(.notFound, "No route for \(request.method) \(request.path).")
-        case .methodNotAllowed(let allowed):
+            throw CartographError(.notFound, "No route for \(request.method) \(request.path).").quotingRequestValues()
+        case .methodNotAllowed(let allowed, let template):
+            labels.route = template
+            // R-S8: OPTIONS describes the path (and answers a browser's preflight) before any token is asked for.
+            if request.method == "OPTIONS" { return try cors.options(request, methods: allowed) }
             throw CartographError(.methodNotAllowed, "\(request.method) is not allowed here; use \(allowed.joined(separator: ", ")).",
                                   allowedMethods: allowed)
         case .matched(let route, let parameters):
             labels.route = route.template
             labels.tenant = parameters["tenant"]
+            if route.body != .none { metrics.requestBody(route: route.template, bytes: request.body.count) }
             let principal = try authenticate(request, access: route.access, tenant: parameters["tenant"])
+            labels.authenticatedTenant = principal == .anonymous ? nil : parameters["tenant"]
             // R-S2: every request a tenant key authenticates takes from its tenant's bucket, before any
             // body is parsed or store touched. The admin token is exempt.
             if case .key(let key) = principal, rateLimiter.isEnabled,
@@ -324,33 +336,23 @@ public final class Application: Sendable {
     private static let requestIDPrefix = String(UInt32.random(in: .min ... .max), radix: 16) + "-"
     private static let requestCounter = Atomic<UInt64>(0)
 
-    /// Metric handles by (method, route, status), so a request does not build labels and look them up
-    /// in the factory.
-    private let metricHandles = Mutex<[String: (requests: Counter, duration: Metrics.Timer)]>([:])
-
-    private func handles(method: String, route: String, status: Int) -> (requests: Counter, duration: Metrics.Timer) {
-        let key = "\(method) \(route) \(status)"
-        return metricHandles.withLock { handles in
-            if let existing = handles[key] { return existing }
-            let created = (
-                Counter(label: "cartograph_http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))]),
-                Metrics.Timer(label: "cartograph_http_request_duration_seconds", dimensions: [("method", method), ("route", route)]))
-            handles[key] = created
-            return created
-        }
-    }
-
+    /// Counts the request (and its problem, if it answered one) and writes its log line: a problem's
+    /// type, and its detail unless that quotes what the request sent (R-S10).
     private func record(request: HTTPRequest, response: HTTPResponse, labels: Labels, requestID: String, duration: Duration) {
         let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-        let metrics = handles(method: request.method, route: labels.route, status: response.status)
-        metrics.requests.increment()
-        metrics.duration.recordNanoseconds(nanoseconds)
+        metrics.request(method: request.method, route: labels.route, status: response.status, tenant: labels.authenticatedTenant,
+                        nanoseconds: nanoseconds)
+        if let problem = response.problem { metrics.problem(type: problem.type, tenant: labels.authenticatedTenant) }
         guard logger.logLevel <= .info else { return }
         var metadata: Logger.Metadata = [
             "request.id": "\(requestID)", "http.method": "\(request.method)", "http.route": "\(labels.route)",
             "http.status": "\(response.status)", "duration_ms": "\(Double(nanoseconds / 1000) / 1000)",
         ]
         if let tenant = labels.tenant { metadata["tenant.id"] = "\(tenant)" }
+        if let problem = response.problem {
+            metadata["problem.type"] = "\(problem.type)"
+            if let detail = problem.loggableDetail { metadata["problem.detail"] = "\(detail)" }
+        }
         logger.info("request", metadata: metadata)
     }
 }

@@ -34,6 +34,10 @@ public struct ServerConfiguration: Sendable {
     public var drainTimeoutSeconds: Int = 30
     /// Whether /metrics needs the admin token.
     public var metricsRequireAdmin: Bool = false
+    /// Whether metrics keep series per tenant (unbounded: one set per tenant; off by default).
+    public var metricsTenantLabels: Bool = false
+    /// The origins browser apps may call the API from (`https://console.example.com`), matched exactly (R-S8).
+    public var corsOrigins: [String] = []
     /// Most model stores kept open at once (least recently used closed first).
     public var maxOpenStores: Int = 256
     /// Seconds after which an unused store is closed.

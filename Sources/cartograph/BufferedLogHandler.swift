@@ -84,7 +84,7 @@ struct BufferedLogHandler: LogHandler {
                 line.append(UInt8(ascii: " "))
                 line += key.utf8
                 line.append(UInt8(ascii: "="))
-                line += value.description.utf8
+                Self.appendTextValue(value.description, to: &line)
             }
             line.append(UInt8(ascii: " "))
             line += event.message.description.utf8
@@ -107,6 +107,26 @@ struct BufferedLogHandler: LogHandler {
         }
         line.append(UInt8(ascii: "\n"))
         sink.append(line, urgent: event.level >= .notice)
+    }
+
+    /// Appends a text-format value as logfmt does: as it is, or in double quotes (with `\"`, `\\` and
+    /// `\n`-style escapes) when it is empty or holds a space, a quote, an `=` or a control character, so
+    /// that a problem's detail stays one value and a line stays one line.
+    static func appendTextValue(_ value: String, to line: inout [UInt8]) {
+        let plain = !value.isEmpty && value.utf8.allSatisfy { $0 > 0x20 && $0 != 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "=") }
+        guard !plain else { line += value.utf8; return }
+        line.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): line += [UInt8(ascii: "\\"), byte]
+            case 0x0A: line += Array("\\n".utf8)
+            case 0x0D: line += Array("\\r".utf8)
+            case 0x09: line += Array("\\t".utf8)
+            case ..<0x20, 0x7F: line += Array(String(format: "\\u%04x", byte).utf8)
+            default: line.append(byte)
+            }
+        }
+        line.append(UInt8(ascii: "\""))
     }
 
     /// Appends `2026-11-21T14:49:00.123Z` (UTC).

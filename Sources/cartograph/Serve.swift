@@ -61,6 +61,12 @@ struct Serve: AsyncParsableCommand {
     var tenantMaxModels: Int?
     @Option(name: .customLong("metrics-auth"), help: "Who may read /metrics: anyone or admin. [env: CARTOGRAPH_METRICS_AUTH] (default: anyone)")
     var metricsAuth: String?
+    @Flag(name: .customLong("metrics-tenant-labels"),
+          help: "Label metrics with the tenant too: one set of series per tenant; true or false in the environment. [env: CARTOGRAPH_METRICS_TENANT_LABELS] (default: off)")
+    var metricsTenantLabels = false
+    @Option(name: .customLong("cors-origin"),
+            help: "An origin browser apps may call the API from, e.g. https://console.example.com; repeat for more (comma-separated in the environment). [env: CARTOGRAPH_CORS_ORIGIN] (default: none)")
+    var corsOrigin: [String] = []
     @Option(name: .customLong("log-format"), help: "text (key=value) or json (one object per line). [env: CARTOGRAPH_LOG_FORMAT] (default: text)")
     var logFormat: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. [env: CARTOGRAPH_LOG_LEVEL] (default: info)")
@@ -70,7 +76,9 @@ struct Serve: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let settings = try Settings(serve: self, environment: environment)
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        var metricsFactory = PrometheusMetricsFactory(registry: registry)
+        metricsFactory.valueHistogramBuckets = MetricHistograms.valueBuckets
+        MetricsSystem.bootstrap(metricsFactory)
         let sink = BufferedLogHandler.Sink()
         defer { sink.flush() }
         LoggingSystem.bootstrap { label in
@@ -168,6 +176,23 @@ struct Settings {
         if let v = value(serve.metricsAuth, "METRICS_AUTH") {
             guard v == "anyone" || v == "admin" else { throw ValidationError("metrics-auth must be 'anyone' or 'admin', not '\(v)'.") }
             configuration.metricsRequireAdmin = v == "admin"
+        }
+        if serve.metricsTenantLabels {
+            configuration.metricsTenantLabels = true
+        } else if let v = environment["CARTOGRAPH_METRICS_TENANT_LABELS"] {
+            guard let on = ["true": true, "1": true, "false": false, "0": false][v.lowercased()] else {
+                throw ValidationError("metrics-tenant-labels must be 'true' or 'false', not '\(v)'.")
+            }
+            configuration.metricsTenantLabels = on
+        }
+        let origins = serve.corsOrigin.isEmpty
+            ? (environment["CARTOGRAPH_CORS_ORIGIN"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            : serve.corsOrigin
+        configuration.corsOrigins = try origins.map { (text) throws(ValidationError) -> String in
+            guard let origin = CORSOrigin.parse(text) else {
+                throw ValidationError("cors-origin must be an origin like https://console.example.com (scheme, host, optional port; no path, no wildcard), not '\(text)'.")
+            }
+            return origin
         }
         if let v = value(serve.logFormat, "LOG_FORMAT") {
             guard let format = BufferedLogHandler.Format(rawValue: v.lowercased()) else { throw ValidationError("log-format must be 'text' or 'json', not '\(v)'.") }

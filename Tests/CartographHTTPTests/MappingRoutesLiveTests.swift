@@ -55,11 +55,9 @@ let characterMapping: JSONValue = [
             let posted = try server.client.sendJSON("POST", "/v1/tenants/acme/models/comics/mappings/characters/payloads",
                                                     ["characters": [["id": 1, "name": "Thor", "publisher": ["id": 2, "name": "Marvel"]]]], token: key)
             #expect(try posted.json()["inserted"] == 2)
-            let metrics = try server.client.send("GET", "/metrics").text
-            #expect(metrics.contains("cartograph_objects_mapped_total 2"))
-            let sizeLine = metrics.split(separator: "\n").first { $0.hasPrefix("cartograph_store_bytes{") && $0.contains(#"model="comics""#) }
-            let bytes = sizeLine.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) } ?? 0
-            #expect(bytes > 4096)
+            let metrics = MetricSample.parse(try server.client.send("GET", "/metrics").text)
+            #expect(metrics.value("cartograph_objects_mapped_total", ["model": "comics", "action": "insert"]) == 2)
+            #expect(try #require(metrics.value("cartograph_store_bytes")) > 4096)
         }
     }
 

@@ -166,10 +166,11 @@ struct RouterTests {
 
     @Test func unknownPathAndWrongMethod() throws {
         guard case .notFound = try router.match(method: "GET", path: "/v1/tenants/acme/unknown") else { Issue.record("expected 404"); return }
-        guard case .methodNotAllowed(let allowed) = try router.match(method: "PUT", path: "/v1/tenants/acme/keys") else {
+        guard case .methodNotAllowed(let allowed, let template) = try router.match(method: "PUT", path: "/v1/tenants/acme/keys") else {
             Issue.record("expected 405"); return
         }
         #expect(allowed == ["POST", "GET"])
+        #expect(template == "/v1/tenants/{tenant}/keys")
     }
 
     /// An identity value may hold '/' or NUL: encoded, they are accepted in `{key}` (kept raw, decoded

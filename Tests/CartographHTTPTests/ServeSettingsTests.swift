@@ -24,6 +24,28 @@ struct ServeSettingsTests {
         #expect(throws: ValidationError.self) { try settings(["--sqlite-memory-mib", "1"]) }
     }
 
+    /// R-S8: `--cors-origin` is repeatable (the environment takes a comma-separated list); each value must
+    /// be an origin, kept lowercased as browsers send it; a wildcard or a path is refused at start-up.
+    @Test func R_S8_corsOriginsAreExactOriginsFromFlagsOrTheEnvironment() throws {
+        #expect(try settings([]).configuration.corsOrigins == [])
+        #expect(try settings(["--cors-origin", "https://Console.Example.com", "--cors-origin", "http://localhost:3000"]).configuration.corsOrigins
+                == ["https://console.example.com", "http://localhost:3000"])
+        let fromEnvironment = try Settings(serve: Serve.parse([]), environment: ["CARTOGRAPH_CORS_ORIGIN": "https://a.example, http://[::1]:8000"])
+        #expect(fromEnvironment.configuration.corsOrigins == ["https://a.example", "http://[::1]:8000"])
+        for bad in ["*", "https://*.example.com", "https://console.example.com/", "https://console.example.com/app", "console.example.com", "ftp://x.example", "https://"] {
+            #expect(throws: ValidationError.self, "\(bad)") { try settings(["--cors-origin", bad]) }
+        }
+    }
+
+    /// R-S9: tenant labels are off unless asked for, by the flag or the environment.
+    @Test func R_S9_tenantLabelsAreOffUnlessAskedFor() throws {
+        #expect(try settings([]).configuration.metricsTenantLabels == false)
+        #expect(try settings(["--metrics-tenant-labels"]).configuration.metricsTenantLabels == true)
+        #expect(try Settings(serve: Serve.parse([]), environment: ["CARTOGRAPH_METRICS_TENANT_LABELS": "true"]).configuration.metricsTenantLabels == true)
+        #expect(try Settings(serve: Serve.parse([]), environment: ["CARTOGRAPH_METRICS_TENANT_LABELS": "0"]).configuration.metricsTenantLabels == false)
+        #expect(throws: ValidationError.self) { try Settings(serve: Serve.parse([]), environment: ["CARTOGRAPH_METRICS_TENANT_LABELS": "maybe"]) }
+    }
+
     /// Each worker thread keeps its connections: twice the cores, so a burst of connections on one thread
     /// still leaves another thread for each core.
     @Test func theHTTPThreadsDefaultToTwiceTheCores() throws {

@@ -36,7 +36,7 @@ struct IdempotencyTests {
                 result.inserted = 1
                 return result
             }
-            requests.responses.withLock { $0.append(response.flatMap { try? JSONReader().parse($0) } ?? .null) }
+            requests.responses.withLock { $0.append(response.flatMap { try? JSONReader().parse($0.body) } ?? .null) }
         }
         // Threads of their own, as the server's request threads are (a dispatch queue may not start the
         // second while the first sleeps).

@@ -30,6 +30,8 @@ public struct CartographError: Error, Sendable, CustomStringConvertible {
         public static let storeUnavailable = Code(rawValue: "store-unavailable")
         /// SQLite found a store's file damaged: no more writes to it until an operator restores it.
         public static let storeCorrupt = Code(rawValue: "store-corrupt")
+        /// A browser's CORS preflight from an origin the server does not allow (`--cors-origin`).
+        public static let originNotAllowed = Code(rawValue: "origin-not-allowed")
 
         /// A fault of a store's file or disk rather than of the request (docs/errors.md#storage-faults).
         public var isStorageFault: Bool { self == .insufficientStorage || self == .storeUnavailable || self == .storeCorrupt }
@@ -58,6 +60,9 @@ public struct CartographError: Error, Sendable, CustomStringConvertible {
     public var allowedMethods: [String]
     /// Seconds to wait before retrying (429 and 503).
     public var retryAfterSeconds: Int?
+    /// True when `detail` repeats what the request sent (an object key, a predicate's text, a query
+    /// value, a path): the request log leaves such a detail out, as it never logs what a client sent.
+    public var detailQuotesRequestValues = false
 
     public init(
         _ code: Code, _ detail: String, errors: [Detail] = [], offset: Int? = nil,
@@ -72,6 +77,13 @@ public struct CartographError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(code.rawValue): \(detail)" }
+
+    /// This error, marked as quoting the request's values in its detail (`detailQuotesRequestValues`).
+    public func quotingRequestValues() -> CartographError {
+        var marked = self
+        marked.detailQuotesRequestValues = true
+        return marked
+    }
 }
 
 extension CartographError {

@@ -1,7 +1,6 @@
 // Mapping documents (docs/mapping.md): registered per model, validated against it with a JSON Pointer per
 // problem, stored normalized in the model's store.
 import Foundation
-import Metrics
 import CartographCore
 import CartographMapping
 import CartographStore
@@ -46,9 +45,8 @@ enum MappingRoutes {
             let (store, session) = try snapshotSession(context)
             let document = try registeredMapping(session.mapping, in: store)
             let dryRun = try ModelRoutes.booleanQuery(context, "dryRun") ?? false
-            var body = try store.completeSnapshot(session, mapping: .document(document, name: session.mapping), dryRun: dryRun, now: context.application.now())
-            body.append(0x0A)
-            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: body)
+            let result = try store.completeSnapshot(session, mapping: .document(document, name: session.mapping), dryRun: dryRun, now: context.application.now())
+            return answer(result, context)
         },
         Route("DELETE", snapshot, access: .tenant(.write)) { context in
             let (store, session) = try snapshotSession(context)
@@ -118,10 +116,16 @@ enum MappingRoutes {
         let options = IngestOptions(metadata: requestMetadata(context.request), explain: explain, dryRun: dryRun, idempotency: idempotency,
                                     maximumObjects: context.application.configuration.maxObjectsPerPayload, quota: storageQuota(context, store: store),
                                     snapshot: snapshot, now: context.application.now())
-        var result = try store.ingest(try context.nonEmptyBody(), mapping: mapping, model: model, reader: context.application.jsonReader, options: options)
-        Counter(label: "cartograph_objects_mapped_total").increment(by: result.objectsMapped)
-        result.body.append(0x0A)
-        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: result.body)
+        return answer(try store.ingest(try context.nonEmptyBody(), mapping: mapping, model: model, reader: context.application.jsonReader,
+                                       options: options), context)
+    }
+
+    /// The 200 of a payload or a snapshot's completion; what it committed is counted (R-S9).
+    static func answer(_ result: IngestResult, _ context: RequestContext) -> HTTPResponse {
+        if let committed = result.committed {
+            context.application.metrics.objectsMapped(committed, tenant: context.parameter("tenant"), model: context.parameter("model"))
+        }
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: result.body + [0x0A])
     }
 
     /// R-S2: with a `maxStoreBytes` in force, the quota the payload's transaction checks just before

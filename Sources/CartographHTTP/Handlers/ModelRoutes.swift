@@ -92,7 +92,7 @@ enum ModelRoutes {
             guard let object = try store.read({ (reader) throws(CartographError) in
                 try reader.object(entity: entity, key: key, include: include, shape: objectShape, fields: fields, mapping: mapping)
             }) else {
-                throw CartographError(.notFound, "No \(entity) object with key '\(key)'.")
+                throw CartographError(.notFound, "No \(entity) object with key '\(key)'.").quotingRequestValues()
             }
             return .json(object)
         },
@@ -104,7 +104,7 @@ enum ModelRoutes {
                 try transaction.delete(id: object.id, entity: object.entity)
                 return true
             }
-            guard found else { throw CartographError(.notFound, "No \(entity) object with key '\(key)'.") }
+            guard found else { throw CartographError(.notFound, "No \(entity) object with key '\(key)'.").quotingRequestValues() }
             return .noContent
         },
         Route("DELETE", entity + "/objects", access: .tenant(.write), query: ["where"]) { context in
@@ -291,7 +291,9 @@ enum ModelRoutes {
         }
     }
 
+    /// A malformed query or body value; `message` may quote it.
     static func invalid(_ pointer: String, _ message: String) -> CartographError {
         CartographError(.badRequest, "Invalid request: \(pointer.dropFirst()) \(message).", errors: [.init(pointer: pointer, message: message)])
+            .quotingRequestValues()
     }
 }

@@ -69,6 +69,8 @@ public struct HTTPResponse: Sendable {
     /// Set on an answer that waits for a store to change (a long poll): the transport parks the
     /// connection with `Application.park` instead of sending this response.
     public internal(set) var pending: PendingResponse?
+    /// Set on a problem answer, for the request log and the problem metrics.
+    var problem: ProblemSummary?
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
@@ -97,6 +99,14 @@ public struct HTTPResponse: Sendable {
     }
 }
 
+/// What the request log and `cartograph_problems_total` say about a problem answer.
+struct ProblemSummary: Sendable {
+    /// The problem's `type` URI.
+    let type: String
+    /// The problem's `detail`; nil when it quotes what the request sent (the log never holds that).
+    let loggableDetail: String?
+}
+
 /// An answer that waits for a write to one model's store (`GET …/changes?wait=`, docs/change-feed.md):
 /// `poll` is asked again after every write to that store, and a last time (`final`) at the deadline,
 /// when it must answer.
@@ -109,7 +119,7 @@ public struct PendingResponse: Sendable {
     /// What the request log needs when the answer is finally given (set by `Application`).
     var requestID = ""
     var started = ContinuousClock.now
-    var route = "", tenant: String?
+    var labels = Application.Labels()
 
     static func waiting(for store: String, until deadline: ContinuousClock.Instant,
                         poll: @escaping @Sendable (_ final: Bool) -> HTTPResponse?) -> HTTPResponse {

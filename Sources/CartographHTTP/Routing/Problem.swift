@@ -28,6 +28,8 @@ extension CartographError.Code {
         // Storage faults: the disk is full (RFC 4918's 507), the file cannot be written or is damaged (503).
         case .insufficientStorage: 507
         case .storeUnavailable, .storeCorrupt: 503
+        // Not 401/403's usual meaning (the token): the browser's page is on an origin this server does not serve.
+        case .originNotAllowed: 403
         default: 500
         }
     }
@@ -76,6 +78,8 @@ extension HTTPResponse {
             }))
         }
         var response = HTTPResponse.json(.object(document), status: status, contentType: "application/problem+json")
+        response.problem = ProblemSummary(type: "urn:cartograph:problem:\(error.code.rawValue)",
+                                          loggableDetail: error.detailQuotesRequestValues ? nil : error.detail)
         if !error.allowedMethods.isEmpty { response.headers.append(("Allow", error.allowedMethods.joined(separator: ", "))) }
         if let seconds = error.retryAfterSeconds { response.headers.append(("Retry-After", String(seconds))) }
         if error.code == .unauthorized { response.headers.append(("WWW-Authenticate", "Bearer")) }

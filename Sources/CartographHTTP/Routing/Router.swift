@@ -89,7 +89,8 @@ public struct Route: Sendable {
 /// The result of matching a request against the table.
 public enum RouteMatch: Sendable {
     case matched(Route, parameters: [String: String])
-    case methodNotAllowed(allowed: [String])
+    /// The path is a route's (`template`, the first of them), but not with this method.
+    case methodNotAllowed(allowed: [String], template: String)
     case notFound
 }
 
@@ -130,18 +131,24 @@ public struct Router: Sendable {
             }
         }
         var allowed: [String] = []
+        var template: String?
         for route in routes {
             guard var parameters = route.bind(segments) else { continue }
             // `{key}` stays percent-encoded: a compound key's parts are split on ',' before decoding.
             let keyIndex = route.segments.firstIndex(of: .parameter("key"))
             try refuseHiddenSeparators(except: keyIndex)
             if let keyIndex { parameters["key"] = raw[keyIndex] }
-            guard route.method == method else { allowed.append(route.method); continue }
+            guard route.method == method else {
+                allowed.append(route.method)
+                template = template ?? route.template
+                continue
+            }
             try Self.validate(parameters)
             return .matched(route, parameters: parameters)
         }
         try refuseHiddenSeparators(except: nil)
-        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+        guard let template else { return .notFound }
+        return .methodNotAllowed(allowed: allowed, template: template)
     }
 
     /// Checks each path parameter against the naming rule for its kind.

@@ -6,7 +6,7 @@ import CartographMapping
 
 extension ModelStore {
     /// Applies a payload once per `Idempotency-Key` (R-P11) and answers the response body (JSON text:
-    /// the mapping result with its `changeSeq`). `body` maps the payload inside a write transaction; with
+    /// the mapping result with its `changeSeq`) with what was committed. `body` maps the payload inside a write transaction; with
     /// a key, the response is stored with the key and the request's hash in the same transaction. The key
     /// is looked up inside that transaction, under the write lock: of two concurrent requests with one
     /// key, the second waits for the first to commit and answers its stored response, so the payload is
@@ -14,7 +14,7 @@ extension ModelStore {
     /// neither look keys up nor record them. `checkBytes` is `write`'s.
     func applyPayload(idempotency: (key: String, requestHash: [UInt8])?, dryRun: Bool,
                              checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)? = nil,
-                             _ body: (StoreTransaction) throws(CartographError) -> MappingResult) throws(CartographError) -> [UInt8] {
+                             _ body: (StoreTransaction) throws(CartographError) -> MappingResult) throws(CartographError) -> IngestResult {
         /// What the transaction did: found a stored response, or applied the payload.
         enum Outcome: Sendable {
             case replayed([UInt8])
@@ -49,8 +49,8 @@ extension ModelStore {
             } catch { throw CartographError.store(error, "Cannot record the Idempotency-Key") }
         }, checkBytes: checkBytes)
         switch outcome {
-        case .replayed(let stored): return stored
-        case .applied(let result): return result.jsonBytes(changeSeq: dryRun ? nil : changeSeq)
+        case .replayed(let stored): return IngestResult(body: stored, committed: nil)
+        case .applied(let result): return IngestResult(body: result.jsonBytes(changeSeq: dryRun ? nil : changeSeq), committed: dryRun ? nil : result)
         }
     }
 }

@@ -99,8 +99,9 @@ public struct IngestResult: Sendable {
     /// The response document (R-P12) as JSON text: the mapping result with its `changeSeq`, or the result
     /// stored with the Idempotency-Key.
     public var body: [UInt8]
-    /// Objects this request mapped (inserted, updated or unchanged); 0 when a stored result was answered.
-    public var objectsMapped: Int
+    /// What this request committed (its counts feed the metrics); nil for a dry run, or when the result
+    /// stored with the Idempotency-Key was answered.
+    public var committed: MappingResult?
 }
 
 extension ModelStore {
@@ -129,10 +130,9 @@ extension ModelStore {
                 try engine.read(payload, mapping: mapping, metadata: options.metadata, explain: options.explain,
                                 snapshot: snapshot.model.version == model.version ? snapshot : nil)
             }
-        var objectsMapped = 0
         var checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)?
         if let quota = options.quota { checkBytes = quota.check(before:after:) }
-        let response = try applyPayload(idempotency: options.idempotency, dryRun: options.dryRun, checkBytes: checkBytes) {
+        return try applyPayload(idempotency: options.idempotency, dryRun: options.dryRun, checkBytes: checkBytes) {
             (transaction) throws(CartographError) -> MappingResult in
             let result: MappingResult
             var mappedWith = mapping
@@ -152,9 +152,7 @@ extension ModelStore {
                 // In the page's own transaction: a page is never committed without its mentions.
                 try transaction.recordSnapshotPage(session, mapping: mappedWith, mentioned: result.mentionedIDs ?? [], now: options.now)
             }
-            objectsMapped = result.inserted + result.updated + result.unchanged
             return result
         }
-        return IngestResult(body: response, objectsMapped: objectsMapped)
     }
 }

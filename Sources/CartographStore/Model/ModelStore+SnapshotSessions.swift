@@ -130,7 +130,7 @@ extension SnapshotSessionTables.Stored {
         guard current != "\(entity) where \(scope)" else { return }
         throw CartographError(.conflict, "Mapping '\(session.mapping)' changed since snapshot session '\(session.token)' began: its pages listed \(entity) "
                               + "where \(scope), the mapping now has \(current). Nothing was deleted; abandon the session and send the listing again.",
-                              errors: [.init(pointer: "", message: "the deleteMissing scope changed")])
+                              errors: [.init(pointer: "", message: "the deleteMissing scope changed")]).quotingRequestValues()
     }
 }
 
@@ -153,7 +153,7 @@ extension ModelStore {
     /// and drops the session, answering the payload result shape (R-P12). 404 for an unknown or expired
     /// session; 409, nothing deleted and the session kept, past `maxDeletes` or when the mapping's scope
     /// changed since the session began. A dry run deletes and drops nothing.
-    public func completeSnapshot(_ session: SnapshotSession, mapping source: MappingSource, dryRun: Bool, now: Date) throws(CartographError) -> [UInt8] {
+    public func completeSnapshot(_ session: SnapshotSession, mapping source: MappingSource, dryRun: Bool, now: Date) throws(CartographError) -> IngestResult {
         try applyPayload(idempotency: nil, dryRun: dryRun) { (transaction) throws(CartographError) -> MappingResult in
             let mapping = try source.mappings(for: transaction.model, in: self).mapping
             let stored = try transaction.liveSnapshotSession(session, now: now)
@@ -181,6 +181,7 @@ extension StoreTransaction {
         let connection = self.connection
         guard let stored = try SnapshotSessionTables.sqlite(session, { () throws(SQLiteError) in try SnapshotSessionTables.find(session, connection, now: now) }) else {
             throw CartographError(.notFound, "Mapping '\(session.mapping)' has no snapshot session '\(session.token)' (never begun, completed, abandoned, or unused for 24 hours).")
+                .quotingRequestValues()
         }
         return stored
     }

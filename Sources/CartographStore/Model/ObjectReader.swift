@@ -374,6 +374,7 @@ struct ObjectReader {
                 values.append(value)
             } catch {
                 throw CartographError(.badRequest, "The key value '\(text)' is not a valid \(attribute.type) for '\(name)': \(error)")
+                    .quotingRequestValues()
             }
         }
         return .values(values)

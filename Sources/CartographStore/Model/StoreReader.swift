@@ -93,7 +93,7 @@ public struct StoreReader {
                                      pointer: "/where")
         let compiled: SQLPredicate
         do { compiled = try checked.sql(schema: layout) } catch {
-            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)", offset: error.offset)
+            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)", offset: error.offset).quotingRequestValues()
         }
         let alias = compiled.alias
         var keys: [(column: String, type: AttributeType?, descending: Bool)] = []
@@ -261,6 +261,7 @@ public struct StoreReader {
         } catch {
             throw CartographError(.badRequest, "Invalid predicate: \(error.message) (at offset \(error.offset)).",
                                   errors: [.init(pointer: pointer, message: error.message, offset: error.offset)], offset: error.offset)
+                .quotingRequestValues()
         }
     }
 

@@ -99,10 +99,7 @@ public final class StoreRegistry: Sendable {
             if let known = sizes[tenant] { return known }
             var scanned: [String: Int64] = [:]
             for model in modelNames(tenant: tenant) {
-                let path = file(tenant: tenant, model: model).path
-                scanned[model] = ["", "-wal"].reduce(Int64(0)) { total, suffix in
-                    total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? NSNumber)?.int64Value ?? 0)
-                }
+                scanned[model] = bytesOnDisk(tenant: tenant, model: model)
             }
             sizes[tenant] = scanned
             return scanned
@@ -164,15 +161,19 @@ public final class StoreRegistry: Sendable {
         }
     }
 
-    /// The size on disk (database and WAL) of every open store, for the `cartograph_store_bytes` metric.
-    public func openStoreSizes() -> [(tenant: String, model: String, bytes: Int64)] {
-        let stores = open.withLock { $0.map { ($0.key, $0.value.path) } }
-        return stores.map { key, path in
-            let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
-            let bytes = ["", "-wal"].reduce(Int64(0)) { total, suffix in
-                total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? NSNumber)?.int64Value ?? 0)
-            }
-            return (parts.first ?? "", parts.last ?? "", bytes)
+    /// The size on disk (database and WAL) of every model store of `tenants`, open or not, for the
+    /// `cartograph_store_bytes` metric: a directory listing per tenant and two `stat`s per store.
+    public func storeSizesOnDisk(tenants: [String]) -> [(tenant: String, model: String, bytes: Int64)] {
+        tenants.flatMap { tenant in
+            modelNames(tenant: tenant).map { model in (tenant, model, bytesOnDisk(tenant: tenant, model: model)) }
+        }
+    }
+
+    /// The sizes of a store's database and WAL files.
+    private func bytesOnDisk(tenant: String, model: String) -> Int64 {
+        let path = file(tenant: tenant, model: model).path
+        return ["", "-wal"].reduce(Int64(0)) { total, suffix in
+            total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? NSNumber)?.int64Value ?? 0)
         }
     }
 

@@ -300,7 +300,7 @@ public final class StoreTransaction {
                     .filter { !plannedIDs.contains($0) }
                 switch relationship.deleteRule {
                 case .deny where !destinations.isEmpty:
-                    throw CartographError(.conflict, "Cannot delete \(object.entity) \(reader.key(of: object).jsonText): its relationship '\(relationship.name)' has the delete rule 'deny' and still has \(destinations.count) destination(s).")
+                    throw CartographError(.conflict, "Cannot delete \(object.entity) \(reader.key(of: object).jsonText): its relationship '\(relationship.name)' has the delete rule 'deny' and still has \(destinations.count) destination(s).").quotingRequestValues()
                 case .cascade:
                     pending.append(contentsOf: destinations.map { ($0, relationship.destination) })
                 default:
@@ -366,7 +366,7 @@ public final class StoreTransaction {
     public func objects(matching predicate: CheckedPredicate, among ids: [Int64]? = nil) throws(CartographError) -> [(id: Int64, entity: String)] {
         let compiled: SQLPredicate
         do { compiled = try predicate.sql(schema: layout) } catch {
-            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)", offset: error.offset)
+            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)", offset: error.offset).quotingRequestValues()
         }
         let select = "SELECT \(compiled.alias)._id, \(compiled.alias)._entity FROM \(compiled.fromClause) WHERE \(compiled.whereClause)"
         let bindings = compiled.bindings.map(SQLiteValue.init)

@@ -14,6 +14,12 @@ import HTTPTypes
 /// maximum number of models and of bytes in its stores: a request that would exceed one is a 409 with
 /// problem type `urn:cartograph:problem:quota-exceeded`, and stores nothing.
 ///
+/// Browser apps (R-S8): every route's path also answers `OPTIONS`, before any token is asked for: 204
+/// with `Allow`, and for a CORS preflight from an origin the server lists (`--cors-origin`) the
+/// `Access-Control-Allow-*` headers. A preflight from any other origin is a 403 with problem type
+/// `urn:cartograph:problem:origin-not-allowed`. Every answer to a listed origin carries
+/// `Access-Control-Allow-Origin`. `OPTIONS` is not listed as an operation below: clients never call it.
+///
 internal struct Client: APIProtocol {
     /// The underlying HTTP client.
     private let client: UniversalClient
