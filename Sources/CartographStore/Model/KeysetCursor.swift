@@ -7,8 +7,17 @@ import CartographCore
 enum KeysetCursor {
     static func encode(values: [SQLiteValue], id: Int64, fingerprint: String) -> String {
         let json: JSONValue = ["o": .string(fingerprint), "v": .array(values.map(json)), "id": .number(JSONNumber(id))]
-        return Data(json.jsonBytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        // base64url without padding, mapped byte by byte (Foundation's replacingOccurrences, three times,
+        // was 3% of a page's CPU).
+        let base64 = Data(json.jsonBytes).base64EncodedString().utf8.compactMap { (byte) -> UInt8? in
+            switch byte {
+            case UInt8(ascii: "+"): UInt8(ascii: "-")
+            case UInt8(ascii: "/"): UInt8(ascii: "_")
+            case UInt8(ascii: "="): nil
+            default: byte
+            }
+        }
+        return String(decoding: base64, as: UTF8.self)
     }
 
     static func decode(_ cursor: String, fingerprint: String, keyCount: Int) throws(CartographError) -> (values: [SQLiteValue], id: Int64) {

@@ -200,13 +200,14 @@ struct ObjectReader {
         -> [Int64: [String: [Int64]]] {
         var destinations: [Int64: [String: [Int64]]] = [:]
         var wanted: [String: Set<Int64>] = [:]
-        func want(_ id: Int64, _ destination: String) {
-            if keys[id] == nil { wanted[layout.table(of: destination), default: []].insert(id) }
+        func want(_ id: Int64, from table: String) {
+            if keys[id] == nil { wanted[table, default: []].insert(id) }
         }
         for (entity, group) in Dictionary(grouping: objects, by: \.entity) {
             for relationship in layout.properties(of: entity).relationships where fields?.contains(relationship.name) ?? true {
+                let destinationTable = layout.table(of: relationship.destination)
                 guard relationship.toMany else {
-                    for object in group { if let id = object.toOne[relationship.name] { want(id, relationship.destination) } }
+                    for object in group { if let id = object.toOne[relationship.name] { want(id, from: destinationTable) } }
                     continue
                 }
                 let sql: (_ idList: String) -> String
@@ -223,7 +224,7 @@ struct ObjectReader {
                 for object in group { destinations[object.id, default: [:]][relationship.name] = [] }
                 try forEachRow(sql, ids: group.map(\.id)) { owner, destination in
                     destinations[owner]?[relationship.name]?.append(destination)
-                    want(destination, relationship.destination)
+                    want(destination, from: destinationTable)
                 }
             }
         }
