@@ -43,14 +43,16 @@ public struct PresentedAPIKey: Sendable, Equatable {
 
     /// Parses a bearer token; nil when it is not shaped like a Cartograph key.
     public init?(_ token: String) {
-        guard token.hasPrefix(Self.prefix) else { return nil }
-        let rest = token.dropFirst(Self.prefix.count)
-        guard let separator = rest.firstIndex(of: "_") else { return nil }
-        let id = String(rest[..<separator]), secret = String(rest[rest.index(after: separator)...])
-        guard !id.isEmpty, id.count <= 32, secret.count == 64,
-              id.utf8.allSatisfy(Self.isHex), secret.utf8.allSatisfy(Self.isHex) else { return nil }
-        self.keyID = id
-        self.secret = secret
+        // On the bytes: every character of a key is ASCII (checked on a get, this was 1% of its CPU by
+        // Character).
+        let bytes = token.utf8
+        guard bytes.starts(with: Self.prefix.utf8) else { return nil }
+        let rest = bytes.dropFirst(Self.prefix.utf8.count)
+        guard let separator = rest.firstIndex(of: UInt8(ascii: "_")) else { return nil }
+        let id = rest[..<separator], secret = rest[rest.index(after: separator)...]
+        guard !id.isEmpty, id.count <= 32, secret.count == 64, id.allSatisfy(Self.isHex), secret.allSatisfy(Self.isHex) else { return nil }
+        self.keyID = String(decoding: id, as: UTF8.self)
+        self.secret = String(decoding: secret, as: UTF8.self)
     }
 
     init(keyID: String, secret: String) {
