@@ -52,11 +52,15 @@ struct ObjectReader {
     /// The API key of an object (docs/api.md#object-keys): its identification value, an array for a compound
     /// identity, or `_id` when its entity has no identification attributes.
     func key(of object: ExistingObject) -> JSONValue {
-        let names = layout.identificationAttributes(of: object.entity)
-        switch names.count {
-        case 0: return .number(JSONNumber(object.id))
-        case 1: return object.values[names[0]]?.jsonValue ?? .null
-        default: return .array(names.map { object.values[$0]?.jsonValue ?? .null })
+        Self.key(id: object.id, values: layout.identificationAttributes(of: object.entity).map { object.values[$0] })
+    }
+
+    /// The key made of an object's identification values (in their order; none: its `_id`).
+    static func key(id: Int64, values: [AttributeValue?]) -> JSONValue {
+        switch values.count {
+        case 0: .number(JSONNumber(id))
+        case 1: values[0]?.jsonValue ?? .null
+        default: .array(values.map { $0?.jsonValue ?? .null })
         }
     }
 
@@ -230,8 +234,14 @@ struct ObjectReader {
         }
         for (table, ids) in wanted {
             // A key is made of identification attributes: only those columns are read.
-            for (id, destination) in try self.objects(ids: ids.sorted(), reader: layout.keyReader(for: table)) {
-                keys[id] = key(of: destination)
+            let reader = layout.keyReader(for: table)
+            try forEachChunk(of: ids.sorted()) { (chunk) throws(SQLiteError) in
+                let statement = try connection.cached("SELECT \(reader.selectList) FROM \(quoted(table)) WHERE _id IN (\(Self.placeholders(chunk.count)))")
+                try statement.bind(chunk.map { .integer($0) })
+                defer { try? statement.bind([]) }
+                while try statement.step() {
+                    if let (id, key) = reader.key(from: statement) { keys[id] = key }
+                }
             }
         }
         return destinations
@@ -240,12 +250,7 @@ struct ObjectReader {
     /// The rows of `table` whose `_id` is one of `ids`, by `_id` (one query per 500), every attribute and
     /// to-one decoded.
     func objects(ids: [Int64], table: String) throws(SQLiteError) -> [Int64: ExistingObject] {
-        try objects(ids: ids, reader: layout.rowReader(for: table))
-    }
-
-    /// The rows whose `_id` is one of `ids` of `reader`'s table, decoded by `reader`.
-    func objects(ids: [Int64], reader: RowReader) throws(SQLiteError) -> [Int64: ExistingObject] {
-        let table = reader.table
+        let reader = layout.rowReader(for: table)
         var found: [Int64: ExistingObject] = Dictionary(minimumCapacity: ids.count)
         try forEachChunk(of: ids) { (chunk) throws(SQLiteError) in
             let statement = try connection.cached("SELECT \(reader.selectList) FROM \(quoted(table)) WHERE _id IN (\(Self.placeholders(chunk.count)))")

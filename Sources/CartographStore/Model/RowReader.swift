@@ -15,6 +15,9 @@ final class RowReader {
     private let fields: [(kind: Kind, entities: Set<String>)]
     /// The indexes of `fields` each entity of the table has: one lookup per row, not one per field.
     private let fieldsByEntity: [String: [Int]]
+    /// The indexes of `fields` holding each entity's identification attributes, in their order, for the
+    /// entities whose every identification attribute this reader reads.
+    private let keyFields: [String: [Int]]
 
     enum Kind {
         case attribute(Attribute)
@@ -45,10 +48,33 @@ final class RowReader {
         self.fieldsByEntity = Dictionary(uniqueKeysWithValues: layout.model.entityAndSubentities(of: table).map { entity in
             (entity, fields.indices.filter { fields[$0].entities.contains(entity) })
         })
+        var keyFields: [String: [Int]] = [:]
+        for entity in layout.model.entityAndSubentities(of: table) {
+            let indexes = layout.identificationAttributes(of: entity).compactMap { name in
+                fields.indices.first { index in
+                    guard case .attribute(let attribute) = fields[index].kind else { return false }
+                    return attribute.name == name && fields[index].entities.contains(entity)
+                }
+            }
+            if indexes.count == layout.identificationAttributes(of: entity).count { keyFields[entity] = indexes }
+        }
+        self.keyFields = keyFields
     }
 
     /// The select list with every column qualified by a table alias (for queries with joins).
     func selectList(alias: String) -> String { columnNames.map { "\(alias).\(quoted($0))" }.joined(separator: ", ") }
+
+    /// The `_id` and API key of the current row's object (see `ObjectReader.key(id:values:)`), decoding
+    /// only its identification attributes; nil when this reader does not read them all.
+    func key(from statement: SQLiteStatement) -> (id: Int64, key: JSONValue)? {
+        let id = statement.columnInteger(0)
+        guard let indexes = keyFields[statement.column(1).textValue ?? table] else { return nil }
+        let values = indexes.map { (index) -> AttributeValue? in
+            guard case .attribute(let attribute) = fields[index].kind else { return nil }
+            return ValueStorage.attributeValue(statement.column(3 + Int32(index)), type: attribute.type)
+        }
+        return (id, ObjectReader.key(id: id, values: values))
+    }
 
     /// Decodes the current row of `statement` (selected with `selectList`, starting at `offset`).
     func object(from statement: SQLiteStatement, offset: Int32 = 0) -> ExistingObject {
