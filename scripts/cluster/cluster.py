@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""A local Cartograph cluster on loopback: N nodes, each replicated by Litestream to its own replica
+directory, behind an nginx router that sends each tenant to its node (docs/cluster.md).
+
+  cluster.py up [--nodes 3] [--dir .cluster] [--port 8090]   start it and wait for Ctrl-C
+  cluster.py drill [--failovers N] [--seconds S]             the failover drill, then its report
+  cluster.py add-node [--dir .cluster]                       (on a running `up`) see docs/cluster.md
+"""
+import argparse
+import os
+import secrets
+import shutil
+import signal
+import socket
+import sys
+import time
+
+from node import Node
+from ring import Ring
+from router import Router
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def admin_token(root):
+    """The cluster's admin token, shared by every node (each node's control database is its own)."""
+    path = os.path.join(root, "admin.token")
+    if not os.path.exists(path):
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as f:
+            f.write("cga_" + secrets.token_hex(32) + "\n")
+    with open(path) as f:
+        return f.read().strip()
+
+
+class Cluster:
+    """`nodes` Cartograph nodes and the router, under `root`:
+    admin.token, router/ (nginx.conf and logs), node-<i>/ (data/, logs, litestream.yml) and
+    replica/node-<i>/ (the directory standing for the node's replica bucket)."""
+
+    def __init__(self, binary, root, nodes=3, router_port=None, node_ports=None, extra_args=()):
+        self.binary = os.path.abspath(binary)
+        self.root = os.path.abspath(root)
+        os.makedirs(self.root, mode=0o700, exist_ok=True)
+        self.admin_token = admin_token(self.root)
+        self.extra_args = list(extra_args)
+        ports = node_ports or [free_port() for _ in range(nodes)]
+        self.nodes = [self._node(i, port) for i, port in enumerate(ports)]
+        self.router = Router(os.path.join(self.root, "router"), f"127.0.0.1:{router_port or free_port()}",
+                             [n.address for n in self.nodes])
+
+    def _node(self, index, port):
+        return Node(self.binary, os.path.join(self.root, f"node-{index}"), port,
+                    os.path.join(self.root, "replica", f"node-{index}"), self.admin_token, self.extra_args)
+
+    @property
+    def ring(self):
+        return Ring(self.router.servers)
+
+    def node_of(self, tenant):
+        address = self.ring.node(tenant)
+        return next(n for n in self.nodes if n.address == address)
+
+    def start(self):
+        for node in self.nodes:
+            node.start()
+        self.router.start()
+
+    def stop(self):
+        self.router.stop()
+        for node in self.nodes:
+            node.stop()
+
+    def replace(self, index, wipe):
+        """Kills node `index` (SIGKILL, Litestream too), deletes its data directory when `wipe`, and
+        starts a replacement on the same address (the same place in the ring). Returns the new node."""
+        old = self.nodes[index]
+        old.kill()
+        if wipe:
+            shutil.rmtree(old.data_dir)
+        new = self._node(index, old.port)
+        self.nodes[index] = new
+        return new
+
+
+def up(arguments):
+    cluster = Cluster(arguments.binary, arguments.dir, arguments.nodes, arguments.port,
+                      [arguments.port + 1 + i for i in range(arguments.nodes)])
+    stop = []
+    signal.signal(signal.SIGINT, lambda *_: stop.append(1))
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    cluster.start()
+    print(f"Cartograph cluster: {len(cluster.nodes)} nodes behind the router at {cluster.router.url}")
+    print(f"  admin token: {os.path.join(cluster.root, 'admin.token')}")
+    for i, node in enumerate(cluster.nodes):
+        print(f"  node-{i}: {node.url}  data {node.data_dir}  replica {node.replica_dir}")
+    print("  create a tenant: curl -X PUT -H \"Authorization: Bearer $(cat "
+          f"{os.path.join(cluster.root, 'admin.token')})\" {cluster.router.url}/v1/tenants/acme")
+    print("Ctrl-C stops it (the data stays for the next `make cluster`).", flush=True)
+    try:
+        while not stop:
+            for i, node in enumerate(cluster.nodes):
+                if node.server.poll() is not None:
+                    print(f"node-{i} exited: see {node.root}/cartograph.log", file=sys.stderr)
+                    stop.append(1)
+            time.sleep(0.2)
+    finally:
+        cluster.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", default=".build/release/cartograph")
+    commands = parser.add_subparsers(dest="command", required=True)
+    start = commands.add_parser("up", help="start a cluster and wait for Ctrl-C")
+    start.add_argument("--nodes", type=int, default=3)
+    start.add_argument("--dir", default=".cluster")
+    start.add_argument("--port", type=int, default=8090, help="the router's port; node i listens on port+1+i")
+    start.set_defaults(run=up)
+    import drill
+    drill.add_command(commands)
+    arguments = parser.parse_args()
+    arguments.run(arguments)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""The cluster's tests (docs/cluster.md), against real nodes, Litestream and nginx on loopback:
+python3 scripts/cluster/test_cluster.py path/to/cartograph"""
+import os
+import shutil
+import sys
+import tempfile
+import time
+import unittest
+
+from client import Client
+from cluster import Cluster
+from lag import replica_txid
+from workload import create_tenant, stored_ids, Writer, NOTES
+
+BINARY = ".build/debug/cartograph"
+
+
+class ClusterTests(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="cartograph-cluster-test-")
+        self.cluster = Cluster(BINARY, self.root, nodes=3)
+        self.cluster.start()
+        self.admin = Client(self.cluster.router.url, self.cluster.admin_token)
+
+    def tearDown(self):
+        self.cluster.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def node_tenants(self, node):
+        answer = Client(node.url, self.cluster.admin_token).send("GET", "/v1/tenants")
+        self.assertEqual(answer.status, 200)
+        return {t["id"] for t in answer.json()["items"]}
+
+    def test_R_N1_tenants_spread_over_the_nodes_and_each_routes_to_its_node(self):
+        tenants = [f"tenant-{i}" for i in range(12)]
+        keys = {}
+        for tenant in tenants:
+            created = self.admin.send("PUT", f"/v1/tenants/{tenant}")
+            self.assertEqual(created.status, 201, created.body)
+            keys[tenant] = created.json()["apiKey"]
+        # Each node holds exactly the tenants the ring gives it, and every node holds some.
+        for node in self.cluster.nodes:
+            expected = {t for t in tenants if self.cluster.ring.node(t) == node.address}
+            self.assertTrue(expected, f"the ring gives {node.address} none of 12 tenants")
+            self.assertEqual(self.node_tenants(node), expected)
+        # A tenant's own key reaches its node through the router, for every route under the tenant.
+        for tenant in tenants:
+            client = Client(self.cluster.router.url, keys[tenant])
+            answer = client.send("PUT", f"/v1/tenants/{tenant}/models/notes",
+                                 {"entities": [{"name": "Note", "attributes": [{"name": "identifier", "type": "integer64"}]}]})
+            self.assertEqual(answer.status, 201, answer.body)
+            self.assertEqual(answer.header("x-cartograph-node"), self.cluster.ring.node(tenant))
+            self.assertEqual(client.send("GET", f"/v1/tenants/{tenant}/keys").status, 200)
+        self.assertEqual(self.admin.send("PUT", "/v1/tenants/tenant-0").status, 409)
+        # Routes without a tenant have no node: the router says where to go instead.
+        for method in ("GET", "POST"):
+            refused = self.admin.send(method, "/v1/tenants", {"id": "x"} if method == "POST" else None)
+            self.assertEqual(refused.status, 421)
+            self.assertIn("PUT /v1/tenants/{tenant}", refused.json()["detail"])
+
+    def test_R_N2_a_store_created_while_running_is_replicated_and_restored_on_an_empty_volume(self):
+        key = create_tenant(self.cluster.router.url, self.cluster.admin_token, "acme")
+        node = self.cluster.node_of("acme")
+        client = Client(self.cluster.router.url, key)
+        for note in range(1, 21):
+            answer = client.send("POST", NOTES.format(tenant="acme") + "/mappings/notes/payloads",
+                                 {"notes": [{"id": note, "text": f"note {note}"}]})
+            self.assertEqual(answer.status, 200, answer.body)
+        # Litestream's directory watch picked the new store up without a restart and ships it.
+        store_replica = os.path.join(node.replica_dir, "tenants", "acme", "notes.sqlite")
+        deadline = time.monotonic() + 15
+        while replica_txid(store_replica) == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertGreater(replica_txid(store_replica), 0)
+        time.sleep(3)  # three sync intervals: the last note is shipped
+        index = self.cluster.nodes.index(node)
+        replacement = self.cluster.replace(index, wipe=True)
+        self.assertFalse(os.path.exists(replacement.data_dir))
+        replacement.start()
+        self.assertGreaterEqual(replacement.restored, 2)  # the control database and the store
+        self.assertEqual(stored_ids(self.cluster.router.url, key, "acme"), set(range(1, 21)))
+        # The restored node writes on, and its key (restored with the control database) still works.
+        answer = client.send("POST", NOTES.format(tenant="acme") + "/mappings/notes/payloads", {"notes": [{"id": 21}]})
+        self.assertEqual(answer.status, 200, answer.body)
+        self.assertEqual(len(stored_ids(self.cluster.router.url, key, "acme")), 21)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
+        BINARY = sys.argv.pop(1)
+    unittest.main(verbosity=2)
