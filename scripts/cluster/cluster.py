@@ -4,7 +4,7 @@ directory, behind an nginx router that sends each tenant to its node (docs/clust
 
   cluster.py up [--nodes 3] [--dir .cluster] [--port 8090]   start it and wait for Ctrl-C
   cluster.py drill [--failovers N] [--seconds S]             the failover drill, then its report
-  cluster.py add-node [--dir .cluster]                       (on a running `up`) see docs/cluster.md
+  kill -USR1 $(cat .cluster/up.pid)                          a running `up` adds a node (rebalance.py)
 """
 import argparse
 import os
@@ -16,6 +16,7 @@ import sys
 import time
 
 from node import Node
+from rebalance import add_node
 from ring import Ring
 from router import Router
 
@@ -49,11 +50,15 @@ class Cluster:
         self.admin_token = admin_token(self.root)
         self.extra_args = list(extra_args)
         ports = node_ports or [free_port() for _ in range(nodes)]
-        self.nodes = [self._node(i, port) for i, port in enumerate(ports)]
+        self.nodes = []
+        for port in ports:
+            self.nodes.append(self.new_node(port))
         self.router = Router(os.path.join(self.root, "router"), f"127.0.0.1:{router_port or free_port()}",
                              [n.address for n in self.nodes])
 
-    def _node(self, index, port):
+    def new_node(self, port, index=None):
+        """Node `index` (by default the next one) on `port`; not started, not yet in the ring."""
+        index = len(self.nodes) if index is None else index
         return Node(self.binary, os.path.join(self.root, f"node-{index}"), port,
                     os.path.join(self.root, "replica", f"node-{index}"), self.admin_token, self.extra_args)
 
@@ -82,27 +87,37 @@ class Cluster:
         old.kill()
         if wipe:
             shutil.rmtree(old.data_dir)
-        new = self._node(index, old.port)
+        new = self.new_node(old.port, index)
         self.nodes[index] = new
         return new
 
 
 def up(arguments):
-    cluster = Cluster(arguments.binary, arguments.dir, arguments.nodes, arguments.port,
-                      [arguments.port + 1 + i for i in range(arguments.nodes)])
-    stop = []
+    # A node added before (node-3, …) keeps its place: the ring is every node the directory has.
+    existing = [d for d in os.listdir(arguments.dir) if d.startswith("node-")] if os.path.isdir(arguments.dir) else []
+    nodes = max(arguments.nodes, len(existing))
+    cluster = Cluster(arguments.binary, arguments.dir, nodes, arguments.port, [arguments.port + 1 + i for i in range(nodes)])
+    stop, grow = [], []
     signal.signal(signal.SIGINT, lambda *_: stop.append(1))
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    signal.signal(signal.SIGUSR1, lambda *_: grow.append(1))
+    pid_file = os.path.join(cluster.root, "up.pid")
     cluster.start()
+    with open(pid_file, "w") as f:
+        f.write(f"{os.getpid()}\n")
     print(f"Cartograph cluster: {len(cluster.nodes)} nodes behind the router at {cluster.router.url}")
     print(f"  admin token: {os.path.join(cluster.root, 'admin.token')}")
     for i, node in enumerate(cluster.nodes):
         print(f"  node-{i}: {node.url}  data {node.data_dir}  replica {node.replica_dir}")
     print("  create a tenant: curl -X PUT -H \"Authorization: Bearer $(cat "
           f"{os.path.join(cluster.root, 'admin.token')})\" {cluster.router.url}/v1/tenants/acme")
+    print(f"  add a node: kill -USR1 $(cat {pid_file})")
     print("Ctrl-C stops it (the data stays for the next `make cluster`).", flush=True)
     try:
         while not stop:
+            if grow:
+                grow.clear()
+                print(f"added a node: {add_node(cluster, arguments.port + 1 + len(cluster.nodes))}", flush=True)
             for i, node in enumerate(cluster.nodes):
                 if node.server.poll() is not None:
                     print(f"node-{i} exited: see {node.root}/cartograph.log", file=sys.stderr)
@@ -110,6 +125,7 @@ def up(arguments):
             time.sleep(0.2)
     finally:
         cluster.stop()
+        os.remove(pid_file)
 
 
 def main():

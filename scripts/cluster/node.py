@@ -3,6 +3,7 @@ Litestream process that replicates the node's databases to the node's replica (a
 for the bucket). A node that starts on an empty data directory restores it from the replica first."""
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import time
@@ -112,6 +113,7 @@ class Node:
 
     def start(self):
         """Restores an empty data directory, starts the server, waits for /readyz, then replicates."""
+        self._check_port_is_free()
         os.makedirs(self.root, exist_ok=True)
         started = time.monotonic()
         if self.is_empty():
@@ -126,6 +128,15 @@ class Node:
         with open(config, "w") as f:
             f.write(litestream_config(self.data_dir, self.replica_dir))
         self.litestream = self._spawn(["litestream", "replicate", "-config", config], "litestream.log")
+
+    def _check_port_is_free(self):
+        # The server binds with SO_REUSEPORT: on a port another process holds, both would listen and
+        # share the connections. A plain bind fails there instead.
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", self.port))
+            except OSError:
+                raise RuntimeError(f"port {self.port} is in use: node {self.root} cannot take it") from None
 
     def _spawn(self, command, log_name, environment=None):
         """Starts `command` with its output appended to `<root>/<log_name>` (the child keeps the file)."""

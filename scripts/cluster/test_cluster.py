@@ -9,8 +9,10 @@ import time
 import unittest
 
 from client import Client
-from cluster import Cluster
+from cluster import Cluster, free_port
 from lag import replica_txid
+from rebalance import add_node
+from ring import Ring
 from workload import create_tenant, stored_ids, Writer, NOTES
 
 BINARY = ".build/debug/cartograph"
@@ -84,6 +86,38 @@ class ClusterTests(unittest.TestCase):
         answer = client.send("POST", NOTES.format(tenant="acme") + "/mappings/notes/payloads", {"notes": [{"id": 21}]})
         self.assertEqual(answer.status, 200, answer.body)
         self.assertEqual(len(stored_ids(self.cluster.router.url, key, "acme")), 21)
+
+    def test_R_N4_adding_a_node_moves_its_tenants_through_the_replica_pausing_only_their_writes(self):
+        port = free_port()
+        new_ring = Ring(self.cluster.router.servers + [f"127.0.0.1:{port}"])
+        tenants = [f"tenant-{i}" for i in range(12)]
+        moving = {t for t in tenants if new_ring.node(t) == f"127.0.0.1:{port}"}
+        self.assertTrue(moving and len(moving) < len(tenants), moving)
+        writers = [Writer(self.cluster.router.url, create_tenant(self.cluster.router.url, self.cluster.admin_token, t), t, pause=0.02)
+                   for t in tenants]
+        for writer in writers:
+            writer.start()
+        time.sleep(2)
+        moved = add_node(self.cluster, port)
+        time.sleep(2)
+        for writer in writers:
+            writer.stop()
+        self.assertEqual(set(moved["moved"]), moving)
+        new = self.cluster.nodes[-1]
+        self.assertEqual(self.node_tenants(new), moving)
+        for node in self.cluster.nodes[:-1]:
+            self.assertFalse(self.node_tenants(node) & moving, node.address)
+        for writer in writers:
+            # Every acknowledged write is on the tenant's node now, through the router.
+            acknowledged = set(writer.acknowledged)
+            self.assertTrue(acknowledged, writer.tenant)
+            self.assertEqual(acknowledged - stored_ids(self.cluster.router.url, writer.key, writer.tenant), set(), writer.tenant)
+            self.assertEqual(writer.failures, [], writer.tenant)
+            if writer.tenant in moving:
+                self.assertGreater(writer.retried, 0, f"{writer.tenant}'s writes were never paused")
+            else:
+                self.assertEqual(writer.retried, 0, f"{writer.tenant} does not move but was paused")
+        print(f"\nadding a node: {moved}", file=sys.stderr)
 
 
 if __name__ == "__main__":
