@@ -4,6 +4,7 @@ directory, behind an nginx router that sends each tenant to its node (docs/clust
 
   cluster.py up [--nodes 3] [--dir .cluster] [--port 8090]   start it and wait for Ctrl-C
   cluster.py drill [--failovers N] [--seconds S]             the failover drill, then its report
+  cluster.py throughput [--writers 6] [--seconds 10]         ingest: one node beside three through the router
   kill -USR1 $(cat .cluster/up.pid)                          a running `up` adds a node (rebalance.py)
 """
 import argparse
@@ -119,8 +120,8 @@ def up(arguments):
                 grow.clear()
                 print(f"added a node: {add_node(cluster, arguments.port + 1 + len(cluster.nodes))}", flush=True)
             for i, node in enumerate(cluster.nodes):
-                if node.server.poll() is not None:
-                    print(f"node-{i} exited: see {node.root}/cartograph.log", file=sys.stderr)
+                if node.process.poll() is not None:
+                    print(f"node-{i} exited: see {node.root}/node.log", file=sys.stderr)
                     stop.append(1)
             time.sleep(0.2)
     finally:
@@ -138,7 +139,9 @@ def main():
     start.add_argument("--port", type=int, default=8090, help="the router's port; node i listens on port+1+i")
     start.set_defaults(run=up)
     import drill
+    import throughput
     drill.add_command(commands)
+    throughput.add_command(commands)
     arguments = parser.parse_args()
     arguments.run(arguments)
 

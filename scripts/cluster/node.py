@@ -2,6 +2,7 @@
 Litestream process that replicates the node's databases to the node's replica (a directory standing
 for the bucket). A node that starts on an empty data directory restores it from the replica first."""
 import os
+import shlex
 import signal
 import socket
 import sqlite3
@@ -91,10 +92,10 @@ class Node:
         self.replica_dir = os.path.abspath(replica_dir)
         self.admin_token = admin_token
         self.extra_args = list(extra_args)
-        self.server = None
-        self.litestream = None
+        self.process = None
         self.restored = 0
         self.restore_seconds = 0.0
+        self.server_started = None
 
     @property
     def address(self):
@@ -112,7 +113,9 @@ class Node:
         return not os.path.exists(os.path.join(self.data_dir, "control.sqlite"))
 
     def start(self):
-        """Restores an empty data directory, starts the server, waits for /readyz, then replicates."""
+        """Restores an empty data directory, then runs the server under Litestream (`-exec`: Litestream
+        has opened every database before the server writes a byte, so no write escapes replication) and
+        waits for /readyz."""
         self._check_port_is_free()
         os.makedirs(self.root, exist_ok=True)
         started = time.monotonic()
@@ -120,35 +123,43 @@ class Node:
             os.makedirs(self.data_dir, mode=0o700, exist_ok=True)
             self.restored = restore_data_directory(self.data_dir, self.replica_dir)
         self.restore_seconds = time.monotonic() - started
-        self.server = self._spawn(
-            [self.binary, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--data-dir", self.data_dir,
-             *self.extra_args], "cartograph.log", dict(os.environ, CARTOGRAPH_ADMIN_TOKEN=self.admin_token))
-        self.wait_ready()
+        # Litestream watches tenants/ from the start: it must exist (the server would create it).
+        os.makedirs(os.path.join(self.data_dir, "tenants"), mode=0o700, exist_ok=True)
         config = os.path.join(self.root, "litestream.yml")
         with open(config, "w") as f:
             f.write(litestream_config(self.data_dir, self.replica_dir))
-        self.litestream = self._spawn(["litestream", "replicate", "-config", config], "litestream.log")
+        serve = [self.binary, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--data-dir", self.data_dir,
+                 *self.extra_args]
+        self.server_started = time.monotonic()
+        with open(os.path.join(self.root, "node.log"), "ab") as log:
+            # A session of its own: killing the node kills Litestream and the server together.
+            self.process = subprocess.Popen(["litestream", "replicate", "-config", config, "-exec", shlex.join(serve)],
+                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                            env=dict(os.environ, CARTOGRAPH_ADMIN_TOKEN=self.admin_token))
+        self.wait_ready()
 
-    def _check_port_is_free(self):
+    def _port_is_free(self):
         # The server binds with SO_REUSEPORT: on a port another process holds, both would listen and
-        # share the connections. A plain bind fails there instead.
+        # share the connections. A bind without it fails there instead (SO_REUSEADDR: the connections a
+        # killed predecessor left in TIME_WAIT do not count).
         with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 probe.bind(("127.0.0.1", self.port))
+                return True
             except OSError:
-                raise RuntimeError(f"port {self.port} is in use: node {self.root} cannot take it") from None
+                return False
 
-    def _spawn(self, command, log_name, environment=None):
-        """Starts `command` with its output appended to `<root>/<log_name>` (the child keeps the file)."""
-        with open(os.path.join(self.root, log_name), "ab") as log:
-            return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment)
+    def _check_port_is_free(self):
+        if not self._port_is_free():
+            raise RuntimeError(f"port {self.port} is in use: node {self.root} cannot take it")
 
     def wait_ready(self, seconds=60):
         client = Client(self.url, timeout=2)
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            if self.server.poll() is not None:
-                raise RuntimeError(f"node {self.address} exited: see {self.root}/cartograph.log")
+            if self.process.poll() is not None:
+                raise RuntimeError(f"node {self.address} exited: see {self.root}/node.log")
             try:
                 if client.send("GET", "/readyz").status == 200:
                     return
@@ -158,19 +169,20 @@ class Node:
         raise RuntimeError(f"node {self.address} not ready after {seconds} s")
 
     def kill(self):
-        """The machine dies: both processes get SIGKILL."""
-        for process in (self.server, self.litestream):
-            if process and process.poll() is None:
-                process.kill()
-                process.wait()
+        """The machine dies: SIGKILL to Litestream and the server."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+            # The server was Litestream's child: it is gone once its port is free.
+            deadline = time.monotonic() + 10
+            while not self._port_is_free() and time.monotonic() < deadline:
+                time.sleep(0.01)
 
     def stop(self):
-        """SIGTERM: the server drains; Litestream ships what it has not yet shipped and exits."""
-        for process in (self.server, self.litestream):
-            if process and process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(40)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+        """SIGTERM: Litestream passes it to the server, which drains; then Litestream ships what is left."""
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(45)
+            except subprocess.TimeoutExpired:
+                self.kill()

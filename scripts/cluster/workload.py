@@ -55,6 +55,7 @@ class Writer(threading.Thread):
         self.path = NOTES.format(tenant=tenant) + "/mappings/notes/payloads"
         self.pause = pause
         self.acknowledged = {}  # id -> monotonic time of the 200
+        self.lost = set()       # acknowledged ids a failover lost (the drill's accounting)
         self.failures = []      # (monotonic time, status or error)
         self.retried = 0
         self.stopping = threading.Event()
