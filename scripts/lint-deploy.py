@@ -55,16 +55,17 @@ named = {(d["kind"], d["metadata"]["name"]): d for d in cluster}
 nodes = named[("StatefulSet", "cartograph")]
 pod = nodes["spec"]["template"]["spec"]
 replicas = nodes["spec"]["replicas"]
-containers = {c["name"]: c for c in pod["containers"]}
 init = [c["name"] for c in pod.get("initContainers", [])]
-check(init[-1:] == ["restore"] and "restore" in " ".join(pod["initContainers"][-1]["command"]),
-      "cluster: the restore step runs last before the server starts")
-check("litestream" in containers and containers["litestream"]["args"][0] == "replicate", "cluster: Litestream replicates beside each node")
+sidecar = pod["initContainers"][-1]
+check(init[-2:] == ["restore", "litestream"] and "restore" in " ".join(pod["initContainers"][-2]["command"]),
+      "cluster: the restore step runs, then Litestream starts, before the server")
+check(sidecar.get("restartPolicy") == "Always" and sidecar["args"][0] == "replicate",
+      "cluster: Litestream replicates beside each node (a sidecar, running before the server starts)")
 secret = named.get(("Secret", "cartograph-replica"), {})
 check({"REPLICA_BUCKET", "LITESTREAM_ACCESS_KEY_ID", "LITESTREAM_SECRET_ACCESS_KEY"} <= set(secret.get("stringData", {})),
       "cluster: the replica settings are a Secret")
-for name in ["litestream"] + init:
-    container = next(c for c in pod["containers"] + pod["initContainers"] if c["name"] == name)
+for name in init:
+    container = next(c for c in pod["initContainers"] if c["name"] == name)
     check({"secretRef": {"name": "cartograph-replica"}} in container.get("envFrom", []), f"cluster: {name} reads the replica Secret")
     check({"name": "data", "mountPath": "/data"} in container["volumeMounts"], f"cluster: {name} mounts the data volume")
 settings = named[("ConfigMap", "cartograph-litestream")]["data"]
