@@ -138,6 +138,7 @@ def main():
     start.add_argument("--dir", default=".cluster")
     start.add_argument("--port", type=int, default=8090, help="the router's port; node i listens on port+1+i")
     start.set_defaults(run=up)
+    # These build on Cluster: imported here, once this module is loaded.
     import drill
     import throughput
     drill.add_command(commands)

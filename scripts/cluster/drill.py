@@ -7,7 +7,6 @@ replication lag (p50/p99) that bounds them, time to restore, requests failed dur
 it fails unless every write acknowledged after a replacement was ready is there, nothing is lost when
 the volume survives, and no lost write is older than the lag bound."""
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -39,6 +38,7 @@ def failover(cluster, index, wipe, writers, phase_seconds):
     """Kills node `index`, starts its replacement, lets the writers go on; returns what happened."""
     node = cluster.nodes[index]
     tenants = [w.tenant for w in writers if cluster.ring.node(w.tenant) == node.address]
+    switch_started = time.monotonic()
     new = cluster.replace(index, wipe)
     killed = time.monotonic()  # the node is dead: its port is free
     new.start()
@@ -55,7 +55,7 @@ def failover(cluster, index, wipe, writers, phase_seconds):
                 writer.lost.add(note)
                 lost += 1
                 ages.append(max(0.0, killed - at))
-    failed = sum(1 for w in writers for at, _ in w.failures if killed <= at <= ready)
+    failed = sum(1 for w in writers for at, _ in w.failures if switch_started <= at <= ready)
     time.sleep(phase_seconds)
     return {"node": index, "volumeDeleted": wipe, "restoredDatabases": new.restored,
             "restoreSeconds": round(new.restore_seconds, 3), "killToReadySeconds": round(ready - killed, 3),
