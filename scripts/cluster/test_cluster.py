@@ -95,6 +95,9 @@ class ClusterTests(unittest.TestCase):
         self.assertTrue(moving and len(moving) < len(tenants), moving)
         writers = [Writer(self.cluster.router.url, create_tenant(self.cluster.router.url, self.cluster.admin_token, t), t, pause=0.02)
                    for t in tenants]
+        # A tenant's limits (its row in its node's control database) move with it.
+        limited = sorted(moving)[0]
+        self.assertEqual(self.admin.send("PATCH", f"/v1/tenants/{limited}", {"limits": {"maxModels": 7}}).status, 200)
         for writer in writers:
             writer.start()
         time.sleep(2)
@@ -107,6 +110,8 @@ class ClusterTests(unittest.TestCase):
         self.assertEqual(self.node_tenants(new), moving)
         for node in self.cluster.nodes[:-1]:
             self.assertFalse(self.node_tenants(node) & moving, node.address)
+        shown = Client(new.url, self.cluster.admin_token).send("GET", f"/v1/tenants/{limited}")
+        self.assertEqual(shown.json()["limits"]["maxModels"], 7, shown.body)
         for writer in writers:
             # Every acknowledged write is on the tenant's node now, through the router.
             acknowledged = set(writer.acknowledged)
