@@ -3,6 +3,7 @@
 python3 scripts/cluster/test_cluster.py path/to/cartograph"""
 import os
 import shutil
+import sqlite3
 import sys
 import tempfile
 import time
@@ -10,7 +11,7 @@ import unittest
 
 from client import Client
 from cluster import Cluster, free_port
-from lag import replica_txid
+from node import litestream_restore
 from rebalance import add_node
 from ring import Ring
 from workload import create_tenant, stored_ids, Writer, NOTES
@@ -69,13 +70,20 @@ class ClusterTests(unittest.TestCase):
             answer = client.send("POST", NOTES.format(tenant="acme") + "/mappings/notes/payloads",
                                  {"notes": [{"id": note, "text": f"note {note}"}]})
             self.assertEqual(answer.status, 200, answer.body)
-        # Litestream's directory watch picked the new store up without a restart and ships it.
+        # Litestream's directory watch picked the new store up without a restart and ships it: wait until
+        # a copy restored from the replica has every note (its table is named after the entity).
         store_replica = os.path.join(node.replica_dir, "tenants", "acme", "notes.sqlite")
-        deadline = time.monotonic() + 15
-        while replica_txid(store_replica) == 0 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        self.assertGreater(replica_txid(store_replica), 0)
-        time.sleep(3)  # three sync intervals: the last note is shipped
+        copy = os.path.join(self.root, "copy.sqlite")
+        deadline, shipped = time.monotonic() + 30, 0
+        while shipped < 20 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            for leftover in (copy, copy + "-wal", copy + "-shm"):
+                if os.path.exists(leftover):
+                    os.remove(leftover)
+            if litestream_restore(store_replica, copy):
+                with sqlite3.connect(copy) as connection:
+                    shipped = connection.execute('SELECT count(*) FROM "Note"').fetchone()[0]
+        self.assertEqual(shipped, 20)
         index = self.cluster.nodes.index(node)
         replacement = self.cluster.replace(index, wipe=True)
         self.assertFalse(os.path.exists(replacement.data_dir))
