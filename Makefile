@@ -97,7 +97,7 @@ test-crash:
 
 # The cluster (docs/cluster.md): routing, replication and restore, moving a tenant, then a short
 # failover drill (one kill with the volume kept, two with it deleted).
-test-cluster: cluster-deps
+test-cluster: deps cluster-deps
 	swift build --product cartograph
 	python3 scripts/cluster/test_cluster.py .build/debug/cartograph
 	python3 scripts/cluster/cluster.py --binary .build/debug/cartograph drill --failovers 2 --seconds 4
