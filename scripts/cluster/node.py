@@ -3,6 +3,7 @@ Litestream process that replicates the node's databases to the node's replica (a
 for the bucket). A node that starts on an empty data directory restores it from the replica first."""
 import os
 import shlex
+import shutil
 import signal
 import socket
 import sqlite3
@@ -91,13 +92,20 @@ def restore_stores(data_dir, replica_dir, tenants):
 
 
 def restore_data_directory(data_dir, replica_dir):
-    """Fills an empty data directory from the replica: the control database, then the stores of the
-    tenants it lists (a replica keeps the files of deleted or moved tenants; they are not restored).
-    Returns the number of databases restored."""
-    control = os.path.join(data_dir, "control.sqlite")
+    """Fills an empty data directory from the replica: the stores of the tenants the replica's control
+    database lists (a replica keeps the files of deleted or moved tenants; they are not restored), then
+    the control database. It comes last because its presence is what says the directory is not empty:
+    a restore interrupted before it is started again from scratch. Returns the databases restored."""
+    shutil.rmtree(os.path.join(data_dir, "tenants"), ignore_errors=True)
+    control = os.path.join(data_dir, "control.sqlite.restoring")
+    for leftover in (control, control + "-wal", control + "-shm"):
+        if os.path.exists(leftover):
+            os.remove(leftover)
     if not litestream_restore(os.path.join(replica_dir, "control.sqlite"), control):
         return 0
-    return 1 + restore_stores(data_dir, replica_dir, set(tenant_ids(control)))
+    restored = 1 + restore_stores(data_dir, replica_dir, set(tenant_ids(control)))
+    os.rename(control, os.path.join(data_dir, "control.sqlite"))
+    return restored
 
 
 class Node:
