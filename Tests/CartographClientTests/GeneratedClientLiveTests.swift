@@ -197,6 +197,10 @@ import CartographTesting
         let tenant = try await admin.createTenant(body: .json(.init(id: "globex"))).created.body.json
         let duplicate = try await admin.createTenant(body: .json(.init(id: "globex"))).conflict.body.applicationProblemJson
         #expect(duplicate.status == 409)
+        // R-N1: the same creation with the id in the path (what a cluster's router routes).
+        let initech = try await admin.putTenant(path: .init(tenant: "initech")).created.body.json
+        #expect(initech.id == "initech" && initech.apiKey.hasPrefix("cg_"))
+        #expect(try await admin.putTenant(path: .init(tenant: "initech")).conflict.body.applicationProblemJson.status == 409)
         let shown = try await admin.getTenant(path: .init(tenant: "globex")).ok.body.json
         #expect(shown.id == "globex")
         #expect(shown.createdAt == tenant.createdAt)

@@ -33,6 +33,32 @@ import CartographTesting
         }
     }
 
+    /// R-N1: creation with the id in the path, so that a router sends it to the tenant's node.
+    @Test func R_N1_putCreatesTheTenantNamedInThePathOnceAnd409sAfter() throws {
+        try withLiveServer { server in
+            let client = server.client
+            let created = try client.send("PUT", "/v1/tenants/globex", token: server.adminToken)
+            #expect(created.status == 201)
+            let body = try created.json()
+            #expect(body["id"] == "globex")
+            let apiKey = try #require(body["apiKey"]?.stringValue)
+            #expect(try client.send("GET", "/v1/tenants/globex/keys", token: apiKey).json()["items"]?.arrayValue?.count == 1)
+
+            let again = try client.send("PUT", "/v1/tenants/globex", token: server.adminToken)
+            #expect(again.status == 409)
+            #expect(try again.json()["status"] == 409)
+            // The first key still works and no second key was made.
+            #expect(try client.send("GET", "/v1/tenants/globex/keys", token: apiKey).json()["items"]?.arrayValue?.count == 1)
+            #expect(try client.send("GET", "/v1/tenants", token: server.adminToken).json()["items"]?.arrayValue?
+                .compactMap { $0["id"]?.stringValue } == ["globex"])
+
+            #expect(try client.send("PUT", "/v1/tenants/Globex", token: server.adminToken).status == 400)
+            #expect(try client.send("PUT", "/v1/tenants/initech", token: apiKey).status == 403)
+            #expect(try client.send("PUT", "/v1/tenants/initech").status == 401)
+            #expect(try client.send("GET", "/v1/tenants/initech", token: server.adminToken).status == 404)
+        }
+    }
+
     @Test func keysAreScopedListedWithoutSecretsAndRevocable() throws {
         try withLiveServer { server in
             let client = server.client

@@ -15,10 +15,7 @@ enum ControlPlaneRoutes {
                 throw CartographError(.unprocessable, "The tenant id must be a string matching ^[a-z0-9][a-z0-9_-]{0,62}$.",
                                       errors: [.init(pointer: "/id", message: "expected a tenant name such as \"acme\"")])
             }
-            let created = try context.application.control.createTenant(id: id)
-            let tenant = context.application.control.tenant(id)
-            return .json(["id": .string(id), "apiKey": .string(created.token), "keyId": .string(created.info.id),
-                          "createdAt": .string(Timestamp.render(tenant?.createdAt ?? created.info.createdAt))], status: 201)
+            return try createTenant(id, context.application)
         },
         Route("GET", "/v1/tenants", access: .admin) { context in
             .json(["items": .array(context.application.control.tenants().map(\.json))])
@@ -29,6 +26,11 @@ enum ControlPlaneRoutes {
                 throw CartographError(.notFound, "No tenant named '\(id)'.")
             }
             return .json(detail(tenant, context.application))
+        },
+        // The same creation with the id in the path, so that a router choosing a tenant's node from the
+        // path (a cluster, docs/cluster.md) sends it to the node that will serve the tenant.
+        Route("PUT", "/v1/tenants/{tenant}", access: .admin) { context in
+            try createTenant(context.parameter("tenant"), context.application)
         },
         // R-S2: the admin sets a tenant's limits (null = the server's default, 0 = no limit).
         Route("PATCH", "/v1/tenants/{tenant}", access: .admin, body: .json) { context in
@@ -72,6 +74,14 @@ enum ControlPlaneRoutes {
             return .noContent
         },
     ]
+
+    /// Creates a tenant and answers 201 with its first admin-scope key (shown once); 409 if it exists.
+    static func createTenant(_ id: String, _ application: Application) throws(CartographError) -> HTTPResponse {
+        let created = try application.control.createTenant(id: id)
+        let tenant = application.control.tenant(id)
+        return .json(["id": .string(id), "apiKey": .string(created.token), "keyId": .string(created.info.id),
+                      "createdAt": .string(Timestamp.render(tenant?.createdAt ?? created.info.createdAt))], status: 201)
+    }
 
     /// One tenant for the admin: its limits as set, the limits in force, and what it uses of them.
     static func detail(_ tenant: Tenant, _ application: Application) -> JSONValue {

@@ -75,6 +75,16 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `PATCH /v1/tenants/{tenant}`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)`.
     func updateTenant(_ input: Operations.UpdateTenant.Input) async throws -> Operations.UpdateTenant.Output
+    /// Create the tenant named in the path (admin token); returns its first admin-scope key, shown once
+    ///
+    /// The same creation as `POST /v1/tenants`, with the id in the path: a router that sends each
+    /// tenant's requests to one node of a cluster by the path's tenant sends the creation there too.
+    /// An existing tenant is a 409 and is left as it is (its keys stay valid).
+    ///
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/put(putTenant)`.
+    func putTenant(_ input: Operations.PutTenant.Input) async throws -> Operations.PutTenant.Output
     /// Delete a tenant, its keys and its stores (admin token)
     ///
     /// - Remark: HTTP `DELETE /v1/tenants/{tenant}`.
@@ -338,6 +348,24 @@ extension APIProtocol {
             path: path,
             headers: headers,
             body: body
+        ))
+    }
+    /// Create the tenant named in the path (admin token); returns its first admin-scope key, shown once
+    ///
+    /// The same creation as `POST /v1/tenants`, with the id in the path: a router that sends each
+    /// tenant's requests to one node of a cluster by the path's tenant sends the creation there too.
+    /// An existing tenant is a 409 and is left as it is (its keys stay valid).
+    ///
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/put(putTenant)`.
+    internal func putTenant(
+        path: Operations.PutTenant.Input.Path,
+        headers: Operations.PutTenant.Input.Headers = .init()
+    ) async throws -> Operations.PutTenant.Output {
+        try await putTenant(Operations.PutTenant.Input(
+            path: path,
+            headers: headers
         ))
     }
     /// Delete a tenant, its keys and its stores (admin token)
