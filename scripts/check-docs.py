@@ -19,7 +19,7 @@ TEXT_SUFFIXES = {".swift", ".md", ".py", ".sh", ".yaml", ".yml", ".c", ".h", ".t
 
 RULE_ID = re.compile(r"(?<![A-Za-z0-9])R[-_]([A-Z])([0-9]+)(?![0-9])")
 DEFINITION = re.compile(r"^\| (R-[A-Z][0-9]+) \|", re.MULTILINE)
-DESIGN_CITATION = re.compile(r"DESIGN(?:\.md| §| \d|:)")
+DESIGN_CITATION = re.compile(r"DESIGN(?:\.md| §| \d|:)|\bDesign\d+_")
 DOC_POINTER = re.compile(r"(?<![\w/.])docs/([A-Za-z0-9_-]+\.md)(?:#([A-Za-z0-9_-]+))?")
 MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
 

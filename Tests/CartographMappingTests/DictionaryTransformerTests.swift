@@ -40,18 +40,18 @@ struct DictionaryTransformerTests {
         (#"[{"op": "move", "from": "legacy_id", "to": "id"}, {"op": "default", "key": "id", "value": 0}, {"op": "set", "key": "v", "value": 2}]"#,
          #"{"name": "x"}"#, #"{"name": "x", "id": 0, "v": 2}"#),
     ])
-    func Design5_dictionaryTransformerOperations(operations: String, representation: String, result: String) throws {
+    func R_P14_dictionaryTransformerOperations(operations: String, representation: String, result: String) throws {
         #expect(try apply(operations, to: representation) == json(result))
     }
 
-    @Test func Design5_writingThroughANonObjectIsATypedError() throws {
+    @Test func R_P14_writingThroughANonObjectIsATypedError() throws {
         let error = #expect(throws: DictionaryTransformError.self) {
             try apply(#"[{"op": "remove", "key": "x"}, {"op": "set", "key": "user.id", "value": 1}]"#, to: #"{"user": "ann"}"#)
         }
         #expect(error == DictionaryTransformError(transformer: "T", step: 1, message: "cannot write 'user.id': 'user' holds a value that is not an object"))
     }
 
-    @Test func Design5_theModelsDeclaredTransformersAreRead() throws {
+    @Test func R_P14_theModelsDeclaredTransformersAreRead() throws {
         let registry = try DictionaryTransformerRegistry(model: MappingFixtures.model)
         #expect(registry.names == ["LegacyIds"])
         #expect(registry.transformer(named: "LegacyIds")?.operations == [
@@ -60,7 +60,7 @@ struct DictionaryTransformerTests {
         #expect(registry.transformer(named: "Other") == nil)
     }
 
-    @Test func Design5_malformedOperationsAreReportedWithPointers() {
+    @Test func R_P14_malformedOperationsAreReportedWithPointers() {
         let model = Model(name: "test", entities: [], dictionaryTransformers: json(#"""
             {"A": [{"op": "copy", "from": "a"},
                    {"op": "rename", "from": "a", "to": "b"},

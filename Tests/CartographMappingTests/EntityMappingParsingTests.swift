@@ -7,7 +7,7 @@ import CartographPredicate
 import Testing
 
 struct EntityMappingParsingTests {
-    @Test func Design5_exampleParsesWithEveryField() throws {
+    @Test func R_P15_exampleParsesWithEveryField() throws {
         let mapping = try parseMapping(MappingFixtures.designExample)
         #expect(mapping.entity == "Project")
         #expect(mapping.keyPath == SourceKeyPath(components: ["project"]))
@@ -219,19 +219,19 @@ struct EntityMappingParsingTests {
         #expect(dynamic.mapping(forDiscriminator: nil) == nil)
     }
 
-    @Test func Design5_dictionaryTransformerIsNamed() throws {
+    @Test func R_P15_dictionaryTransformerIsNamed() throws {
         let mapping = try parseMapping(#"{"entity": "Task", "dictionaryTransformer": "LegacyIds", "attributes": ["id"]}"#)
         #expect(mapping.dictionaryTransformer == "LegacyIds")
     }
 
-    @Test func Design5_defaultsOfAMinimalMapping() throws {
+    @Test func R_P15_defaultsOfAMinimalMapping() throws {
         let mapping = try parseMapping(#"{"entity": "Organization"}"#)
         #expect(mapping == EntityMapping(entity: "Organization", resolvedIdentificationAttributes: ["id"]))
     }
 }
 
 struct EntityMappingNormalizedJSONTests {
-    @Test func Design5_exampleNormalizesWithEveryDefaultExplicit() throws {
+    @Test func R_P15_exampleNormalizesWithEveryDefaultExplicit() throws {
         let mapping = try parseMapping(MappingFixtures.designExample)
         let expected = json(#"""
             {"entity": "Project", "keyPath": "project",
@@ -271,7 +271,7 @@ struct EntityMappingNormalizedJSONTests {
          "dynamic": {"keyPath": "@parent.kind", "map": {"t": {"entity": "TextMessage", "identificationPredicate": "text != nil"}}}}
         """#,
     ])
-    func Design5_normalizedFormRoundTrips(document: String) throws {
+    func R_P15_normalizedFormRoundTrips(document: String) throws {
         let mapping = try parseMapping(document)
         let reparsed = try EntityMapping.parse(mapping.json, model: MappingFixtures.model)
         #expect(reparsed == mapping)

@@ -5,17 +5,17 @@ import CartographMapping
 import Testing
 
 struct EntityMappingValidationTests {
-    @Test func Design10_unknownEntityIsReportedOnceAndNothingIsCheckedAgainstIt() {
+    @Test func R_P15_unknownEntityIsReportedOnceAndNothingIsCheckedAgainstIt() {
         let problems = mappingProblems(#"{"entity": "Projekt", "attributes": ["whatever"], "identificationPredicate": "x == 1"}"#)
         #expect(problems == ["/entity": "no entity is named 'Projekt'"])
     }
 
-    @Test func Design10_entityIsRequiredAndADocumentIsAnObject() {
+    @Test func R_P15_entityIsRequiredAndADocumentIsAnObject() {
         #expect(mappingProblems(#"{"attributes": ["id"]}"#) == ["/entity": "is required"])
         #expect(mappingProblems(#"["Project"]"#) == ["": "expected a mapping object, got array"])
     }
 
-    @Test func Design10_unknownMembersAreReportedEverywhere() {
+    @Test func R_P15_unknownMembersAreReportedEverywhere() {
         let problems = mappingProblems(#"""
             {"entity": "Project", "identificationAtributes": ["projectID"],
              "attributes": {"x": {"to": "name", "tranformer": "Trim"}},
@@ -33,7 +33,7 @@ struct EntityMappingValidationTests {
         #expect(problems["/relationships/0/policy"] == "unknown member 'policy'; expected one of from, to, assignmentPolicy, mapping")
     }
 
-    @Test func Design10_topLevelMembersAreRejectedInNestedMappings() {
+    @Test func R_P15_topLevelMembersAreRejectedInNestedMappings() {
         let problems = mappingProblems(#"""
             {"entity": "Project", "relationships": [{"to": "tasks", "mapping": {"keyPath": "items", "deleteMissing": {"scope": "TRUEPREDICATE", "maxDeletes": 1}}}],
              "dynamic": {"keyPath": "type", "map": {"t": {"entity": "TextMessage", "keyPath": "x"}}}}
@@ -83,12 +83,12 @@ struct EntityMappingValidationTests {
             == ["/attributes/1": "expected an attribute name, got 7", "/attributes/2": "expected an attribute name, got ''"])
     }
 
-    @Test func Design10_unknownTransformerIsRejectedAtRegistration() {
+    @Test func R_P15_unknownTransformerIsRejectedAtRegistration() {
         let problems = mappingProblems(#"{"entity": "Project", "attributes": {"d": {"to": "publishedAt", "transformer": "ISO8601ToData"}}}"#)
         #expect(problems == ["/attributes/d/transformer": "unknown value transformer 'ISO8601ToData'; it is neither built in nor declared in the model's valueTransformers"])
     }
 
-    @Test func Design5_unknownDictionaryTransformerIsRejected() {
+    @Test func R_P15_unknownDictionaryTransformerIsRejected() {
         #expect(mappingProblems(#"{"entity": "Task", "dictionaryTransformer": "Legacy"}"#)
             == ["/dictionaryTransformer": "no dictionary transformer named 'Legacy' is declared in the model's dictionaryTransformers"])
     }
@@ -273,7 +273,7 @@ struct EntityMappingValidationTests {
         #expect(mappingProblems(#"{"entity": "Project", "keyPath": ""}"#) == ["/keyPath": "a key path must not be empty"])
     }
 
-    @Test func Design10_wrongKindsAreReported() {
+    @Test func R_P15_wrongKindsAreReported() {
         let problems = mappingProblems(#"""
             {"entity": 5, "discardsInvalidObjectsOnInsert": "no", "assignsDefaultValueForMissingAttributes": 1,
              "relationships": {}, "connections": "user", "identificationInference": "false", "deletionPredicate": 1}
@@ -289,13 +289,13 @@ struct EntityMappingValidationTests {
         ])
     }
 
-    @Test func Design10_everyProblemIsListedInOneError() throws {
+    @Test func R_P15_everyProblemIsListedInOneError() throws {
         let error = try #require(mappingError(#"{"entity": "Task", "attributes": ["a", "b", "c"], "modificationAttribute": "d"}"#))
         #expect(error.errors.count == 4)
         #expect(error.detail == "The mapping document is invalid (4 problems).")
     }
 
-    @Test func Design10_aHugeNumberOfProblemsIsCountedButListedUpToALimit() throws {
+    @Test func R_P15_aHugeNumberOfProblemsIsCountedButListedUpToALimit() throws {
         let names = (0..<150).map { "\"missing\($0)\"" }.joined(separator: ", ")
         let error = try #require(mappingError(#"{"entity": "Task", "attributes": [\#(names)]}"#))
         #expect(error.errors.count == 100)

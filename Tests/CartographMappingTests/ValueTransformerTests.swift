@@ -79,7 +79,7 @@ struct ValueTransformerTests {
         ("TrimmedInteger", #"" 42 ""#, "42", #""42""#),
         ("CodeList", #"" x,y ""#, #"["x","y"]"#, #""x,y""#),
     ])
-    func Design5_transformersForwardAndReverse(name: String, payload: String, mapped: String, exported: String) throws {
+    func R_P14_transformersForwardAndReverse(name: String, payload: String, mapped: String, exported: String) throws {
         let transformer = try registry().transformer(named: name)
         let forward = try transformer.transform(json(payload))
         #expect(forward == json(mapped), "\(name) forward")
@@ -91,7 +91,7 @@ struct ValueTransformerTests {
     }
 
     @Test(arguments: ValueTransformerRegistry.builtInNames.sorted() + ["GenderCode", "DayMonthYear", "Tags", "Words", "CodeList"])
-    func Design5_nullPassesThroughEveryTransformer(name: String) throws {
+    func R_P14_nullPassesThroughEveryTransformer(name: String) throws {
         let transformer = try registry().transformer(named: name)
         #expect(try transformer.transform(.null) == .null)
         #expect(try transformer.reverseTransform(.null) == .null)
@@ -119,7 +119,7 @@ struct ValueTransformerTests {
         }
     }
 
-    @Test func Design5_builtInNamesAreTheModelsBuiltIns() {
+    @Test func R_P14_builtInNamesAreTheModelsBuiltIns() {
         #expect(ValueTransformerRegistry.builtInNames == ModelDocument.builtInValueTransformers)
     }
 
@@ -147,19 +147,19 @@ struct ValueTransformerTests {
         ("Tags", "[1]", "expected a string to split, got array"),
         ("Words", #"[{"a":1}]"#, "can join strings, numbers and booleans, not object"),
     ])
-    func Design5_valuesThatDoNotTransformAreTypedErrors(name: String, payload: String, message: String) throws {
+    func R_P14_valuesThatDoNotTransformAreTypedErrors(name: String, payload: String, message: String) throws {
         let transformer = try registry().transformer(named: name)
         let error = #expect(throws: ValueTransformError.self) { try transformer.transform(json(payload)) }
         #expect(error?.transformer == name)
         #expect(error?.message == message)
     }
 
-    @Test func Design5_chainErrorsNameTheFailingStep() throws {
+    @Test func R_P14_chainErrorsNameTheFailingStep() throws {
         let error = #expect(throws: ValueTransformError.self) { try registry().transformer(named: "TrimmedInteger").transform(" x ") }
         #expect(error == ValueTransformError(transformer: "StringToInteger", message: "'x' is not a number"))
     }
 
-    @Test func Design5_reverseTransformsRefuseValuesOfTheWrongKind() throws {
+    @Test func R_P14_reverseTransformsRefuseValuesOfTheWrongKind() throws {
         let registry = try registry()
         #expect(throws: ValueTransformError(transformer: "StringToInteger", message: "expected an integer, got string")) {
             try registry.transformer(named: "StringToInteger").reverseTransform("42")
@@ -192,7 +192,7 @@ struct ValueTransformerTests {
         #expect(try registry().transformer(named: name).reverseTransform(json(stored)) == json(exported))
     }
 
-    @Test func Design10_unknownTransformerNamesAreReported() throws {
+    @Test func R_P14_unknownTransformerNamesAreReported() throws {
         let registry = try registry()
         #expect(registry.contains("GenderCode"))
         #expect(registry.contains("Trim"))
@@ -219,7 +219,7 @@ struct ValueTransformerRegistryValidationTests {
         }
     }
 
-    @Test func Design5_malformedDeclarationsAreReportedWithPointers() {
+    @Test func R_P14_malformedDeclarationsAreReportedWithPointers() {
         #expect(problems(#"""
             {"GenderCode": {"type": "map", "map": ["M", "F"]},
              "NoMap": {"type": "map"},
@@ -243,7 +243,7 @@ struct ValueTransformerRegistryValidationTests {
         ])
     }
 
-    @Test func Design5_dateFormatsNeedAFormatAndAKnownTimeZone() {
+    @Test func R_P14_dateFormatsNeedAFormatAndAKnownTimeZone() {
         #expect(problems(#"""
             {"A": {"type": "dateFormat"}, "B": {"type": "dateFormat", "format": "yyyy", "timeZone": "Mars/Olympus"},
              "C": {"type": "dateFormat", "format": "yyyy", "timeZone": "PST"}}
@@ -253,7 +253,7 @@ struct ValueTransformerRegistryValidationTests {
         ])
     }
 
-    @Test func Design5_chainsNameKnownTransformersWithoutCycles() {
+    @Test func R_P14_chainsNameKnownTransformersWithoutCycles() {
         #expect(problems(#"""
             {"A": {"type": "chain", "transformers": ["Trim", "B"]},
              "B": {"type": "chain", "transformers": ["A"]},
@@ -270,7 +270,7 @@ struct ValueTransformerRegistryValidationTests {
         ])
     }
 
-    @Test func Design5_anAliasNamesABuiltInOrDeclaredTransformerAndIsCheckedLikeAChain() throws {
+    @Test func R_P14_anAliasNamesABuiltInOrDeclaredTransformerAndIsCheckedLikeAChain() throws {
         let model = try parseModel(#"{"entities": [{"name": "Item"}], "valueTransformers": {"GrootTests.Transformer": "StringToInteger", "Codes": "Tags", "Tags": {"type": "split", "separator": ","}}}"#)
         let registry = try ValueTransformerRegistry(model: model)
         #expect(try registry.transformer(named: "GrootTests.Transformer").transform("42") == 42)
@@ -282,12 +282,12 @@ struct ValueTransformerRegistryValidationTests {
         ])
     }
 
-    @Test func Design5_declarationsMayNotShadowBuiltIns() {
+    @Test func R_P14_declarationsMayNotShadowBuiltIns() {
         #expect(problems(#"{"Trim": {"type": "map", "map": {}}}"#)
             == ["/valueTransformers/Trim": "'Trim' is the name of a built-in value transformer; choose another name"])
     }
 
-    @Test func Design5_theModelReaderAndTheRegistryAgreeOnAValidModel() throws {
+    @Test func R_P14_theModelReaderAndTheRegistryAgreeOnAValidModel() throws {
         let registry = try ValueTransformerRegistry(model: MappingFixtures.model)
         #expect(try registry.transformer(named: "GenderCode").transform("M") == "male")
     }
