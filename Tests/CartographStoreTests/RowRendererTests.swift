@@ -166,6 +166,41 @@ struct RowRendererTests {
         }
     }
 
+    /// Decimal texts a store may hold: canonical ones (written by the store) and others (another
+    /// writer's), near the edges of the canonical form and of a Decimal's 38 digits.
+    private static func decimalTexts() -> [String] {
+        var random = SeededRandom(seed: 9)
+        func digits(_ count: Int) -> String { String((0..<count).map { _ in Character(String(random.next() % 10)) }) }
+        var texts = ["0", "-0", "1", "-1", "10", "0.5", "-0.001", "0.10", "00", "01", "1.", ".5", "-", "", "1e3", "+1", "1.0", "0.0",
+                     "12345678901234567890123456789012345678", "123456789012345678901234567890123456789",
+                     "0.00000000000000000000000000000000000001", "1234567890123456789.0123456789012345678",
+                     "1234567890123456789.01234567890123456789", "-99999999999999999999999999999999999999", " 1", "1 ", "١"]
+        for _ in 0..<400 {
+            let integer = random.next() % 3 == 0 ? "0" : String(1 + random.next() % 9) + digits(Int(random.next() % 25))
+            let fraction = random.next() % 2 == 0 ? "" : "." + digits(Int(random.next() % 25)) + String(1 + random.next() % 9)
+            texts.append((random.next() % 4 == 0 ? "-" : "") + integer + fraction + (random.next() % 10 == 0 ? "0" : ""))
+        }
+        return texts
+    }
+
+    @Test func R_Q4_storedDecimalTextsRenderAsADecodedReadRendersThem() throws {
+        let (store, ids) = try everyTypeStore()
+        let texts = Self.decimalTexts()
+        let connection = try SQLiteConnection(path: store.path)
+        for (index, text) in texts.enumerated() {
+            try connection.run("UPDATE Thing SET price = ? WHERE _id = ?", [.text(text), .integer(ids[index % ids.count])])
+            try store.read { (reader) throws(CartographError) in
+                do {
+                    let object = try #require(try reader.reader.object(id: ids[index % ids.count], entity: "Thing"))
+                    #expect(try reader.reader.rendered(ids: [object.id], table: "Thing", fields: ["price"]).first?.bytes
+                            == reader.reader.json(of: object, fields: ["price"]).jsonBytes, "\(text)")
+                } catch {
+                    Issue.record("\(text): \(error)")
+                }
+            }
+        }
+    }
+
     @Test func R_Q4_anObjectMissingFromAPageIsLeftOutAndTheOthersKeepTheirOrder() throws {
         let (store, ids) = try everyTypeStore()
         let rendered = try store.read { (reader) throws(CartographError) in

@@ -84,6 +84,38 @@ final class RowRenderer {
         return object
     }
 
+    /// True when `text` is a decimal in the form `Decimal.canonicalText` writes and reads back unchanged:
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?`, not `-0`, with at most 38 significant digits (what a Decimal
+    /// holds exactly).
+    static func isCanonicalDecimal(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+        var index = 0
+        let negative = index < text.count && text[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        guard index < text.count, isDigit(text[index]) else { return false }
+        let integerStart = index
+        while index < text.count, isDigit(text[index]) { index += 1 }
+        let integerDigits = index - integerStart
+        let integerIsZero = integerDigits == 1 && text[integerStart] == UInt8(ascii: "0")
+        guard integerIsZero || text[integerStart] != UInt8(ascii: "0") else { return false }
+        var significant = integerIsZero ? 0 : integerDigits
+        if index < text.count {
+            guard text[index] == UInt8(ascii: "."), index + 1 < text.count, text[text.count - 1] != UInt8(ascii: "0") else { return false }
+            index += 1
+            var leadingZeros = integerIsZero
+            while index < text.count {
+                guard isDigit(text[index]) else { return false }
+                if leadingZeros, text[index] == UInt8(ascii: "0") { index += 1; continue }
+                leadingZeros = false
+                significant += 1
+                index += 1
+            }
+        } else if negative, integerIsZero {
+            return false
+        }
+        return significant <= 38
+    }
+
     /// Writes a stored value as `AttributeValue.jsonValue` would: integers, booleans, dates and UTF-8
     /// text directly; anything else (decimals, doubles, binary, transformable, other text, a value
     /// stored in a class its type does not read) through `ValueStorage`, as a read would decode it.
@@ -98,6 +130,12 @@ final class RowRenderer {
             out.append(contentsOf: (statement.columnInteger(column) != 0 ? "true" : "false").utf8)
         case (.date, SQLITE_INTEGER):
             JSONWriter.writeString(ISO8601Instant.render(milliseconds: statement.columnInteger(column)), into: &out)
+        case (.decimal, SQLITE_TEXT) where statement.withColumnText(column, Self.isCanonicalDecimal):
+            // Decimals are stored in their canonical text, which is what they render as: parsing it into a
+            // Decimal and printing it again (1 µs each, 50 per page) would give the same digits.
+            out.append(UInt8(ascii: "\""))
+            statement.withColumnText(column) { out.append(contentsOf: $0) }
+            out.append(UInt8(ascii: "\""))
         case (.string, SQLITE_TEXT), (.uuid, SQLITE_TEXT), (.uri, SQLITE_TEXT):
             // Well-formed UTF-8 is copied as it is; anything else goes through String, which repairs it,
             // so the bytes are those a decoded read writes.
