@@ -121,11 +121,13 @@ enum MappingRoutes {
     }
 
     /// The 200 of a payload or a snapshot's completion; what it committed is counted (R-S9).
-    static func answer(_ result: IngestResult, _ context: RequestContext) -> HTTPResponse {
+    static func answer(_ result: consuming IngestResult, _ context: RequestContext) -> HTTPResponse {
         if let committed = result.committed {
             context.application.metrics.objectsMapped(committed, tenant: context.parameter("tenant"), model: context.parameter("model"))
         }
-        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: result.body + [0x0A])
+        // Appended in place: the answer of a large payload lists a key per object, megabytes not to copy.
+        result.body.append(0x0A)
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: result.body)
     }
 
     /// R-S2: with a `maxStoreBytes` in force, the quota the payload's transaction checks just before

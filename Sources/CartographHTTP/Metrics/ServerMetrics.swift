@@ -5,7 +5,6 @@
 // tenants appear only when the operator asks for them (`--metrics-tenant-labels`), never on histograms.
 import Synchronization
 import Metrics
-import CartographMapping
 import CartographStore
 
 /// The bucket bounds of the value histograms, by metric name, for the metrics factory `cartograph serve` sets up.
@@ -67,7 +66,7 @@ final class ServerMetrics: Sendable {
     }
 
     /// `cartograph_objects_mapped_total`: what a committed payload (or snapshot completion) did, by action.
-    func objectsMapped(_ result: MappingResult, tenant: String, model: String) {
+    func objectsMapped(_ result: MappedCounts, tenant: String, model: String) {
         let modelLabel = modelLabel(model)
         for (action, count) in [("insert", result.inserted), ("update", result.updated), ("unchanged", result.unchanged), ("delete", result.deleted)] {
             Counter(label: "cartograph_objects_mapped_total", dimensions: [("model", modelLabel), ("action", action)] + tenantDimension(tenant))

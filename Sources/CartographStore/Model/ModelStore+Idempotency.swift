@@ -50,7 +50,7 @@ extension ModelStore {
         }, checkBytes: checkBytes)
         switch outcome {
         case .replayed(let stored): return IngestResult(body: stored, committed: nil)
-        case .applied(let result): return IngestResult(body: result.jsonBytes(changeSeq: dryRun ? nil : changeSeq), committed: dryRun ? nil : result)
+        case .applied(let result): return IngestResult(body: result.jsonBytes(changeSeq: dryRun ? nil : changeSeq), committed: dryRun ? nil : MappedCounts(result))
         }
     }
 }

@@ -100,8 +100,18 @@ public struct IngestResult: Sendable {
     /// stored with the Idempotency-Key.
     public var body: [UInt8]
     /// What this request committed (its counts feed the metrics); nil for a dry run, or when the result
-    /// stored with the Idempotency-Key was answered.
-    public var committed: MappingResult?
+    /// stored with the Idempotency-Key was answered. Counts only: the mapping result itself (a key per
+    /// object) is freed once the body is written.
+    public var committed: MappedCounts?
+}
+
+/// How many objects a committed payload inserted, updated, left unchanged and deleted.
+public struct MappedCounts: Sendable {
+    public let inserted: Int, updated: Int, unchanged: Int, deleted: Int
+
+    init(_ result: MappingResult) {
+        (inserted, updated, unchanged, deleted) = (result.inserted, result.updated, result.unchanged, result.deleted)
+    }
 }
 
 extension ModelStore {
