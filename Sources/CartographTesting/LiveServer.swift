@@ -17,6 +17,22 @@ public final class LiveServer: @unchecked Sendable {
         return testBinary.deletingLastPathComponent().appendingPathComponent("cartograph")
     }
 
+    /// Runs the binary with `arguments` (an offline command such as `validate` or `check-store`) and
+    /// waits for it: its exit status, stdout and stderr. `environment`, when given, replaces the child's.
+    public static func runCommand(_ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile(), stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
     /// `CARTOGRAPH_TEST_LOG_DIR`: when set, every server logs into this directory (rather than its data
     /// directory, which tests delete) and appends its admin token to `admin-tokens` there, so that a
     /// whole test run's logs can be checked for secrets (`make test-swift`, scripts/check-logs-for-secrets.sh).

@@ -7,17 +7,7 @@ import CartographTesting
 @Suite(.serialized) struct ClusterTenantsCommandTests {
     /// Runs `cartograph cluster-tenants` with the admin token in the environment; (status, stdout, stderr).
     func clusterTenants(_ arguments: [String], token: String) throws -> (Int32, String, String) {
-        let process = Process()
-        process.executableURL = LiveServer.binary
-        process.arguments = ["cluster-tenants"] + arguments
-        process.environment = ["CARTOGRAPH_ADMIN_TOKEN": token]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile(), stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        try LiveServer.runCommand(["cluster-tenants"] + arguments, environment: ["CARTOGRAPH_ADMIN_TOKEN": token])
     }
 
     @Test func R_N1_listsEveryNodesTenantsAndFlagsOneOnTwoNodes() throws {

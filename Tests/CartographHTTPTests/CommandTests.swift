@@ -7,16 +7,7 @@ import CartographTesting
 struct CommandTests {
     /// Runs the binary; returns (exit status, stdout, stderr).
     func run(_ arguments: [String]) throws -> (Int32, String, String) {
-        let process = Process()
-        process.executableURL = LiveServer.binary
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile(), stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        try LiveServer.runCommand(arguments)
     }
 
     @Test func R_M5_validateReportsEveryProblemWithItsPointer() throws {

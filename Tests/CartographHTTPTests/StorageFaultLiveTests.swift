@@ -76,15 +76,8 @@ private func withNotesServer(in directory: URL, arguments: [String] = [], _ body
 
 /// `cartograph check-store file`: its exit status and output.
 private func checkStore(_ file: URL) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = LiveServer.binary
-    process.arguments = ["check-store", file.path]
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, text)
+    let (status, stdout, _) = try LiveServer.runCommand(["check-store", file.path])
+    return (status, stdout)
 }
 
 @Suite(.serialized) struct StorageFaultLiveTests {
