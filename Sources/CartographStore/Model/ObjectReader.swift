@@ -64,12 +64,6 @@ struct ObjectReader {
         }
     }
 
-    /// The key of the object `id` in `entity`'s hierarchy.
-    func key(ofID id: Int64, entity: String) throws(SQLiteError) -> JSONValue {
-        guard let object = try object(id: id, entity: entity) else { return .number(JSONNumber(id)) }
-        return key(of: object)
-    }
-
     /// The object in `shape=model`, embedding the relationships named in `include` (dotted paths go deeper).
     /// `storedRelationshipsOnly` leaves out derived relationships (the change feed's form); `keys`
     /// caches destination keys across calls; `known` are destinations read already (see `destinationIDs`).
@@ -130,16 +124,11 @@ struct ObjectReader {
     func rendered(ids: [Int64], table: String, fields: Set<String>?) throws(SQLiteError) -> [RenderedJSON] {
         let renderer = layout.rowRenderer(for: table)
         var heads: [Int64: (object: ExistingObject, bytes: [UInt8])] = Dictionary(minimumCapacity: ids.count)
-        try forEachChunk(of: ids) { (chunk) throws(SQLiteError) in
-            let statement = try connection.cached("SELECT \(renderer.selectList) FROM \(quoted(table)) WHERE _id IN (\(Self.placeholders(chunk.count)))")
-            try statement.bind(chunk.map { .integer($0) })
-            defer { try? statement.bind([]) }
-            while try statement.step() {
-                var bytes: [UInt8] = []
-                bytes.reserveCapacity(1024)
-                let object = renderer.writeHead(of: statement, fields: fields, into: &bytes)
-                heads[object.id] = (object, bytes)
-            }
+        try forEachRow(selecting: renderer.selectList, from: table, ids: ids) { statement in
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(1024)
+            let object = renderer.writeHead(of: statement, fields: fields, into: &bytes)
+            heads[object.id] = (object, bytes)
         }
         var keys: [Int64: JSONValue] = [:]
         let known = try prefetch(for: ids.compactMap { heads[$0]?.object }, fields: fields, keys: &keys)
@@ -226,7 +215,8 @@ struct ObjectReader {
                     continue
                 }
                 for object in group { destinations[object.id, default: [:]][relationship.name] = [] }
-                try forEachRow(sql, ids: group.map(\.id)) { owner, destination in
+                try forEachRow(sql, ids: group.map(\.id)) { statement in
+                    guard let owner = statement.column(0).integerValue, let destination = statement.column(1).integerValue else { return }
                     destinations[owner]?[relationship.name]?.append(destination)
                     want(destination, from: destinationTable)
                 }
@@ -235,13 +225,8 @@ struct ObjectReader {
         for (table, ids) in wanted {
             // A key is made of identification attributes: only those columns are read.
             let reader = layout.keyReader(for: table)
-            try forEachChunk(of: ids.sorted()) { (chunk) throws(SQLiteError) in
-                let statement = try connection.cached("SELECT \(reader.selectList) FROM \(quoted(table)) WHERE _id IN (\(Self.placeholders(chunk.count)))")
-                try statement.bind(chunk.map { .integer($0) })
-                defer { try? statement.bind([]) }
-                while try statement.step() {
-                    if let (id, key) = reader.key(from: statement) { keys[id] = key }
-                }
+            try forEachRow(selecting: reader.selectList, from: table, ids: ids.sorted()) { statement in
+                if let (id, key) = reader.key(from: statement) { keys[id] = key }
             }
         }
         return destinations
@@ -252,33 +237,28 @@ struct ObjectReader {
     func objects(ids: [Int64], table: String) throws(SQLiteError) -> [Int64: ExistingObject] {
         let reader = layout.rowReader(for: table)
         var found: [Int64: ExistingObject] = Dictionary(minimumCapacity: ids.count)
-        try forEachChunk(of: ids) { (chunk) throws(SQLiteError) in
-            let statement = try connection.cached("SELECT \(reader.selectList) FROM \(quoted(table)) WHERE _id IN (\(Self.placeholders(chunk.count)))")
-            try statement.bind(chunk.map { .integer($0) })
-            defer { try? statement.bind([]) }
-            while try statement.step() {
-                let object = reader.object(from: statement)
-                found[object.id] = object
-            }
+        try forEachRow(selecting: reader.selectList, from: table, ids: ids) { statement in
+            let object = reader.object(from: statement)
+            found[object.id] = object
         }
         return found
     }
 
-    /// Runs the query `sql` makes for a list of placeholders, chunk of `ids` by chunk; `body` gets each
-    /// row's two integers.
-    private func forEachRow(_ sql: (_ idList: String) -> String, ids: [Int64], _ body: (Int64, Int64) -> Void) throws(SQLiteError) {
-        try forEachChunk(of: ids) { (chunk) throws(SQLiteError) in
+    /// The rows of `table` whose `_id` is one of `ids`, with the columns of `selectList`: see `forEachRow`.
+    private func forEachRow(selecting selectList: String, from table: String, ids: [Int64],
+                            _ body: (SQLiteStatement) -> Void) throws(SQLiteError) {
+        try forEachRow({ "SELECT \(selectList) FROM \(quoted(table)) WHERE _id IN (\($0))" }, ids: ids, body)
+    }
+
+    /// Runs the query `sql` makes for a list of placeholders, 500 of `ids` at a time; `body` gets each row.
+    private func forEachRow(_ sql: (_ idList: String) -> String, ids: [Int64], _ body: (SQLiteStatement) -> Void) throws(SQLiteError) {
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = ids[start..<min(start + 500, ids.count)]
             let statement = try connection.cached(sql(Self.placeholders(chunk.count)))
             try statement.bind(chunk.map { .integer($0) })
             defer { try? statement.bind([]) }
-            while try statement.step() {
-                if let first = statement.column(0).integerValue, let second = statement.column(1).integerValue { body(first, second) }
-            }
+            while try statement.step() { body(statement) }
         }
-    }
-
-    private func forEachChunk(of ids: [Int64], _ body: (ArraySlice<Int64>) throws(SQLiteError) -> Void) throws(SQLiteError) {
-        for start in stride(from: 0, to: ids.count, by: 500) { try body(ids[start..<min(start + 500, ids.count)]) }
     }
 
     private static func placeholders(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ", ") }

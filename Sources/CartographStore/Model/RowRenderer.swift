@@ -130,12 +130,18 @@ final class RowRenderer {
             out.append(contentsOf: (statement.columnInteger(column) != 0 ? "true" : "false").utf8)
         case (.date, SQLITE_INTEGER):
             JSONWriter.writeString(ISO8601Instant.render(milliseconds: statement.columnInteger(column)), into: &out)
-        case (.decimal, SQLITE_TEXT) where statement.withColumnText(column, Self.isCanonicalDecimal):
+        case (.decimal, SQLITE_TEXT):
             // Decimals are stored in their canonical text, which is what they render as: parsing it into a
-            // Decimal and printing it again (1 µs each, 50 per page) would give the same digits.
-            out.append(UInt8(ascii: "\""))
-            statement.withColumnText(column) { out.append(contentsOf: $0) }
-            out.append(UInt8(ascii: "\""))
+            // Decimal and printing it again (1 µs each, 50 per page) would give the same digits. Other
+            // text is decoded as a read decodes it.
+            let written = statement.withColumnText(column) { (text) -> Bool in
+                guard Self.isCanonicalDecimal(text) else { return false }
+                out.append(UInt8(ascii: "\""))
+                out.append(contentsOf: text)
+                out.append(UInt8(ascii: "\""))
+                return true
+            }
+            if !written { writeDecoded(of: statement, column: column, type: type, into: &out) }
         case (.string, SQLITE_TEXT), (.uuid, SQLITE_TEXT), (.uri, SQLITE_TEXT):
             // Well-formed UTF-8 is copied as it is; anything else goes through String, which repairs it,
             // so the bytes are those a decoded read writes.
@@ -143,7 +149,12 @@ final class RowRenderer {
                 JSONWriter.writeString(statement.column(column).textValue ?? "", into: &out)
             }
         default:
-            JSONWriter.write(ValueStorage.attributeValue(statement.column(column), type: type)?.jsonValue ?? .null, into: &out)
+            writeDecoded(of: statement, column: column, type: type, into: &out)
         }
+    }
+
+    /// Writes a stored value through `ValueStorage`, as a decoded read renders it.
+    private static func writeDecoded(of statement: SQLiteStatement, column: Int32, type: AttributeType, into out: inout [UInt8]) {
+        JSONWriter.write(ValueStorage.attributeValue(statement.column(column), type: type)?.jsonValue ?? .null, into: &out)
     }
 }
