@@ -2,9 +2,15 @@
 // transaction, answered with every top-level object (the response written straight from the result,
 // or through the stored response of an Idempotency-Key), and rolled back whole on an invalid object.
 import Foundation
+import Synchronization
 import Testing
 import CartographCore
 import CartographTesting
+
+/// The status of a payload posted on another thread and when it came, nil until it is answered.
+private final class PayloadAnswer: Sendable {
+    let answer = Mutex<(status: Int, at: Date)?>(nil)
+}
 
 @Suite(.serialized) struct LargePayloadLiveTests {
     static let model: JSONValue = ["entities": [
@@ -40,6 +46,30 @@ import CartographTesting
             #expect(again["unchanged"] == .number(JSONNumber(Self.count)))
             #expect(again["objects"] == result["objects"])
             #expect(again.objectValue?.keys == result.objectValue?.keys)
+        }
+    }
+
+    @Test func R_S11_aLargePayloadIsMappedOffTheThreadThatAcceptedItsConnection() throws {
+        // One request thread: without the workers, the health check below would wait for the payload's answer.
+        try ModelAPI.with(model: Self.model, mappings: ["items": Self.mapping], serverArguments: ["--threads", "1"], live: true) { (api) throws in
+            let items: [JSONValue] = (0..<100_000).map { ["id": .number(JSONNumber($0)), "name": .string("item \($0)")] }
+            let body = JSONValue.object(JSONObject([("items", .array(items))])).jsonBytes
+            let payload = PayloadAnswer()
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                let status = (try? api.client.send("POST", api.base + "/mappings/items/payloads", headers: [("Content-Type", "application/json")],
+                                                   body: body, token: api.key))?.status ?? 0
+                payload.answer.withLock { $0 = (status, Date()) }
+                done.signal()
+            }.start()
+            Thread.sleep(forTimeInterval: 0.3)  // the body is sent and being mapped (about 3 s in a debug build)
+            #expect(try api.client.send("GET", "/healthz").status == 200)
+            let healthAnswered = Date()
+            done.wait()
+            let (status, answered) = try #require(payload.answer.withLock { $0 })
+            #expect(status == 200)
+            #expect(answered.timeIntervalSince(healthAnswered) > 0.5, "the health check was answered while the payload was mapped")
+            #expect(try api.get("entities/Item/objects?count=true")["total"] == 100_000)
         }
     }
 }

@@ -9,7 +9,8 @@
 // MHD calls the access handler once with the headers, once per body chunk and a last time with
 // no data: the body is accumulated in a per-request `RequestState` (retained in `*req_cls` and
 // released in the completion callback, the one place that sees every request end) and answered on
-// the last call. The request path stays synchronous on MHD's threads (LIBMICROHTTPD.md).
+// the last call. The request path stays synchronous on MHD's threads (LIBMICROHTTPD.md), except for
+// requests with large bodies, answered by `RequestWorkers` while their connection is suspended.
 import Foundation
 public import Synchronization
 import Logging
@@ -56,7 +57,15 @@ public final class MicroHTTPDServer: Sendable {
         }
     }
 
-    public init(application: Application) { self.application = application }
+    /// Answers requests whose body is at least `offloadBodyBytes` long.
+    let workers: RequestWorkers
+    /// A body this large takes milliseconds to map: its request goes to `workers`.
+    static let offloadBodyBytes = 64 * 1024
+
+    public init(application: Application) {
+        self.application = application
+        workers = RequestWorkers(count: application.configuration.threads, stackBytes: Self.threadStackBytes)
+    }
 
     /// Each request thread's stack.
     static let threadStackBytes = 64 << 20
@@ -150,6 +159,7 @@ public final class MicroHTTPDServer: Sendable {
         }
         guard !handles.isEmpty else { return }
         headSweep.running.store(false, ordering: .releasing)
+        workers.stop()
         handles.forEach { MHD_stop_daemon($0.pointer) }
         listenSockets.withLock { sockets in
             sockets.forEach { close($0) }
@@ -269,15 +279,25 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         response.headers.append(("Connection", "close"))
         return queue(response, on: connection)
     }
-    let response = server.application.respond(to: request)
-    guard response.pending != nil else { return queue(response, on: connection) }
-    // A long poll: the connection waits suspended, and MHD calls this handler again once it is resumed.
-    MHD_suspend_connection(connection)
     let suspended = SuspendedConnection(pointer: connection), parkedAnswer = state.parkedAnswer
-    server.application.park(response, for: request) { answer in
-        parkedAnswer.put(answer)
-        MHD_resume_connection(suspended.pointer)
+    let application = server.application
+    /// Answers a suspended connection: MHD calls this handler again once it is resumed.
+    @Sendable func answerParked(_ response: HTTPResponse) {
+        application.park(response, for: request) { answer in
+            parkedAnswer.put(answer)
+            MHD_resume_connection(suspended.pointer)
+        }
     }
+    if state.receivedBytes >= MicroHTTPDServer.offloadBodyBytes {
+        MHD_suspend_connection(connection)
+        server.workers.submit { answerParked(application.respond(to: request)) }
+        return .YES
+    }
+    let response = application.respond(to: request)
+    guard response.pending != nil else { return queue(response, on: connection) }
+    // A long poll: the connection waits suspended until its answer is known.
+    MHD_suspend_connection(connection)
+    answerParked(response)
     return .YES
 }
 

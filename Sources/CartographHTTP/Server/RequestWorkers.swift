@@ -1,0 +1,48 @@
+// Threads that answer requests with large bodies off the transport's threads. A connection stays with
+// the request thread that accepted it, and two connections can share one: two clients posting payloads
+// over one keep-alive connection each then had their requests answered one after the other on one core
+// in a quarter to a third of runs (bench/ingest.sh's re-load at ~95% CPU instead of ~140%). A request
+// with a large body is worth a suspend and resume of its connection (a few microseconds against its
+// milliseconds of mapping): it waits here for the next free worker, whichever thread accepted it.
+import Foundation
+import Synchronization
+
+final class RequestWorkers: Sendable {
+    /// Jobs in submission order (a handful at a time: one per connection posting a large body).
+    private let queue = Mutex<[@Sendable () -> Void]>([])
+    /// Counts the jobs waiting in `queue`, and one wake-up per worker at `stop`.
+    private let waiting = DispatchSemaphore(value: 0)
+    let count: Int
+
+    /// Starts `count` workers, each with a stack of `stackBytes` (mapping recurses once per nesting level).
+    init(count: Int, stackBytes: Int) {
+        self.count = max(1, count)
+        for index in 0..<self.count {
+            let thread = Thread { [self] in work() }
+            thread.stackSize = stackBytes
+            thread.name = "cartograph-worker-\(index)"
+            thread.start()
+        }
+    }
+
+    /// Runs `job` on the next free worker.
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        queue.withLock { $0.append(job) }
+        waiting.signal()
+    }
+
+    /// Lets the workers end once the jobs already submitted are done (nothing is submitted after).
+    func stop() {
+        for _ in 0..<count { waiting.signal() }
+    }
+
+    /// Each wake-up is a job or, once the jobs are taken, one of `stop`'s: a worker finding the queue
+    /// empty has been told to end.
+    private func work() {
+        while true {
+            waiting.wait()
+            guard let job = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { return }
+            job()
+        }
+    }
+}
