@@ -165,7 +165,9 @@ extension MappingRun {
                 // need to ask the store, which would read the row again to compare.
                 let isFirstWrite = updated.insert(existing.id).inserted
                 if isFirstWrite, !(existing.isStub && !node.isReference), values.allSatisfy({ existing.values[$0.key] == $0.value }) { continue }
-                if try store.updateObject(id: existing.id, entity: existing.entity, values: values, clearStub: !node.isReference) {
+                // The first write compares with the object as identified; a later one with what the first wrote.
+                if try store.updateObject(id: existing.id, entity: existing.entity, values: values, clearStub: !node.isReference,
+                                          stored: isFirstWrite ? existing : nil) {
                     node.changed = true
                 }
             } else {

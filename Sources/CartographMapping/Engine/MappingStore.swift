@@ -46,8 +46,10 @@ public protocol MappingStore: AnyObject, MappingLookup {
     func objects(matching predicate: CheckedPredicate, among ids: [Int64]?) throws(CartographError) -> [(id: Int64, entity: String)]
     /// Inserts an object; `toOne` sets to-one relationships with it (relationship -> destination `_id`).
     func insertObject(entity: String, values: [String: AttributeValue], stub: Bool, toOne: [String: Int64]) throws(CartographError) -> Int64
-    /// Writes the values that differ; true when anything changed.
-    func updateObject(id: Int64, entity: String, values: [String: AttributeValue?], clearStub: Bool) throws(CartographError) -> Bool
+    /// Writes the values that differ from `stored` (the object as read in this transaction, all its
+    /// values; nil: the store reads it); true when anything changed.
+    func updateObject(id: Int64, entity: String, values: [String: AttributeValue?], clearStub: Bool,
+                      stored: ExistingObject?) throws(CartographError) -> Bool
     func destinationIDs(of id: Int64, entity: String, relationship: String) throws(CartographError) -> [Int64]
     /// Makes a relationship exactly `destinations`; `current` is what the caller just read (saves a read).
     func setDestinations(of id: Int64, entity: String, relationship: String, from current: [Int64], to destinations: [Int64]) throws(CartographError)

@@ -23,8 +23,9 @@ extension StoreTransaction: MappingStore {
         try insert(entity: entity, values: values, stub: stub, toOne: toOne)
     }
 
-    public func updateObject(id: Int64, entity: String, values: [String: AttributeValue?], clearStub: Bool) throws(CartographError) -> Bool {
-        try update(id: id, entity: entity, values: values, clearStub: clearStub)
+    public func updateObject(id: Int64, entity: String, values: [String: AttributeValue?], clearStub: Bool,
+                             stored: ExistingObject?) throws(CartographError) -> Bool {
+        try update(id: id, entity: entity, values: values, clearStub: clearStub, stored: stored)
     }
 
     public func destinationIDs(of id: Int64, entity: String, relationship: String) throws(CartographError) -> [Int64] {

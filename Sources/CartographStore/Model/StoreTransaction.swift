@@ -107,8 +107,13 @@ public final class StoreTransaction {
     /// Sets attribute values (nil clears) of an existing object; writes and touches only what
     /// changed (R-P4). Returns whether anything changed.
     @discardableResult
-    public func update(id: Int64, entity: String, values: [String: AttributeValue?], clearStub: Bool = false) throws(CartographError) -> Bool {
-        guard let current = try sqlite({ () throws(SQLiteError) in try reader.object(id: id, entity: entity) }) else {
+    /// Writes the values that differ from the stored object's: `stored` when the caller read it whole in
+    /// this transaction (and wrote nothing to it since), read here otherwise.
+    public func update(id: Int64, entity: String, values: [String: AttributeValue?], clearStub: Bool = false,
+                       stored: ExistingObject? = nil) throws(CartographError) -> Bool {
+        var current = stored
+        if current == nil { current = try sqlite { () throws(SQLiteError) in try reader.object(id: id, entity: entity) } }
+        guard let current else {
             throw CartographError(.notFound, "No \(entity) object with _id \(id).")
         }
         var assignments: [String] = []
