@@ -70,4 +70,34 @@ private final class Answers: Sendable {
             #expect(try tooLong.json()["errors"]?.arrayValue?.first?["pointer"] == "/wait")
         }
     }
+
+    @Test func R_D8_aLongPollWhoseClientHalfClosedItsConnectionIsAnsweredToo() throws {
+        // libmicrohttpd 0.9.75 read a resumed connection before writing to it: a poller that had shut
+        // down its sending side was closed unanswered (15 of 40 in a stress test) until suspending waited
+        // for MHD's next call (MicroHTTPDServer's `answerWhileSuspended`, which payloads answered off the
+        // request threads go through too, R-S11: 100 of 480 half-closed POSTs were lost before).
+        try withComics { (server, key) throws in
+            try seedComics(server, characters: 1)
+            let head = try #require(try server.client.send("GET", Self.changes, token: key).json()["next"]?.numberValue?.int64Value)
+            let answers = Answers()
+            let done = DispatchSemaphore(value: 0)
+            let pollers = 16
+            for _ in 0..<pollers {
+                let client = server.client
+                Thread {
+                    if let response = try? client.send("GET", "\(Self.changes)?since=\(head)&wait=30", token: key, halfClose: true) {
+                        answers.responses.withLock { $0.append(response) }
+                    }
+                    done.signal()
+                }.start()
+            }
+            Thread.sleep(forTimeInterval: 0.5)  // parked by now
+            #expect(try server.client.send("DELETE", "/v1/tenants/acme/models/comics/entities/Character/objects/100", token: key).status == 204)
+            for _ in 0..<pollers { done.wait() }
+            let responses = answers.responses.withLock { $0 }
+            #expect(responses.count == pollers)
+            #expect(responses.map(\.status) == Array(repeating: 200, count: pollers))
+            for response in responses { #expect(try response.json()["changes"]?.arrayValue?.map { $0["key"] } == [100]) }
+        }
+    }
 }
