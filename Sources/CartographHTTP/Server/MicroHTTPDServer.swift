@@ -157,9 +157,9 @@ public final class MicroHTTPDServer: Sendable {
             defer { handles = [] }
             return handles
         }
+        workers.stop()  // also for a server that never started: its workers end
         guard !handles.isEmpty else { return }
         headSweep.running.store(false, ordering: .releasing)
-        workers.stop()
         handles.forEach { MHD_stop_daemon($0.pointer) }
         listenSockets.withLock { sockets in
             sockets.forEach { close($0) }

@@ -31,8 +31,11 @@ final class RequestWorkers: Sendable {
         waiting.signal()
     }
 
+    private let stopped = Atomic<Bool>(false)
+
     /// Lets the workers end once the jobs already submitted are done (nothing is submitted after).
     func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for _ in 0..<count { waiting.signal() }
     }
 
