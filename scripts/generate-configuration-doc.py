@@ -101,8 +101,8 @@ What some of them mean in practice:
 
 - `--host` is an IPv4 interface. `--threads` request threads each listen on the port with a socket of
   their own: the kernel spreads connections over them, and a connection stays on its thread. A
-  request whose body is 64 KiB or more is answered by one of as many worker threads while its
-  connection waits, so that two connections posting payloads use two cores even when they share a
+  request whose body is 64 KiB or more is answered by one of the worker threads (one per core) while
+  its connection waits, so that two connections posting payloads use two cores even when they share a
   request thread (R-S11).
 - `--max-body-bytes` is checked from `Content-Length` and again while a body streams (413);
   `--max-json-depth` refuses deeper JSON with a 400; `--max-objects-per-payload` counts nested objects
