@@ -14,6 +14,24 @@ private final class Answers: Sendable {
 @Suite(.serialized) struct LongPollLiveTests {
     private static let changes = "/v1/tenants/acme/models/comics/changes"
 
+    /// Starts `count` long polls of the feed, each on its own thread and connection; `done` is signalled
+    /// once per poll as it ends, answered (in `answers`) or not.
+    private static func startPolls(_ count: Int, on server: LiveServer, key: String, query: String,
+                                   halfClose: Bool) -> (answers: Answers, done: DispatchSemaphore) {
+        let answers = Answers()
+        let done = DispatchSemaphore(value: 0)
+        for _ in 0..<count {
+            let client = server.client
+            Thread {
+                if let response = try? client.send("GET", "\(changes)?\(query)", token: key, halfClose: halfClose) {
+                    answers.responses.withLock { $0.append(response) }
+                }
+                done.signal()
+            }.start()
+        }
+        return (answers, done)
+    }
+
     @Test func R_D8_aLongPollIsAnsweredByTheNextWriteWhileTheServerGoesOnServing() throws {
         // One server thread: requests parked on it must not keep it from answering others.
         try withLiveServer(arguments: ["--threads", "1"]) { (server) throws in
@@ -22,18 +40,8 @@ private final class Answers: Sendable {
             try seedComics(server, characters: 2)
             let head = try #require(try server.client.send("GET", Self.changes, token: key).json()["next"]?.numberValue?.int64Value)
 
-            let answers = Answers()
-            let done = DispatchSemaphore(value: 0)
             let started = Date()
-            for _ in 0..<3 {
-                let client = server.client
-                Thread {
-                    if let response = try? client.send("GET", "\(Self.changes)?since=\(head)&wait=60", token: key, halfClose: false) {
-                        answers.responses.withLock { $0.append(response) }
-                    }
-                    done.signal()
-                }.start()
-            }
+            let (answers, done) = Self.startPolls(3, on: server, key: key, query: "since=\(head)&wait=60", halfClose: false)
             Thread.sleep(forTimeInterval: 0.5)  // the three are parked by now
             #expect(answers.responses.withLock { $0.isEmpty }, "nothing after since: they wait")
             #expect(try server.client.send("GET", "/healthz").status == 200, "parked polls hold no thread")
@@ -79,18 +87,8 @@ private final class Answers: Sendable {
         try withComics { (server, key) throws in
             try seedComics(server, characters: 1)
             let head = try #require(try server.client.send("GET", Self.changes, token: key).json()["next"]?.numberValue?.int64Value)
-            let answers = Answers()
-            let done = DispatchSemaphore(value: 0)
             let pollers = 16
-            for _ in 0..<pollers {
-                let client = server.client
-                Thread {
-                    if let response = try? client.send("GET", "\(Self.changes)?since=\(head)&wait=30", token: key, halfClose: true) {
-                        answers.responses.withLock { $0.append(response) }
-                    }
-                    done.signal()
-                }.start()
-            }
+            let (answers, done) = Self.startPolls(pollers, on: server, key: key, query: "since=\(head)&wait=30", halfClose: true)
             Thread.sleep(forTimeInterval: 0.5)  // parked by now
             #expect(try server.client.send("DELETE", "/v1/tenants/acme/models/comics/entities/Character/objects/100", token: key).status == 204)
             for _ in 0..<pollers { done.wait() }
