@@ -11,6 +11,8 @@ import CartographMapping
 final class RowRenderer {
     /// `SELECT <columns> FROM table`: the full `RowReader`'s columns.
     let selectList: String
+    /// The full `RowReader`'s `SELECT <columns> FROM table WHERE _id IN (…)`.
+    let selectByIDs: IDListQuery
     private let table: String
     /// By entity of the table: one lookup per row.
     private let entities: [String: EntityColumns]
@@ -38,6 +40,7 @@ final class RowRenderer {
         let reader = layout.rowReader(for: table)
         self.table = table
         self.selectList = reader.selectList
+        self.selectByIDs = reader.selectByIDs
         var entities: [String: EntityColumns] = [:]
         for entity in layout.model.entityAndSubentities(of: table) {
             let properties = layout.properties(of: entity)

@@ -13,7 +13,7 @@ import CartographCore
 import CartographPredicate
 
 /// Where one relationship's destinations are stored.
-enum RelationshipStorage: Equatable {
+enum RelationshipStorage: Hashable {
     /// A column of the source's table (to-one).
     case foreignKey(table: String, column: String)
     /// The inverse to-one's column in the destination's table.
@@ -50,6 +50,7 @@ final class StoreLayout {
         let entity: String, attributes: [String], reading: [String]?, count: Int
     }
     private var lookups: [LookupKey: String] = [:]
+    private var destinationQueries: [RelationshipStorage: IDListQuery] = [:]
     private var tables: [String: String] = [:]
     private var inserts: [String: InsertPlan] = [:]
     private var kinds: [String: Set<String>] = [:]
@@ -191,6 +192,25 @@ final class StoreLayout {
             + conditions.joined(separator: " AND ") + " ORDER BY \(StoreLayout.idColumn) LIMIT 1"
         keyLookups[entity] = (sql, filter?.bindings ?? [])
         return (sql, filter?.bindings ?? [])
+    }
+
+    /// The query of a to-many relationship's destinations for a list of objects: rows of (object `_id`,
+    /// destination `_id`), each object's destinations in relationship order. Nil for a to-one.
+    func destinationsQuery(of storage: RelationshipStorage) -> IDListQuery? {
+        if let cached = destinationQueries[storage] { return cached }
+        let query: IDListQuery
+        switch storage {
+        case .foreignKey:
+            return nil
+        case .inverseForeignKey(let table, let column):
+            query = IDListQuery(head: "SELECT \(quoted(column)), _id FROM \(quoted(table)) WHERE \(quoted(column)) IN ", tail: " ORDER BY _id")
+        case .joinTable(let name, let reversed):
+            query = reversed
+                ? IDListQuery(head: "SELECT destination, source FROM \(quoted(name)) WHERE destination IN ", tail: " ORDER BY source")
+                : IDListQuery(head: "SELECT source, destination FROM \(quoted(name)) WHERE source IN ", tail: " ORDER BY position, rowid")
+        }
+        destinationQueries[storage] = query
+        return query
     }
 
     /// The reader of a hierarchy's identification attributes: what an object's key is made of.

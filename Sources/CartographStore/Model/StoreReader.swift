@@ -276,10 +276,10 @@ public struct StoreReader {
             let found = ids.compactMap { objects[$0] }
             // One key cache for the page: destinations shared by its objects (an author, a tag) are read once.
             var keys: [Int64: JSONValue] = [:]
-            let known = try sqlite { () throws(SQLiteError) in try reader.prefetch(for: found, fields: fields, keys: &keys) }
-            return try found.map { (object) throws(CartographError) in
+            let prefetched = try sqlite { () throws(SQLiteError) in try reader.prefetch(for: found, fields: fields, keys: &keys) }
+            return try found.enumerated().map { (position, object) throws(CartographError) in
                 RenderedJSON(try sqlite { () throws(SQLiteError) in
-                    try reader.json(of: object, include: include, fields: fields, known: known[object.id], keys: &keys)
+                    try reader.json(of: object, include: include, fields: fields, known: prefetched.of(objectAt: position), keys: &keys)
                 })
             }
         case .json(let export):
