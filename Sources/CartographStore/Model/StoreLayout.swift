@@ -50,6 +50,7 @@ final class StoreLayout {
         let entity: String, attributes: [String], reading: [String]?, count: Int
     }
     private var lookups: [LookupKey: String] = [:]
+    private var indexOrderedPages: [String: Bool] = [:]
     private var destinationQueries: [RelationshipStorage: IDListQuery] = [:]
     private var tables: [String: String] = [:]
     private var inserts: [String: InsertPlan] = [:]
@@ -177,6 +178,17 @@ final class StoreLayout {
         if lookups.count >= 256 { lookups.removeAll(keepingCapacity: true) }
         lookups[key] = sql
         return sql
+    }
+
+    /// Whether the page query `pageSQL` reads in an index's order (`StoreReader.readsInIndexOrder`),
+    /// decided once per query text: a page's text varies with its predicate's shape and sort, so at most
+    /// 256 are kept (the cache starts over when full), as with lookups.
+    func readsInIndexOrder(pageSQL: String, _ decide: () throws(SQLiteError) -> Bool) throws(SQLiteError) -> Bool {
+        if let cached = indexOrderedPages[pageSQL] { return cached }
+        let answer = try decide()
+        if indexOrderedPages.count >= 256 { indexOrderedPages.removeAll(keepingCapacity: true) }
+        indexOrderedPages[pageSQL] = answer
+        return answer
     }
 
     /// `SELECT <the row renderer's columns> FROM <table> WHERE [<entity filter> AND] <identity> = ? … ORDER BY _id
