@@ -9,6 +9,9 @@ extension ModelStore {
     /// process's SQLite memory budget (`SQLiteConnection.limitMemory`).
     static let readerCacheKiB = -16384
 
+    /// Asked at the start of every read (its text built once).
+    private static let selectVersion = "SELECT value FROM \(quoted(metaTable)) WHERE key = 'version'"
+
     /// Runs `body` on a pooled read connection inside a read transaction.
     public func read<T>(_ body: (StoreReader) throws(CartographError) -> T) throws(CartographError) -> T {
         touchLastUsed()
@@ -22,7 +25,7 @@ extension ModelStore {
         var model = current?.model
         do {
             // The version is a small integer: comparing it costs nothing; the model text is read only on a change.
-            let version = try connection.rows("SELECT value FROM \(quoted(Self.metaTable)) WHERE key = 'version'").first?.first?.integerValue
+            let version = try connection.rows(Self.selectVersion).first?.first?.integerValue
             if version != model.map({ Int64($0.version) }),
                let text = try connection.rows("SELECT value FROM \(quoted(Self.metaTable)) WHERE key = 'model'").first?.first?.textValue,
                text != current?.text {
