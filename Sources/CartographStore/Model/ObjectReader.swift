@@ -9,6 +9,9 @@ import CartographMapping
 struct ObjectReader {
     let connection: SQLiteConnection
     let layout: StoreLayout
+    /// Destination keys kept from earlier reads of the same data (a pooled read connection's); nil
+    /// where reads and writes mix (a write transaction's reader).
+    var keyCache: KeyCache? = nil
     var model: Model { layout.model }
 
     func rowReader(for table: String) -> RowReader { layout.rowReader(for: table) }
@@ -174,7 +177,9 @@ struct ObjectReader {
     /// whose destinations are read for all of them at once (`prefetch`). Written in place: `heads` is
     /// left holding the documents.
     func closing(_ heads: inout [RenderedHead], fields: Set<String>?) throws(SQLiteError) -> [RenderedJSON] {
-        var keys: [Int64: JSONValue] = [:]
+        var keys = keyCache?.take() ?? [:]
+        // What was read is this snapshot's: kept for the next read, even if this one fails.
+        defer { keyCache?.keep(keys) }
         let prefetched = try prefetch(for: heads.map(\.object), fields: fields, keys: &keys)
         for position in heads.indices {
             let object = heads[position].object
