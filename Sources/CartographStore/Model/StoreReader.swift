@@ -130,7 +130,7 @@ public struct StoreReader {
                           table: table, alias: alias, orderBy: query.orderBy.map(\.attribute))
         } : nil
         var fullScanRows = 0
-        var found: (items: [RenderedJSON], last: (id: Int64, sortValues: [SQLiteValue])?, more: Bool)
+        let found: PageItems
         let renderer = layout.rowRenderer(for: table)
         let rowsSQL = "SELECT \(renderer.selectList(alias: alias))" + sortColumns + fromWhereOrder
         if case .model = rendering, query.include.isEmpty,
@@ -154,8 +154,8 @@ public struct StoreReader {
                 return result
             }
             let pageIDs = chosen.prefix(query.limit).map(\.id)
-            found = (try objects(pageIDs, table: table, rendering: rendering, include: query.include, fields: fields),
-                     chosen.prefix(query.limit).last, chosen.count > query.limit)
+            found = PageItems(items: try objects(pageIDs, table: table, rendering: rendering, include: query.include, fields: fields),
+                              last: chosen.prefix(query.limit).last, more: chosen.count > query.limit)
         }
         var next: String?
         if found.more, let last = found.last {
@@ -190,12 +190,19 @@ public struct StoreReader {
         }
     }
 
-    /// The page `rowsSQL` selects (`readsInIndexOrder`): the rendered columns, then the sort keys. Its
-    /// first `limit` rows rendered, the last one's `_id` and sort values (for the cursor), and whether
-    /// another row follows.
+    /// A page's objects as rendered, and what its cursor needs.
+    private struct PageItems {
+        let items: [RenderedJSON]
+        /// The `_id` and sort values of the page's last object.
+        let last: (id: Int64, sortValues: [SQLiteValue])?
+        /// Whether an object follows the page.
+        let more: Bool
+    }
+
+    /// The page `rowsSQL` selects (`readsInIndexOrder`): the rendered columns, then the sort keys; its
+    /// first `limit` rows rendered.
     private func pageRows(_ rowsSQL: String, bindings: [SQLiteValue], renderer: RowRenderer, sortKeyCount: Int, limit: Int,
-                          fields: Set<String>?, fullScanRows: inout Int) throws(SQLiteError)
-        -> (items: [RenderedJSON], last: (id: Int64, sortValues: [SQLiteValue])?, more: Bool) {
+                          fields: Set<String>?, fullScanRows: inout Int) throws(SQLiteError) -> PageItems {
         let statement = try reader.connection.cached(rowsSQL)
         try statement.bind(bindings)
         defer { try? statement.bind([]) }
@@ -217,7 +224,7 @@ public struct StoreReader {
             }
         }
         fullScanRows = statement.takeFullScanSteps()
-        return (try reader.closing(&heads, fields: fields), last, more)
+        return PageItems(items: try reader.closing(&heads, fields: fields), last: last, more: more)
     }
 
     /// Each step of a sort key path nests a subquery: a bound well inside SQLite's expression depth (1,000).
