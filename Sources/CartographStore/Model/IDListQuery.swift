@@ -12,8 +12,9 @@ final class IDListQuery {
 
     private let head: String
     private let tail: String
-    /// The text for each list length, indexed by the length (0 is never asked for).
-    private var texts: [String?] = Array(repeating: nil, count: maximumCount + 1)
+    /// The text for each list length, indexed by the length (0 is never asked for); made on first use,
+    /// as most row readers never read a list.
+    private var texts: [String?] = []
 
     init(head: String, tail: String = "") {
         self.head = head
@@ -23,6 +24,7 @@ final class IDListQuery {
     /// The query's text for `count` ids (1 through `maximumCount`).
     func sql(count: Int) -> String {
         precondition((1...Self.maximumCount).contains(count), "an id list holds 1 to \(Self.maximumCount) ids")
+        if texts.isEmpty { texts = Array(repeating: nil, count: Self.maximumCount + 1) }
         if let text = texts[count] { return text }
         let text = head + "(" + Array(repeating: "?", count: count).joined(separator: ", ") + ")" + tail
         texts[count] = text
