@@ -91,7 +91,9 @@ struct ObjectReader {
                                          known: known)
             var rendered: [JSONValue] = []
             if nested.isEmpty {
-                rendered = try destinationKeys(ids, destination: relationship.destination, keys: &keys)
+                for id in ids {
+                    if let key = try destinationKey(id, destination: relationship.destination, keys: &keys) { rendered.append(key) }
+                }
             } else {
                 for id in ids {
                     guard let destination = try self.object(id: id, entity: relationship.destination) else { continue }
@@ -103,21 +105,16 @@ struct ObjectReader {
         return .object(document)
     }
 
-    /// The keys of the destinations `ids` (of `destination`'s hierarchy), from `keys` or read (and kept
-    /// there); a destination that no longer exists is left out.
-    private func destinationKeys(_ ids: [Int64], destination: String, keys: inout [Int64: JSONValue]) throws(SQLiteError) -> [JSONValue] {
-        var rendered: [JSONValue] = []
-        rendered.reserveCapacity(ids.count)
-        for id in ids {
-            if let cached = keys[id] {
-                rendered.append(cached)
-            } else if let object = try self.object(id: id, entity: destination, reader: layout.keyReader(for: layout.table(of: destination))) {
-                let key = key(of: object)
-                keys[id] = key
-                rendered.append(key)
-            }
+    /// The key of the destination `id` (of `destination`'s hierarchy), from `keys` or read (and kept
+    /// there); nil for a destination that no longer exists.
+    private func destinationKey(_ id: Int64, destination: String, keys: inout [Int64: JSONValue]) throws(SQLiteError) -> JSONValue? {
+        if let cached = keys[id] { return cached }
+        guard let object = try self.object(id: id, entity: destination, reader: layout.keyReader(for: layout.table(of: destination))) else {
+            return nil
         }
-        return rendered
+        let key = key(of: object)
+        keys[id] = key
+        return key
     }
 
     /// The `shape=model` JSON of the objects `ids` of `table`, in `ids` order (those that do not exist
@@ -190,17 +187,31 @@ struct ObjectReader {
     }
 
     /// Closes an object `RowRenderer.writeHead` opened with its relationships (those in `fields`, when
-    /// given): keys of destinations, as `json(of:)` writes them.
+    /// given): keys of destinations, as `json(of:)` writes them, each written as it is found (no array of
+    /// them per relationship). A to-one's destination is the row's (`writeHead` read it).
     private func writeRelationships(of object: ExistingObject, fields: Set<String>?, known: PrefetchedDestinations.OfObject,
                                     keys: inout [Int64: JSONValue], into bytes: inout [UInt8]) throws(SQLiteError) {
         for relationship in layout.properties(of: object.entity).relationships where fields?.contains(relationship.name) ?? true {
-            let destinations = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name,
-                                                  toOne: object.toOne, known: known)
-            let rendered = try destinationKeys(destinations, destination: relationship.destination, keys: &keys)
             bytes.append(UInt8(ascii: ","))
             JSONWriter.writeString(relationship.name, into: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            JSONWriter.write(relationship.toMany ? .array(rendered) : (rendered.first ?? .null), into: &bytes)
+            guard relationship.toMany else {
+                let key = try object.toOne[relationship.name].flatMap { (id) throws(SQLiteError) in
+                    try destinationKey(id, destination: relationship.destination, keys: &keys)
+                }
+                JSONWriter.write(key ?? .null, into: &bytes)
+                continue
+            }
+            let destinations = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name, known: known)
+            bytes.append(UInt8(ascii: "["))
+            var first = true
+            for id in destinations {
+                guard let key = try destinationKey(id, destination: relationship.destination, keys: &keys) else { continue }
+                if !first { bytes.append(UInt8(ascii: ",")) }
+                first = false
+                JSONWriter.write(key, into: &bytes)
+            }
+            bytes.append(UInt8(ascii: "]"))
         }
         bytes.append(UInt8(ascii: "}"))
     }
