@@ -7,8 +7,10 @@ import CartographCore
 /// Keys by `_id` (`_id`s are unique across a store's tables and never reused). A class: its pooled
 /// connection owns it, and like the connection it is used by one thread at a time.
 final class KeyCache {
-    /// Keys kept at most (a few dozen bytes each): past it, the cache starts over.
-    static let capacity = 10_000
+    /// Keys kept at most, past which the cache starts over: about 150 KB at some 70 bytes a key, so
+    /// about 1.2 MB for a store's 8 idle readers (not counted in SQLite's memory budget); enough for the
+    /// authors and tags the benchmarks' pages name (700 and 1,000).
+    static let capacity = 2_048
 
     private var keys: [Int64: JSONValue] = [:]
 
