@@ -36,6 +36,42 @@ struct JSONWriterTests {
         #expect(valid > 10_000, "the generator must produce valid text too")
     }
 
+    /// Runs of plain ASCII are scanned eight bytes at a time: a byte that needs a look (a control
+    /// character, `"`, `\`, a byte from 0x80 up; DEL beside them) must be found at every offset of a word, in long texts too.
+    @Test func R_Q4_longTextIsCopiedExactlyWhateverByteNeedsALookWherever() {
+        var random = SeededRandom(seed: 11)
+        let needsALook: [UInt8] = [0x00, 0x01, 0x0A, 0x1F, 0x22, 0x5C, 0x7F, 0x80, 0xC3, 0xE2, 0xF0, 0xFF]
+        for length in 1...40 {
+            for offset in 0..<length {
+                for byte in needsALook {
+                    var bytes = (0..<length).map { _ in UInt8(0x20 + random.next() % 0x5F) }.map { $0 == 0x22 || $0 == 0x5C ? 0x41 : $0 }
+                    bytes[offset] = byte
+                    if byte == 0xC3, offset + 1 < length { bytes[offset + 1] = 0xA9 }
+                    var written: [UInt8] = []
+                    let accepted = bytes.withUnsafeBufferPointer { JSONWriter.writeString(validatingUTF8: $0, into: &written) }
+                    let swift = String(validating: bytes, as: UTF8.self)
+                    #expect(accepted == (swift != nil), "\(bytes)")
+                    var expected: [UInt8] = []
+                    if let swift { JSONWriter.writeString(swift, into: &expected) }
+                    #expect(written == expected, "\(bytes)")
+                }
+            }
+        }
+        for _ in 0..<20_000 {
+            var bytes: [UInt8] = []
+            while bytes.count < 64 {
+                bytes += random.next() % 2 == 0 ? Array("plain text, ASCII only: ".utf8.prefix(Int(random.next() % 24))) : Self.awkwardBytes(&random)
+            }
+            var written: [UInt8] = []
+            let accepted = bytes.withUnsafeBufferPointer { JSONWriter.writeString(validatingUTF8: $0, into: &written) }
+            let swift = String(validating: bytes, as: UTF8.self)
+            #expect(accepted == (swift != nil), "\(bytes)")
+            var expected: [UInt8] = []
+            if let swift { JSONWriter.writeString(swift, into: &expected) }
+            #expect(written == expected, "\(bytes)")
+        }
+    }
+
     @Test func R_Q4_refusedTextLeavesWhatWasWrittenBefore() {
         var out = Array("{\"a\":".utf8)
         let accepted = [UInt8]([0x61, 0xE2, 0x82]).withUnsafeBufferPointer { JSONWriter.writeString(validatingUTF8: $0, into: &out) }

@@ -47,6 +47,22 @@ struct ControlStoreTests {
         #expect(store.authenticate(unknownID) == nil)
     }
 
+    /// A key's secret, once verified, is compared with the secret presented instead of hashing it
+    /// again: any other secret for the key is still refused, and revoking it still ends it.
+    @Test func aKeyAuthenticatedBeforeStillRefusesOtherSecretsAndStopsWorkingWhenRevoked() throws {
+        let store = try ControlStore(directory: directory)
+        _ = try store.createTenant(id: "acme")
+        let created = try store.createKey(tenantID: "acme", scope: .read)
+        let presented = try #require(PresentedAPIKey(created.token))
+        for _ in 0..<3 { #expect(store.authenticate(presented)?.id == created.info.id) }
+        var near = Array(presented.secret.utf8)
+        near[63] = near[63] == UInt8(ascii: "0") ? UInt8(ascii: "1") : UInt8(ascii: "0")
+        #expect(store.authenticate(PresentedAPIKey(keyID: presented.keyID, secret: String(decoding: near, as: UTF8.self))) == nil)
+        #expect(store.authenticate(presented)?.id == created.info.id, "a refused secret leaves the verified one alone")
+        try store.revokeKey(tenantID: "acme", keyID: created.info.id)
+        #expect(store.authenticate(presented) == nil)
+    }
+
     @Test func revokedKeyStopsWorkingAndSurvivesRestart() throws {
         let store = try ControlStore(directory: directory)
         _ = try store.createTenant(id: "acme")

@@ -201,6 +201,32 @@ struct RowRendererTests {
         }
     }
 
+    /// Rows, destinations and keys are read `IDListQuery.maximumCount` ids at a time: longer lists take
+    /// several queries, whose rows must land in the same documents.
+    @Test func R_Q4_listsLongerThanOneQueryOfIDsRenderAsADecodedReadRendersThem() throws {
+        let store = try makeStore(everyTypeModel)
+        let count = IDListQuery.maximumCount * 2 + 100
+        let ((thing, parts), _) = try store.write { (tx) throws(CartographError) -> (Int64, [Int64]) in
+            let thing = try tx.insert(entity: "Thing", values: ["code": .string("many parts")])
+            let parts = try (0..<count).map { (k) throws(CartographError) in
+                try tx.insert(entity: "Part", values: ["number": .integer(Int64(k))], toOne: ["thing": thing])
+            }
+            return (thing, parts)
+        }
+        try store.read { (reader) throws(CartographError) in
+            do {
+                // One object with more destinations than one query reads, and more objects than one query reads.
+                #expect(try reader.reader.rendered(ids: [thing], table: "Thing", fields: nil).map(\.bytes)
+                        == decoded(reader, [thing], entity: "Thing", fields: nil))
+                let page = Array(parts.reversed())
+                #expect(try reader.reader.rendered(ids: page, table: "Part", fields: nil).map(\.bytes)
+                        == decoded(reader, page, entity: "Part", fields: nil))
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
+    }
+
     @Test func R_Q4_anObjectMissingFromAPageIsLeftOutAndTheOthersKeepTheirOrder() throws {
         let (store, ids) = try everyTypeStore()
         let rendered = try store.read { (reader) throws(CartographError) in

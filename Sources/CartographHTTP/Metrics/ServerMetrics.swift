@@ -24,9 +24,20 @@ final class ServerMetrics: Sendable {
     static let modelLabelLimit = 100
     static let otherModel = "_other"
 
-    private let requestHandles = HandleCache<(requests: Counter, duration: Metrics.Timer)>()
-    private let bodyHandles = HandleCache<Recorder>()
-    private let problemHandles = HandleCache<Counter>()
+    private let requestHandles = HandleCache<RequestSeries, (requests: Counter, duration: Metrics.Timer)>()
+    private let bodyHandles = HandleCache<String, Recorder>()
+    private let problemHandles = HandleCache<ProblemSeries, Counter>()
+
+    /// The labels of a request's series ("" for the tenant without tenant labels): a key hashed as it
+    /// is, where a string of them was built for every request.
+    private struct RequestSeries: Hashable {
+        let method: String, route: String, status: Int, tenant: String
+    }
+
+    /// The labels of a problem's series, as `RequestSeries`.
+    private struct ProblemSeries: Hashable {
+        let type: String, tenant: String
+    }
     /// The model names that have series of their own (without tenant labels).
     private let labelledModels = Mutex<Set<String>>([])
     /// The stores whose size gauge the last scrape exported (with tenant labels), so that a deleted
@@ -42,7 +53,8 @@ final class ServerMetrics: Sendable {
 
     /// `cartograph_http_requests_total` and `cartograph_http_request_duration_seconds`.
     func request(method: String, route: String, status: Int, tenant: String?, nanoseconds: Int64) {
-        let handles = requestHandles.handle("\(method) \(route) \(status) \(tenantLabels ? tenant ?? "" : "")") {
+        let series = RequestSeries(method: method, route: route, status: status, tenant: tenantLabels ? tenant ?? "" : "")
+        let handles = requestHandles.handle(series) {
             (Counter(label: "cartograph_http_requests_total",
                      dimensions: [("method", method), ("route", route), ("status", String(status))] + tenantDimension(tenant)),
              Metrics.Timer(label: "cartograph_http_request_duration_seconds", dimensions: [("method", method), ("route", route)]))
@@ -60,7 +72,7 @@ final class ServerMetrics: Sendable {
 
     /// `cartograph_problems_total`: one problem answered, by its type URI.
     func problem(type: String, tenant: String?) {
-        problemHandles.handle("\(type) \(tenantLabels ? tenant ?? "" : "")") {
+        problemHandles.handle(ProblemSeries(type: type, tenant: tenantLabels ? tenant ?? "" : "")) {
             Counter(label: "cartograph_problems_total", dimensions: [("type", type)] + tenantDimension(tenant))
         }.increment()
     }
@@ -111,10 +123,10 @@ final class ServerMetrics: Sendable {
 }
 
 /// Metric handles by the label values they were made for, each made once.
-private final class HandleCache<Handle: Sendable>: Sendable {
-    private let handles = Mutex<[String: Handle]>([:])
+private final class HandleCache<Key: Hashable & Sendable, Handle: Sendable>: Sendable {
+    private let handles = Mutex<[Key: Handle]>([:])
 
-    func handle(_ key: String, make: () -> Handle) -> Handle {
+    func handle(_ key: Key, make: () -> Handle) -> Handle {
         handles.withLock { handles in
             if let existing = handles[key] { return existing }
             let created = make()

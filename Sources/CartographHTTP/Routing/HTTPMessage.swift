@@ -92,10 +92,14 @@ public struct HTTPResponse: Sendable {
     /// 204 with no body.
     public static let noContent = HTTPResponse(status: 204)
 
-    /// The first value of header `name` (case-insensitive).
+    /// The first value of header `name` (ASCII case-insensitive, as header names are ASCII tokens).
+    /// Compared byte by byte: lowercasing each name made a String per header, on every response.
     public func header(_ name: String) -> String? {
-        let lowered = name.lowercased()
-        return headers.first { $0.name.lowercased() == lowered }?.value
+        headers.first { $0.name.utf8.elementsEqual(name.utf8) { Self.asciiLowercased($0) == Self.asciiLowercased($1) } }?.value
+    }
+
+    private static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
     }
 }
 

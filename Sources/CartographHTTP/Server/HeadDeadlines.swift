@@ -15,33 +15,48 @@ final class HeadDeadlines: Sendable {
         var since: ContinuousClock.Instant?
     }
 
-    /// By connection handle. The lock also orders a shutdown against MHD's close notification: MHD
-    /// notifies before it closes the socket, so a socket shut down here is never one it reused.
-    private let connections = Mutex<[UInt: Waiting]>([:])
+    /// Connections by handle, in shards each with its own lock: every request marks its connection twice
+    /// (head received, request completed), and with one lock the daemon threads queued on it (4% of a
+    /// get's CPU went to spinning for it). A lock also orders a shutdown against MHD's close
+    /// notification: MHD notifies before it closes the socket, so a socket shut down here is never one it
+    /// reused.
+    private final class Shard: Sendable {
+        let connections = Mutex<[UInt: Waiting]>([:])
+    }
+
+    private static let shardCount = 16
+    private let shards = (0..<HeadDeadlines.shardCount).map { _ in Shard() }
+
+    /// The shard of a connection handle (a pointer: its low bits are alignment, so they are mixed in).
+    private func shard(_ connection: UInt) -> Shard {
+        shards[Int(truncatingIfNeeded: (UInt64(connection) &* 0x9E37_79B9_7F4A_7C15) >> 60) % Self.shardCount]
+    }
 
     func opened(_ connection: UInt, socket: Int32) {
         guard socket >= 0 else { return }
-        connections.withLock { $0[connection] = Waiting(socket: socket, since: .now) }
+        shard(connection).connections.withLock { $0[connection] = Waiting(socket: socket, since: .now) }
     }
 
-    func headReceived(_ connection: UInt) { connections.withLock { $0[connection]?.since = nil } }
+    func headReceived(_ connection: UInt) { shard(connection).connections.withLock { $0[connection]?.since = nil } }
 
-    func requestCompleted(_ connection: UInt) { connections.withLock { $0[connection]?.since = .now } }
+    func requestCompleted(_ connection: UInt) { shard(connection).connections.withLock { $0[connection]?.since = .now } }
 
-    func closed(_ connection: UInt) { connections.withLock { _ = $0.removeValue(forKey: connection) } }
+    func closed(_ connection: UInt) { shard(connection).connections.withLock { _ = $0.removeValue(forKey: connection) } }
 
     /// Shuts down every connection that has waited for a head longer than `timeout`; returns how many.
     @discardableResult
     func closeExpired(timeout: Duration, now: ContinuousClock.Instant = .now) -> Int {
-        connections.withLock { connections in
-            var closed = 0
-            for (key, waiting) in connections {
-                guard let since = waiting.since, now - since > timeout else { continue }
-                shutdown(waiting.socket, Int32(SHUT_RDWR))
-                connections[key]?.since = nil  // once: MHD's close notification removes it
-                closed += 1
+        shards.reduce(0) { closed, shard in
+            closed + shard.connections.withLock { connections in
+                var closed = 0
+                for (key, waiting) in connections {
+                    guard let since = waiting.since, now - since > timeout else { continue }
+                    shutdown(waiting.socket, Int32(SHUT_RDWR))
+                    connections[key]?.since = nil  // once: MHD's close notification removes it
+                    closed += 1
+                }
+                return closed
             }
-            return closed
         }
     }
 }

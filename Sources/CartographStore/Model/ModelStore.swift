@@ -46,6 +46,11 @@ public final class ModelStore: Sendable {
         let connection: SQLiteConnection
         /// The layout last used on this connection, reused while the model version is the same.
         private var cachedLayout: StoreLayout?
+        /// The store's `PRAGMA data_version` at this connection's last read, and the model that read found:
+        /// while the version stays, nothing has been committed since and the model stands.
+        var seen: (dataVersion: Int64, model: Model)?
+        /// Destination keys read since `seen`'s data version.
+        let keys = KeyCache()
         init(_ connection: SQLiteConnection) { self.connection = connection }
 
         func layout(for model: Model) -> StoreLayout {

@@ -9,6 +9,9 @@ import CartographMapping
 struct ObjectReader {
     let connection: SQLiteConnection
     let layout: StoreLayout
+    /// Destination keys kept from earlier reads of the same data (a pooled read connection's); nil
+    /// where reads and writes mix (a write transaction's reader).
+    var keyCache: KeyCache? = nil
     var model: Model { layout.model }
 
     func rowReader(for table: String) -> RowReader { layout.rowReader(for: table) }
@@ -26,11 +29,11 @@ struct ObjectReader {
     }
 
     /// The ids of `relationship`'s destinations for the object `id` of `entity`, in relationship order.
-    /// `toOne` and `known`, when given, are the object's to-one destinations and destinations read
-    /// already by relationship (`prefetch`): those are not queried.
+    /// `toOne` and `known`, when given, are the object's to-one destinations and its destinations read
+    /// already (`prefetch`): those are not queried.
     func destinationIDs(of id: Int64, entity: String, relationship: String, toOne: [String: Int64]? = nil,
-                        known: [String: [Int64]]? = nil) throws(SQLiteError) -> [Int64] {
-        if let read = known?[relationship] { return read }
+                        known: PrefetchedDestinations.OfObject? = nil) throws(SQLiteError) -> [Int64] {
+        if let read = known?.destinations(of: relationship) { return read }
         switch layout.storage(of: relationship, entity: entity) {
         case .foreignKey(let table, let column):
             if let toOne { return toOne[relationship].map { [$0] } ?? [] }
@@ -70,7 +73,7 @@ struct ObjectReader {
     /// `fields`, when given, limits the attributes and relationships rendered (the identification
     /// attributes, which make the key, always come).
     func json(of object: ExistingObject, include: [[String]] = [], fields: Set<String>? = nil, storedRelationshipsOnly: Bool = false,
-              known: [String: [Int64]]? = nil, keys: inout [Int64: JSONValue]) throws(SQLiteError) -> JSONValue {
+              known: PrefetchedDestinations.OfObject? = nil, keys: inout [Int64: JSONValue]) throws(SQLiteError) -> JSONValue {
         var document = JSONObject()
         document.append("_id", .number(JSONNumber(object.id)))
         document.append("_entity", .string(object.entity))
@@ -88,7 +91,9 @@ struct ObjectReader {
                                          known: known)
             var rendered: [JSONValue] = []
             if nested.isEmpty {
-                rendered = try destinationKeys(ids, destination: relationship.destination, keys: &keys)
+                for id in ids {
+                    if let key = try destinationKey(id, destination: relationship.destination, keys: &keys) { rendered.append(key) }
+                }
             } else {
                 for id in ids {
                     guard let destination = try self.object(id: id, entity: relationship.destination) else { continue }
@@ -100,21 +105,16 @@ struct ObjectReader {
         return .object(document)
     }
 
-    /// The keys of the destinations `ids` (of `destination`'s hierarchy), from `keys` or read (and kept
-    /// there); a destination that no longer exists is left out.
-    private func destinationKeys(_ ids: [Int64], destination: String, keys: inout [Int64: JSONValue]) throws(SQLiteError) -> [JSONValue] {
-        var rendered: [JSONValue] = []
-        rendered.reserveCapacity(ids.count)
-        for id in ids {
-            if let cached = keys[id] {
-                rendered.append(cached)
-            } else if let object = try self.object(id: id, entity: destination, reader: layout.keyReader(for: layout.table(of: destination))) {
-                let key = key(of: object)
-                keys[id] = key
-                rendered.append(key)
-            }
+    /// The key of the destination `id` (of `destination`'s hierarchy), from `keys` or read (and kept
+    /// there); nil for a destination that no longer exists.
+    private func destinationKey(_ id: Int64, destination: String, keys: inout [Int64: JSONValue]) throws(SQLiteError) -> JSONValue? {
+        if let cached = keys[id] { return cached }
+        guard let object = try self.object(id: id, entity: destination, reader: layout.keyReader(for: layout.table(of: destination))) else {
+            return nil
         }
-        return rendered
+        let key = key(of: object)
+        keys[id] = key
+        return key
     }
 
     /// The `shape=model` JSON of the objects `ids` of `table`, in `ids` order (those that do not exist
@@ -123,24 +123,16 @@ struct ObjectReader {
     /// (`prefetch`).
     func rendered(ids: [Int64], table: String, fields: Set<String>?) throws(SQLiteError) -> [RenderedJSON] {
         let renderer = layout.rowRenderer(for: table)
-        var heads: [Int64: (object: ExistingObject, bytes: [UInt8])] = Dictionary(minimumCapacity: ids.count)
-        try forEachRow(selecting: renderer.selectList, from: table, ids: ids) { statement in
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(1024)
-            let object = renderer.writeHead(of: statement, fields: fields, into: &bytes)
-            heads[object.id] = (object, bytes)
+        // Rows come back in `_id` order: each takes its id's place in `ids` (the first, should an id repeat).
+        var positions: [Int64: Int] = Dictionary(minimumCapacity: ids.count)
+        for (position, id) in ids.enumerated().reversed() { positions[id] = position }
+        var found = [RenderedHead?](repeating: nil, count: ids.count)
+        try forEachRow(renderer.selectByIDs, ids: ids) { statement in
+            let head = RenderedHead(of: statement, renderer: renderer, fields: fields)
+            if let position = positions[head.object.id] { found[position] = head }
         }
-        var keys: [Int64: JSONValue] = [:]
-        let known = try prefetch(for: ids.compactMap { heads[$0]?.object }, fields: fields, keys: &keys)
-        var documents: [RenderedJSON] = []
-        documents.reserveCapacity(heads.count)
-        for id in ids {
-            guard let (object, head) = heads.removeValue(forKey: id) else { continue }
-            var bytes = head
-            try writeRelationships(of: object, fields: fields, known: known[id], keys: &keys, into: &bytes)
-            documents.append(RenderedJSON(bytes: bytes))
-        }
-        return documents
+        var heads = found.compactMap { $0 }
+        return try closing(&heads, fields: fields)
     }
 
     /// The `shape=model` JSON of the object whose key is `rawKey` (see `object(entity:rawKey:)`), read
@@ -159,104 +151,160 @@ struct ObjectReader {
             try statement.bind(bindings)
             defer { try? statement.bind([]) }
             guard try statement.step() else { return nil }
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(1024)
-            let object = renderer.writeHead(of: statement, fields: fields, into: &bytes)
-            var keys: [Int64: JSONValue] = [:]
-            try writeRelationships(of: object, fields: fields, known: nil, keys: &keys, into: &bytes)
-            return RenderedJSON(bytes: bytes)
+            var heads = [RenderedHead(of: statement, renderer: renderer, fields: fields)]
+            return try closing(&heads, fields: fields).first
         }
     }
 
+    /// An object's document as far as `RowRenderer.writeHead` writes it, and what its relationships need.
+    struct RenderedHead {
+        let object: ExistingObject
+        var bytes: [UInt8]
+
+        /// The head of the current row of `statement` (selected with `renderer.selectList`).
+        init(of statement: SQLiteStatement, renderer: RowRenderer, fields: Set<String>?) {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(1024)
+            object = renderer.writeHead(of: statement, fields: fields, into: &bytes)
+            self.bytes = bytes
+        }
+    }
+
+    /// The documents of `heads`, in their order, each closed with its relationships (`writeRelationships`),
+    /// whose destinations are read for all of them at once (`prefetch`). Written in place: `heads` is
+    /// left holding the documents.
+    func closing(_ heads: inout [RenderedHead], fields: Set<String>?) throws(SQLiteError) -> [RenderedJSON] {
+        var keys = keyCache?.take() ?? [:]
+        // What was read is this snapshot's: kept for the next read, even if this one fails.
+        defer { keyCache?.keep(keys) }
+        let prefetched = try prefetch(for: heads.map(\.object), fields: fields, keys: &keys)
+        for position in heads.indices {
+            let object = heads[position].object
+            try writeRelationships(of: object, fields: fields, known: prefetched.of(objectAt: position), keys: &keys,
+                                   into: &heads[position].bytes)
+        }
+        return heads.map { RenderedJSON(bytes: $0.bytes) }
+    }
+
     /// Closes an object `RowRenderer.writeHead` opened with its relationships (those in `fields`, when
-    /// given): keys of destinations, as `json(of:)` writes them.
-    private func writeRelationships(of object: ExistingObject, fields: Set<String>?, known: [String: [Int64]]?,
+    /// given): keys of destinations, as `json(of:)` writes them, each written as it is found (no array of
+    /// them per relationship). A to-one's destination is the row's (`writeHead` read it).
+    private func writeRelationships(of object: ExistingObject, fields: Set<String>?, known: PrefetchedDestinations.OfObject,
                                     keys: inout [Int64: JSONValue], into bytes: inout [UInt8]) throws(SQLiteError) {
         for relationship in layout.properties(of: object.entity).relationships where fields?.contains(relationship.name) ?? true {
-            let destinations = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name,
-                                                  toOne: object.toOne, known: known)
-            let rendered = try destinationKeys(destinations, destination: relationship.destination, keys: &keys)
             bytes.append(UInt8(ascii: ","))
             JSONWriter.writeString(relationship.name, into: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            JSONWriter.write(relationship.toMany ? .array(rendered) : (rendered.first ?? .null), into: &bytes)
+            guard relationship.toMany else {
+                let key = try object.toOne[relationship.name].flatMap { (id) throws(SQLiteError) in
+                    try destinationKey(id, destination: relationship.destination, keys: &keys)
+                }
+                JSONWriter.write(key ?? .null, into: &bytes)
+                continue
+            }
+            let destinations = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name, known: known)
+            bytes.append(UInt8(ascii: "["))
+            var first = true
+            for id in destinations {
+                guard let key = try destinationKey(id, destination: relationship.destination, keys: &keys) else { continue }
+                if !first { bytes.append(UInt8(ascii: ",")) }
+                first = false
+                JSONWriter.write(key, into: &bytes)
+            }
+            bytes.append(UInt8(ascii: "]"))
         }
         bytes.append(UInt8(ascii: "}"))
     }
 
+    /// The to-many destinations `prefetch` read: by relationship name, then by the position of the object
+    /// among those it was given (flat lists, not a dictionary per object).
+    struct PrefetchedDestinations {
+        /// Nil where the object's entity has no such to-many relationship, or the object repeats one
+        /// given before it.
+        fileprivate var lists: [String: [[Int64]?]] = [:]
+
+        /// What was read for the object at `position`.
+        func of(objectAt position: Int) -> OfObject { OfObject(lists: lists, position: position) }
+
+        /// What was read for one object.
+        struct OfObject {
+            fileprivate let lists: [String: [[Int64]?]]
+            fileprivate let position: Int
+
+            /// The object's destinations through `relationship`, if they were read.
+            func destinations(of relationship: String) -> [Int64]? { lists[relationship]?[position] ?? nil }
+        }
+    }
+
     /// What rendering `objects` reads besides them, read for all of them at once: each rendered to-many
-    /// relationship's destinations (one query per relationship, by object), and the API keys of every
+    /// relationship's destinations (one query per relationship), and the API keys of every
     /// destination, to-one and to-many (one query per destination table; `_id`s are unique across a
     /// store's tables, so one cache serves them all). A page of 50 articles by 50 authors with their tags
     /// is a handful of queries, not 100. `fields` leaves out what is not rendered.
     func prefetch(for objects: [ExistingObject], fields: Set<String>?, keys: inout [Int64: JSONValue]) throws(SQLiteError)
-        -> [Int64: [String: [Int64]]] {
-        var destinations: [Int64: [String: [Int64]]] = [:]
-        var wanted: [String: Set<Int64>] = [:]
-        func want(_ id: Int64, from table: String) {
-            if keys[id] == nil { wanted[table, default: []].insert(id) }
-        }
-        for (entity, group) in Dictionary(grouping: objects, by: \.entity) {
+        -> PrefetchedDestinations {
+        var prefetched = PrefetchedDestinations()
+        // Destinations whose keys are not known yet, by table (repeats removed before reading).
+        var wanted: [String: [Int64]] = [:]
+        // A destination row names its object by `_id`: the object's position (the first, should one repeat).
+        var positions: [Int64: Int] = Dictionary(minimumCapacity: objects.count)
+        for (position, object) in objects.enumerated().reversed() { positions[object.id] = position }
+        for (entity, group) in Dictionary(grouping: objects.indices, by: { objects[$0].entity }) {
             for relationship in layout.properties(of: entity).relationships where fields?.contains(relationship.name) ?? true {
                 let destinationTable = layout.table(of: relationship.destination)
                 guard relationship.toMany else {
-                    for object in group { if let id = object.toOne[relationship.name] { want(id, from: destinationTable) } }
+                    for position in group {
+                        if let id = objects[position].toOne[relationship.name], keys[id] == nil { wanted[destinationTable, default: []].append(id) }
+                    }
                     continue
                 }
-                let sql: (_ idList: String) -> String
-                switch layout.storage(of: relationship.name, entity: entity) {
-                case .inverseForeignKey(let table, let column):
-                    sql = { "SELECT \(quoted(column)), _id FROM \(quoted(table)) WHERE \(quoted(column)) IN (\($0)) ORDER BY _id" }
-                case .joinTable(let name, let reversed):
-                    sql = reversed
-                        ? { "SELECT destination, source FROM \(quoted(name)) WHERE destination IN (\($0)) ORDER BY source" }
-                        : { "SELECT source, destination FROM \(quoted(name)) WHERE source IN (\($0)) ORDER BY position, rowid" }
-                case .foreignKey?, nil:
-                    continue
+                guard let storage = layout.storage(of: relationship.name, entity: entity),
+                      let query = layout.destinationsQuery(of: storage) else { continue }
+                var lists = prefetched.lists[relationship.name] ?? Array(repeating: nil, count: objects.count)
+                for position in group where positions[objects[position].id] == position { lists[position] = [] }
+                var destinations: [Int64] = []
+                try forEachRow(query, ids: group.map { objects[$0].id }) { statement in
+                    guard let owner = statement.column(0).integerValue, let destination = statement.column(1).integerValue,
+                          let position = positions[owner] else { return }
+                    lists[position]?.append(destination)
+                    if keys[destination] == nil { destinations.append(destination) }
                 }
-                for object in group { destinations[object.id, default: [:]][relationship.name] = [] }
-                try forEachRow(sql, ids: group.map(\.id)) { statement in
-                    guard let owner = statement.column(0).integerValue, let destination = statement.column(1).integerValue else { return }
-                    destinations[owner]?[relationship.name]?.append(destination)
-                    want(destination, from: destinationTable)
-                }
+                wanted[destinationTable, default: []] += destinations
+                prefetched.lists[relationship.name] = lists
             }
         }
         for (table, ids) in wanted {
+            var unique: [Int64] = []
+            unique.reserveCapacity(ids.count)
+            for id in ids.sorted() where id != unique.last { unique.append(id) }
             // A key is made of identification attributes: only those columns are read.
             let reader = layout.keyReader(for: table)
-            try forEachRow(selecting: reader.selectList, from: table, ids: ids.sorted()) { statement in
+            try forEachRow(reader.selectByIDs, ids: unique) { statement in
                 if let (id, key) = reader.key(from: statement) { keys[id] = key }
             }
         }
-        return destinations
+        return prefetched
     }
 
-    /// The rows of `table` whose `_id` is one of `ids`, by `_id` (one query per 500), every attribute and
-    /// to-one decoded.
+    /// The rows of `table` whose `_id` is one of `ids`, by `_id`, every attribute and to-one decoded.
     func objects(ids: [Int64], table: String) throws(SQLiteError) -> [Int64: ExistingObject] {
         let reader = layout.rowReader(for: table)
         var found: [Int64: ExistingObject] = Dictionary(minimumCapacity: ids.count)
-        try forEachRow(selecting: reader.selectList, from: table, ids: ids) { statement in
+        try forEachRow(reader.selectByIDs, ids: ids) { statement in
             let object = reader.object(from: statement)
             found[object.id] = object
         }
         return found
     }
 
-    /// The rows of `table` whose `_id` is one of `ids`, with the columns of `selectList`: see `forEachRow`.
-    private func forEachRow(selecting selectList: String, from table: String, ids: [Int64],
-                            _ body: (SQLiteStatement) -> Void) throws(SQLiteError) {
-        try forEachRow({ "SELECT \(selectList) FROM \(quoted(table)) WHERE _id IN (\($0))" }, ids: ids, body)
-    }
-
-    /// Runs the query `sql` makes for a list of placeholders, 500 of `ids` at a time; `body` gets each row.
-    private func forEachRow(_ sql: (_ idList: String) -> String, ids: [Int64], _ body: (SQLiteStatement) -> Void) throws(SQLiteError) {
-        for start in stride(from: 0, to: ids.count, by: 500) {
-            let chunk = ids[start..<min(start + 500, ids.count)]
-            let statement = try connection.cached(sql(Self.placeholders(chunk.count)))
-            try statement.bind(chunk.map { .integer($0) })
+    /// Runs `query` for `ids`, `IDListQuery.maximumCount` of them at a time; `body` gets each row.
+    private func forEachRow(_ query: IDListQuery, ids: [Int64], _ body: (SQLiteStatement) -> Void) throws(SQLiteError) {
+        for start in stride(from: 0, to: ids.count, by: IDListQuery.maximumCount) {
+            let chunk = ids[start..<min(start + IDListQuery.maximumCount, ids.count)]
+            let statement = try connection.cached(query.sql(count: chunk.count))
+            try statement.bind([])
             defer { try? statement.bind([]) }
+            for (offset, id) in chunk.enumerated() { try statement.bind(.integer(id), at: Int32(offset + 1)) }
             while try statement.step() { body(statement) }
         }
     }

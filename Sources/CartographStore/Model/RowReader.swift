@@ -11,13 +11,16 @@ final class RowReader {
     let selectList: String
     /// `SELECT <select list> FROM table WHERE _id = ?`, built once.
     let selectByID: String
+    /// `SELECT <select list> FROM table WHERE _id IN (…)`.
+    let selectByIDs: IDListQuery
     let columnNames: [String]
     private let fields: [(kind: Kind, entities: Set<String>)]
     /// The indexes of `fields` each entity of the table has: one lookup per row, not one per field.
     private let fieldsByEntity: [String: [Int]]
-    /// The indexes of `fields` holding each entity's identification attributes, in their order, for the
-    /// entities whose every identification attribute this reader reads.
-    private let keyFields: [String: [Int]]
+    /// The columns and types of each entity's identification attributes, in their order, for the
+    /// entities whose every identification attribute this reader reads (a page reads a key per
+    /// destination: nothing else about the row is looked at).
+    private let keyColumns: [String: [(column: Int32, type: AttributeType)]]
 
     enum Kind {
         case attribute(Attribute)
@@ -45,20 +48,21 @@ final class RowReader {
         self.columnNames = columns
         self.selectList = columns.map(quoted).joined(separator: ", ")
         self.selectByID = "SELECT \(selectList) FROM \(quoted(table)) WHERE \(quoted(StoreLayout.idColumn)) = ?"
+        self.selectByIDs = IDListQuery(head: "SELECT \(selectList) FROM \(quoted(table)) WHERE \(quoted(StoreLayout.idColumn)) IN ")
         self.fieldsByEntity = Dictionary(uniqueKeysWithValues: layout.model.entityAndSubentities(of: table).map { entity in
             (entity, fields.indices.filter { fields[$0].entities.contains(entity) })
         })
-        var keyFields: [String: [Int]] = [:]
+        var keyColumns: [String: [(column: Int32, type: AttributeType)]] = [:]
         for entity in layout.model.entityAndSubentities(of: table) {
-            let indexes = layout.identificationAttributes(of: entity).compactMap { name in
-                fields.indices.first { index in
-                    guard case .attribute(let attribute) = fields[index].kind else { return false }
-                    return attribute.name == name && fields[index].entities.contains(entity)
+            let columns = layout.identificationAttributes(of: entity).compactMap { (name) -> (column: Int32, type: AttributeType)? in
+                for (index, field) in fields.enumerated() where field.entities.contains(entity) {
+                    if case .attribute(let attribute) = field.kind, attribute.name == name { return (3 + Int32(index), attribute.type) }
                 }
+                return nil
             }
-            if indexes.count == layout.identificationAttributes(of: entity).count { keyFields[entity] = indexes }
+            if columns.count == layout.identificationAttributes(of: entity).count { keyColumns[entity] = columns }
         }
-        self.keyFields = keyFields
+        self.keyColumns = keyColumns
     }
 
     /// The select list with every column qualified by a table alias (for queries with joins).
@@ -68,11 +72,8 @@ final class RowReader {
     /// only its identification attributes; nil when this reader does not read them all.
     func key(from statement: SQLiteStatement) -> (id: Int64, key: JSONValue)? {
         let id = statement.columnInteger(0)
-        guard let indexes = keyFields[statement.column(1).textValue ?? table] else { return nil }
-        let values = indexes.map { (index) -> AttributeValue? in
-            guard case .attribute(let attribute) = fields[index].kind else { return nil }
-            return ValueStorage.attributeValue(statement.column(3 + Int32(index)), type: attribute.type)
-        }
+        guard let columns = keyColumns[statement.column(1).textValue ?? table] else { return nil }
+        let values = columns.map { ValueStorage.attributeValue(statement.column($0.column), type: $0.type) }
         return (id, ObjectReader.key(id: id, values: values))
     }
 

@@ -11,6 +11,13 @@ import CartographMapping
 final class RowRenderer {
     /// `SELECT <columns> FROM table`: the full `RowReader`'s columns.
     let selectList: String
+    /// The full `RowReader`'s `SELECT <columns> FROM table WHERE _id IN (…)`.
+    let selectByIDs: IDListQuery
+    /// The number of columns `selectList` names: a query may select more after them.
+    let columnCount: Int32
+    private let reader: RowReader
+    /// `selectList` qualified by a table alias, by alias (a page query names its table `"t0"`).
+    private var qualifiedSelectLists: [String: String] = [:]
     private let table: String
     /// By entity of the table: one lookup per row.
     private let entities: [String: EntityColumns]
@@ -38,6 +45,9 @@ final class RowRenderer {
         let reader = layout.rowReader(for: table)
         self.table = table
         self.selectList = reader.selectList
+        self.selectByIDs = reader.selectByIDs
+        self.columnCount = Int32(reader.columnNames.count)
+        self.reader = reader
         var entities: [String: EntityColumns] = [:]
         for entity in layout.model.entityAndSubentities(of: table) {
             let properties = layout.properties(of: entity)
@@ -57,6 +67,14 @@ final class RowRenderer {
             entities[entity] = EntityColumns(attributes: attributes, toOne: toOne, keyAttributes: layout.identificationAttributes(of: entity))
         }
         self.entities = entities
+    }
+
+    /// `selectList` with every column qualified by `alias`, built once per alias.
+    func selectList(alias: String) -> String {
+        if let cached = qualifiedSelectLists[alias] { return cached }
+        let list = reader.selectList(alias: alias)
+        qualifiedSelectLists[alias] = list
+        return list
     }
 
     /// Writes the current row of `statement` (selected with `selectList`) as an object left open after

@@ -13,7 +13,7 @@ import CartographCore
 import CartographPredicate
 
 /// Where one relationship's destinations are stored.
-enum RelationshipStorage: Equatable {
+enum RelationshipStorage: Hashable {
     /// A column of the source's table (to-one).
     case foreignKey(table: String, column: String)
     /// The inverse to-one's column in the destination's table.
@@ -50,6 +50,8 @@ final class StoreLayout {
         let entity: String, attributes: [String], reading: [String]?, count: Int
     }
     private var lookups: [LookupKey: String] = [:]
+    private var indexOrderedPages: [String: Bool] = [:]
+    private var destinationQueries: [RelationshipStorage: IDListQuery] = [:]
     private var tables: [String: String] = [:]
     private var inserts: [String: InsertPlan] = [:]
     private var kinds: [String: Set<String>] = [:]
@@ -178,6 +180,17 @@ final class StoreLayout {
         return sql
     }
 
+    /// Whether the page query `pageSQL` reads in an index's order (`StoreReader.readsInIndexOrder`),
+    /// decided once per query text: a page's text varies with its predicate's shape and sort, so at most
+    /// 256 are kept (the cache starts over when full), as with lookups.
+    func readsInIndexOrder(pageSQL: String, _ decide: () throws(SQLiteError) -> Bool) throws(SQLiteError) -> Bool {
+        if let cached = indexOrderedPages[pageSQL] { return cached }
+        let answer = try decide()
+        if indexOrderedPages.count >= 256 { indexOrderedPages.removeAll(keepingCapacity: true) }
+        indexOrderedPages[pageSQL] = answer
+        return answer
+    }
+
     /// `SELECT <the row renderer's columns> FROM <table> WHERE [<entity filter> AND] <identity> = ? … ORDER BY _id
     /// LIMIT 1`: an object by its key (`_id` for an entity without identification attributes), the oldest
     /// when several match; bound with `filter`, then the key's values.
@@ -191,6 +204,25 @@ final class StoreLayout {
             + conditions.joined(separator: " AND ") + " ORDER BY \(StoreLayout.idColumn) LIMIT 1"
         keyLookups[entity] = (sql, filter?.bindings ?? [])
         return (sql, filter?.bindings ?? [])
+    }
+
+    /// The query of a to-many relationship's destinations for a list of objects: rows of (object `_id`,
+    /// destination `_id`), each object's destinations in relationship order. Nil for a to-one.
+    func destinationsQuery(of storage: RelationshipStorage) -> IDListQuery? {
+        if let cached = destinationQueries[storage] { return cached }
+        let query: IDListQuery
+        switch storage {
+        case .foreignKey:
+            return nil
+        case .inverseForeignKey(let table, let column):
+            query = IDListQuery(head: "SELECT \(quoted(column)), _id FROM \(quoted(table)) WHERE \(quoted(column)) IN ", tail: " ORDER BY _id")
+        case .joinTable(let name, let reversed):
+            query = reversed
+                ? IDListQuery(head: "SELECT destination, source FROM \(quoted(name)) WHERE destination IN ", tail: " ORDER BY source")
+                : IDListQuery(head: "SELECT source, destination FROM \(quoted(name)) WHERE source IN ", tail: " ORDER BY position, rowid")
+        }
+        destinationQueries[storage] = query
+        return query
     }
 
     /// The reader of a hierarchy's identification attributes: what an object's key is made of.

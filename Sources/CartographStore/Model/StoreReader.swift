@@ -118,31 +118,47 @@ public struct StoreReader {
             + ["\(alias)._id \(idDescending ? "DESC" : "ASC")"]).joined(separator: ", ")
         // The page is chosen first, by `_id` and the sort keys only, so SQLite can answer from a covering
         // index (a declared one, or the table's scan projection: docs/storage.md) without reading titles
-        // and bodies; then only the page's rows are read whole.
+        // and bodies; then only the page's rows are read whole. When an index delivers the order, SQLite
+        // reads the page's rows in that order anyway and stops after the page: then one statement selects
+        // the rendered columns too, and each row is read once (`pageRows`).
         let table = layout.table(of: query.entity)
-        let sql = "SELECT \(alias)._id\(keys.map { ", " + $0.column }.joined()) FROM \(compiled.fromClause) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderClause) LIMIT \(query.limit + 1)"
+        let sortColumns = keys.map { ", " + $0.column }.joined()
+        let fromWhereOrder = " FROM \(compiled.fromClause) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderClause) LIMIT \(query.limit + 1)"
+        let sql = "SELECT \(alias)._id" + sortColumns + fromWhereOrder
         let plan = query.explain ? try sqlite { () throws(SQLiteError) in
             try QueryPlan(explaining: sql, bindings: bindings, connection: reader.connection, entity: query.entity,
                           table: table, alias: alias, orderBy: query.orderBy.map(\.attribute))
         } : nil
         var fullScanRows = 0
-        let chosen = try sqlite { () throws(SQLiteError) -> [(id: Int64, sortValues: [SQLiteValue])] in
-            let statement = try reader.connection.cached(sql)
-            try statement.bind(bindings)
-            defer { try? statement.bind([]) }
-            _ = statement.takeFullScanSteps()
-            var result: [(id: Int64, sortValues: [SQLiteValue])] = []
-            while try statement.step() {
-                guard let id = statement.column(0).integerValue else { continue }
-                result.append((id, (0..<keys.count).map { statement.column(Int32(1 + $0)) }))
+        let found: PageItems
+        let renderer = layout.rowRenderer(for: table)
+        let rowsSQL = "SELECT \(renderer.selectList(alias: alias))" + sortColumns + fromWhereOrder
+        if case .model = rendering, query.include.isEmpty,
+           try sqlite({ () throws(SQLiteError) in try readsInIndexOrder(sql, rowsSQL: rowsSQL, bindings: bindings, table: table, alias: alias) }) {
+            found = try sqlite { () throws(SQLiteError) in
+                try pageRows(rowsSQL, bindings: bindings, renderer: renderer, sortKeyCount: keys.count, limit: query.limit,
+                             fields: fields, fullScanRows: &fullScanRows)
             }
-            fullScanRows = statement.takeFullScanSteps()
-            return result
+        } else {
+            let chosen = try sqlite { () throws(SQLiteError) -> [(id: Int64, sortValues: [SQLiteValue])] in
+                let statement = try reader.connection.cached(sql)
+                try statement.bind(bindings)
+                defer { try? statement.bind([]) }
+                _ = statement.takeFullScanSteps()
+                var result: [(id: Int64, sortValues: [SQLiteValue])] = []
+                while try statement.step() {
+                    guard let id = statement.column(0).integerValue else { continue }
+                    result.append((id, (0..<keys.count).map { statement.column(Int32(1 + $0)) }))
+                }
+                fullScanRows = statement.takeFullScanSteps()
+                return result
+            }
+            let pageIDs = chosen.prefix(query.limit).map(\.id)
+            found = PageItems(items: try objects(pageIDs, table: table, rendering: rendering, include: query.include, fields: fields),
+                              last: chosen.prefix(query.limit).last, more: chosen.count > query.limit)
         }
-        let pageIDs = chosen.prefix(query.limit).map(\.id)
-        let items = try objects(pageIDs, table: table, rendering: rendering, include: query.include, fields: fields)
         var next: String?
-        if chosen.count > query.limit, let last = chosen.prefix(query.limit).last {
+        if found.more, let last = found.last {
             next = KeysetCursor.encode(values: last.sortValues, id: last.id, fingerprint: fingerprint)
         }
         var total: Int?
@@ -152,7 +168,63 @@ public struct StoreReader {
                 try reader.connection.rows(countSQL, compiled.bindings.map(SQLiteValue.init)).first?.first?.integerValue ?? 0
             })
         }
-        return ObjectPage(items: items, next: next, total: total, plan: plan, fullScanRows: fullScanRows)
+        return ObjectPage(items: found.items, next: next, total: total, plan: plan, fullScanRows: fullScanRows)
+    }
+
+    /// Whether the page query `sql` (ids and sort keys) reads its matches in an index's order, neither
+    /// scanning the table nor sorting every match, and `rowsSQL` (the same query selecting the rendered
+    /// columns) goes through the same indexes: then `rowsSQL` reads the page's rows once, where `sql`
+    /// and a read by `_id` would read them twice. Asked of SQLite's plans once per query text (the layout
+    /// keeps the answer; a plan does not depend on the values bound).
+    private func readsInIndexOrder(_ sql: String, rowsSQL: String, bindings: [SQLiteValue], table: String,
+                                   alias: String) throws(SQLiteError) -> Bool {
+        try layout.readsInIndexOrder(pageSQL: sql) { () throws(SQLiteError) -> Bool in
+            func plan(_ sql: String) throws(SQLiteError) -> QueryPlan {
+                try QueryPlan(explaining: sql, bindings: bindings, connection: reader.connection, entity: table, table: table, alias: alias,
+                              orderBy: [])
+            }
+            let ids = try plan(sql)
+            guard !ids.fullScan, !ids.sortsEveryMatch, !ids.indexes.isEmpty else { return false }
+            let rows = try plan(rowsSQL)
+            return !rows.fullScan && !rows.sortsEveryMatch && rows.indexes == ids.indexes
+        }
+    }
+
+    /// A page's objects as rendered, and what its cursor needs.
+    private struct PageItems {
+        let items: [RenderedJSON]
+        /// The `_id` and sort values of the page's last object.
+        let last: (id: Int64, sortValues: [SQLiteValue])?
+        /// Whether an object follows the page.
+        let more: Bool
+    }
+
+    /// The page `rowsSQL` selects (`readsInIndexOrder`): the rendered columns, then the sort keys; its
+    /// first `limit` rows rendered.
+    private func pageRows(_ rowsSQL: String, bindings: [SQLiteValue], renderer: RowRenderer, sortKeyCount: Int, limit: Int,
+                          fields: Set<String>?, fullScanRows: inout Int) throws(SQLiteError) -> PageItems {
+        let statement = try reader.connection.cached(rowsSQL)
+        try statement.bind(bindings)
+        defer { try? statement.bind([]) }
+        _ = statement.takeFullScanSteps()
+        var heads: [ObjectReader.RenderedHead] = []
+        heads.reserveCapacity(limit)
+        var last: (id: Int64, sortValues: [SQLiteValue])?
+        var more = false
+        while try statement.step() {
+            // The row after the page only says that there is more.
+            guard heads.count < limit else {
+                more = true
+                break
+            }
+            heads.append(ObjectReader.RenderedHead(of: statement, renderer: renderer, fields: fields))
+            if heads.count == limit {
+                let first = renderer.columnCount
+                last = (statement.columnInteger(0), (0..<sortKeyCount).map { statement.column(first + Int32($0)) })
+            }
+        }
+        fullScanRows = statement.takeFullScanSteps()
+        return PageItems(items: try reader.closing(&heads, fields: fields), last: last, more: more)
     }
 
     /// Each step of a sort key path nests a subquery: a bound well inside SQLite's expression depth (1,000).
@@ -276,10 +348,10 @@ public struct StoreReader {
             let found = ids.compactMap { objects[$0] }
             // One key cache for the page: destinations shared by its objects (an author, a tag) are read once.
             var keys: [Int64: JSONValue] = [:]
-            let known = try sqlite { () throws(SQLiteError) in try reader.prefetch(for: found, fields: fields, keys: &keys) }
-            return try found.map { (object) throws(CartographError) in
+            let prefetched = try sqlite { () throws(SQLiteError) in try reader.prefetch(for: found, fields: fields, keys: &keys) }
+            return try found.enumerated().map { (position, object) throws(CartographError) in
                 RenderedJSON(try sqlite { () throws(SQLiteError) in
-                    try reader.json(of: object, include: include, fields: fields, known: known[object.id], keys: &keys)
+                    try reader.json(of: object, include: include, fields: fields, known: prefetched.of(objectAt: position), keys: &keys)
                 })
             }
         case .json(let export):

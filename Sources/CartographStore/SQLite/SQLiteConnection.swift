@@ -114,7 +114,9 @@ public final class SQLiteConnection {
     public func control(_ sql: String) throws(SQLiteError) {
         runningTransactionControl = true
         defer { runningTransactionControl = false }
-        try execute(sql)
+        // Prepared once: every read begins and commits, and `execute` parsed BEGIN and COMMIT again for
+        // each (allocations that, with SQLite's memory statistics on, take its global memory lock).
+        try cached(sql).run()
     }
 
     /// Prepares a statement that the caller owns.
