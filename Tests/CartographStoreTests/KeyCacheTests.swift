@@ -67,4 +67,30 @@ struct KeyCacheTests {
         #expect(rendered == decoded)
         #expect(String(decoding: rendered[0], as: UTF8.self).contains(#""tags":["blue","green"]"#))
     }
+
+    @Test func R_Q4_keyCachesTogetherKeepNoMoreThanTheirBudget() {
+        let budget = KeyCacheBudget(limit: 5)
+        let first = KeyCache(budget: budget), second = KeyCache(budget: budget)
+        let three: [Int64: JSONValue] = [1: "a", 2: "b", 3: "c"]
+        first.keep(three)
+        #expect(budget.count == 3)
+        second.keep(three)
+        #expect(budget.count == 3, "past the budget a cache keeps nothing")
+        #expect(second.take().isEmpty)
+        var taken = first.take()
+        #expect(taken == three)
+        #expect(budget.count == 0, "taken keys are out of the cache")
+        taken[4] = "d"
+        first.keep(taken)
+        second.keep([9: "z"])
+        #expect(budget.count == 5)
+        first.removeAll()
+        #expect(budget.count == 1)
+        do {
+            let third = KeyCache(budget: budget)
+            third.keep([7: "q"])
+            withExtendedLifetime(third) { #expect(budget.count == 2) }
+        }
+        #expect(budget.count == 1, "a cache's keys go back with its connection")
+    }
 }
