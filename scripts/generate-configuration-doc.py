@@ -149,8 +149,11 @@ generated the token (mode 0600), and `tenants/<tenant>/<model>.sqlite`, one stor
 
 ### Signals
 
-SIGTERM or SIGINT drains: `/readyz` turns 503, new connections are refused, requests in flight finish
-(for at most `--drain-timeout` seconds), the stores close and the process exits 0 (R-S5).
+SIGTERM or SIGINT drains: `/readyz` turns 503, new connections are refused, waiting long polls are
+answered, requests in flight finish (for at most `--drain-timeout` seconds; past it the remaining
+connections are closed, but a payload already being mapped is finished first, within
+`--request-time-limit`, so that it is stored whole or not at all), the stores close and the process
+exits 0 (R-S5).
 
 ## Environment variables
 

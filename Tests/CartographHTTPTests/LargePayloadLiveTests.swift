@@ -72,4 +72,25 @@ private final class PayloadAnswer: Sendable {
             #expect(try api.get("entities/Item/objects?count=true")["total"] == 100_000)
         }
     }
+
+    @Test func R_S5_R_S11_aServerStoppedWhileAWorkerMapsAPayloadWaitsForItAndExitsCleanly() throws {
+        // libmicrohttpd aborts the process when it is stopped with a connection still suspended: past
+        // the drain timeout, stopping must wait for the workers' payloads as it waits for request threads.
+        let server = try LiveServer(arguments: ["--drain-timeout", "0"])
+        let key = try #require(try server.client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+        #expect(try server.client.sendJSON("PUT", "/v1/tenants/acme/models/m", Self.model, token: key).status == 201)
+        #expect(try server.client.sendJSON("PUT", "/v1/tenants/acme/models/m/mappings/items", Self.mapping, token: key).status == 201)
+        let items: [JSONValue] = (0..<100_000).map { ["id": .number(JSONNumber($0)), "name": .string("item \($0)")] }
+        let body = JSONValue.object(JSONObject([("items", .array(items))])).jsonBytes
+        let client = server.client
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            _ = try? client.send("POST", "/v1/tenants/acme/models/m/mappings/items/payloads", headers: [("Content-Type", "application/json")],
+                                 body: body, token: key)
+            done.signal()
+        }.start()
+        Thread.sleep(forTimeInterval: 0.5)  // the payload is being mapped by a worker (seconds in a debug build)
+        #expect(server.stop() == 0, "SIGTERM past the drain timeout still exits cleanly")
+        done.wait()
+    }
 }

@@ -12,11 +12,11 @@ private final class Answers: Sendable {
 }
 
 @Suite(.serialized) struct LongPollLiveTests {
-    private static let changes = "/v1/tenants/acme/models/comics/changes"
+    fileprivate static let changes = "/v1/tenants/acme/models/comics/changes"
 
     /// Starts `count` long polls of the feed, each on its own thread and connection; `done` is signalled
     /// once per poll as it ends, answered (in `answers`) or not.
-    private static func startPolls(_ count: Int, on server: LiveServer, key: String, query: String,
+    fileprivate static func startPolls(_ count: Int, on server: LiveServer, key: String, query: String,
                                    halfClose: Bool) -> (answers: Answers, done: DispatchSemaphore) {
         let answers = Answers()
         let done = DispatchSemaphore(value: 0)
@@ -97,5 +97,20 @@ private final class Answers: Sendable {
             #expect(responses.map(\.status) == Array(repeating: 200, count: pollers))
             for response in responses { #expect(try response.json()["changes"]?.arrayValue?.map { $0["key"] } == [100]) }
         }
+    }
+}
+
+extension LongPollLiveTests {
+    @Test func R_D8_R_S5_aServerStoppedWithLongPollsParkedAnswersThemAndExitsCleanly() throws {
+        let server = try LiveServer(arguments: ["--drain-timeout", "0"])
+        let key = try #require(try server.client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+        #expect(try server.client.sendJSON("PUT", "/v1/tenants/acme/models/comics", comicsModel, token: key).status == 201)
+        try seedComics(server, characters: 1)
+        let head = try #require(try server.client.send("GET", Self.changes, token: key).json()["next"]?.numberValue?.int64Value)
+        let (answers, done) = Self.startPolls(8, on: server, key: key, query: "since=\(head)&wait=60", halfClose: false)
+        Thread.sleep(forTimeInterval: 0.5)  // parked by now
+        #expect(server.stop() == 0, "SIGTERM with polls parked exits cleanly")
+        for _ in 0..<8 { done.wait() }
+        #expect(answers.responses.withLock { $0 }.allSatisfy { $0.status == 200 })
     }
 }

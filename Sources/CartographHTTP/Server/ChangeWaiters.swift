@@ -14,6 +14,8 @@ final class ChangeWaiters: Sendable {
     private struct Parked: ~Copyable {
         var nextID = 0
         var byStore: [String: [Int: Waiter]] = [:]
+        /// The server is stopping: a request is answered at once instead of parked.
+        var closed = false
     }
 
     private let parked = Mutex(Parked())
@@ -22,10 +24,15 @@ final class ChangeWaiters: Sendable {
     /// Parks `pending`; `resolve` is called once, on another thread, with its answer. The store is polled
     /// once right away: a write that committed between the request's first read and now sent no notice.
     func park(_ pending: PendingResponse, resolve: @escaping @Sendable (HTTPResponse) -> Void) {
-        let id = parked.withLock { parked -> Int in
+        let parkedID = parked.withLock { parked -> Int? in
+            guard !parked.closed else { return nil }
             parked.nextID += 1
             parked.byStore[pending.store, default: [:]][parked.nextID] = Waiter(pending: pending, resolve: resolve)
             return parked.nextID
+        }
+        guard let id = parkedID else {
+            if let answer = pending.poll(true) { resolve(answer) }
+            return
         }
         queue.async { self.attempt(id, store: pending.store, final: false) }
         let delay = pending.deadline - ContinuousClock.now
@@ -39,10 +46,15 @@ final class ChangeWaiters: Sendable {
         for id in ids { queue.async { self.attempt(id, store: store, final: false) } }
     }
 
-    /// Answers every parked request now (the server is draining).
+    /// Answers every parked request now, before returning, and every request that would park from now on
+    /// at once (the server is draining: libmicrohttpd aborts the process when its daemon is stopped with a
+    /// connection still suspended, so none may be left waiting).
     func answerAll() {
-        let all = parked.withLock { $0.byStore.flatMap { store, waiters in waiters.keys.map { (store, $0) } } }
-        for (store, id) in all { queue.async { self.attempt(id, store: store, final: true) } }
+        let all = parked.withLock { parked in
+            parked.closed = true
+            return parked.byStore.flatMap { store, waiters in waiters.keys.map { (store, $0) } }
+        }
+        for (store, id) in all { attempt(id, store: store, final: true) }
     }
 
     private func attempt(_ id: Int, store: String, final: Bool) {

@@ -65,7 +65,7 @@ public final class MicroHTTPDServer: Sendable {
     public init(application: Application) {
         self.application = application
         // One per core: their work is CPU-bound, and each worker's malloc arena keeps what its payloads
-        // freed (a worker per request thread raised a 100k re-load's peak RSS from ~95 to ~115 MiB).
+        // freed (a worker per request thread raised a 100k re-load's peak RSS from ~100 to ~110 MiB).
         workers = RequestWorkers(count: max(2, ProcessInfo.processInfo.activeProcessorCount), stackBytes: Self.threadStackBytes)
     }
 
@@ -159,7 +159,11 @@ public final class MicroHTTPDServer: Sendable {
             defer { handles = [] }
             return handles
         }
-        workers.stop()  // also for a server that never started: its workers end
+        // Also for a server that never started (its workers end). For one that did, no connection may be
+        // left suspended when its daemon stops (libmicrohttpd aborts the process): payloads being mapped
+        // are waited for (`RequestWorkers.stop`), long polls answered (`ChangeWaiters.answerAll`).
+        workers.stop()
+        application.answerParkedRequests()
         guard !handles.isEmpty else { return }
         headSweep.running.store(false, ordering: .releasing)
         handles.forEach { MHD_stop_daemon($0.pointer) }

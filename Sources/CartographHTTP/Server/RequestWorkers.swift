@@ -12,13 +12,19 @@ final class RequestWorkers: Sendable {
     private let queue = Mutex<[@Sendable () -> Void]>([])
     /// Counts the jobs waiting in `queue`, and one wake-up per worker at `stop`.
     private let waiting = DispatchSemaphore(value: 0)
+    /// Entered by each worker until it ends.
+    private let running = DispatchGroup()
     let count: Int
 
     /// Starts `count` workers, each with a stack of `stackBytes` (mapping recurses once per nesting level).
     init(count: Int, stackBytes: Int) {
         self.count = max(1, count)
         for index in 0..<self.count {
-            let thread = Thread { [self] in work() }
+            running.enter()
+            let thread = Thread { [self] in
+                work()
+                running.leave()
+            }
             thread.stackSize = stackBytes
             thread.name = "cartograph-worker-\(index)"
             thread.start()
@@ -33,10 +39,15 @@ final class RequestWorkers: Sendable {
 
     private let stopped = Atomic<Bool>(false)
 
-    /// Lets the workers end once the jobs already submitted are done (nothing is submitted after).
+    /// Lets the workers end once the jobs already submitted are done, and waits for that (nothing is
+    /// submitted after). libmicrohttpd aborts the process when its daemon is stopped with a connection
+    /// still suspended: every job must have resumed its connection before the daemon stops, as a request
+    /// on a request thread is finished before that thread is joined.
     func stop() {
-        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        for _ in 0..<count { waiting.signal() }
+        if !stopped.exchange(true, ordering: .acquiringAndReleasing) {
+            for _ in 0..<count { waiting.signal() }
+        }
+        running.wait()
     }
 
     /// Each wake-up is a job or, once the jobs are taken, one of `stop`'s: a worker finding the queue
