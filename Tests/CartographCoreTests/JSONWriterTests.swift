@@ -15,23 +15,26 @@ struct JSONWriterTests {
         }
     }
 
+    /// Writes `bytes` as stored text and expects what a decoded read writes: accepted (and the same bytes)
+    /// when Swift's decoder keeps the text as it is, refused (and nothing written) when it would repair it.
+    /// Returns whether the bytes were valid UTF-8.
+    @discardableResult
+    private static func expectWrittenAsSwiftDecodesIt(_ bytes: [UInt8]) -> Bool {
+        var written: [UInt8] = []
+        let accepted = bytes.withUnsafeBufferPointer { JSONWriter.writeString(validatingUTF8: $0, into: &written) }
+        let swift = String(validating: bytes, as: UTF8.self)
+        #expect(accepted == (swift != nil), "\(bytes)")
+        var expected: [UInt8] = []
+        if let swift { JSONWriter.writeString(swift, into: &expected) }
+        #expect(written == expected, "\(bytes): nothing is written for refused text")
+        return swift != nil
+    }
+
     @Test func R_Q4_textIsCopiedExactlyWhenSwiftWouldKeepItAndRefusedWhenSwiftWouldRepairIt() {
         var random = SeededRandom(seed: 7)
         var valid = 0
         for _ in 0..<200_000 {
-            let bytes = Self.awkwardBytes(&random)
-            var written: [UInt8] = []
-            let accepted = bytes.withUnsafeBufferPointer { JSONWriter.writeString(validatingUTF8: $0, into: &written) }
-            let swift = String(validating: bytes, as: UTF8.self)
-            #expect(accepted == (swift != nil), "\(bytes)")
-            if let swift {
-                valid += 1
-                var expected: [UInt8] = []
-                JSONWriter.writeString(swift, into: &expected)
-                #expect(written == expected, "\(bytes)")
-            } else {
-                #expect(written.isEmpty)
-            }
+            if Self.expectWrittenAsSwiftDecodesIt(Self.awkwardBytes(&random)) { valid += 1 }
         }
         #expect(valid > 10_000, "the generator must produce valid text too")
     }
@@ -47,13 +50,7 @@ struct JSONWriterTests {
                     var bytes = (0..<length).map { _ in UInt8(0x20 + random.next() % 0x5F) }.map { $0 == 0x22 || $0 == 0x5C ? 0x41 : $0 }
                     bytes[offset] = byte
                     if byte == 0xC3, offset + 1 < length { bytes[offset + 1] = 0xA9 }
-                    var written: [UInt8] = []
-                    let accepted = bytes.withUnsafeBufferPointer { JSONWriter.writeString(validatingUTF8: $0, into: &written) }
-                    let swift = String(validating: bytes, as: UTF8.self)
-                    #expect(accepted == (swift != nil), "\(bytes)")
-                    var expected: [UInt8] = []
-                    if let swift { JSONWriter.writeString(swift, into: &expected) }
-                    #expect(written == expected, "\(bytes)")
+                    Self.expectWrittenAsSwiftDecodesIt(bytes)
                 }
             }
         }
@@ -62,13 +59,7 @@ struct JSONWriterTests {
             while bytes.count < 64 {
                 bytes += random.next() % 2 == 0 ? Array("plain text, ASCII only: ".utf8.prefix(Int(random.next() % 24))) : Self.awkwardBytes(&random)
             }
-            var written: [UInt8] = []
-            let accepted = bytes.withUnsafeBufferPointer { JSONWriter.writeString(validatingUTF8: $0, into: &written) }
-            let swift = String(validating: bytes, as: UTF8.self)
-            #expect(accepted == (swift != nil), "\(bytes)")
-            var expected: [UInt8] = []
-            if let swift { JSONWriter.writeString(swift, into: &expected) }
-            #expect(written == expected, "\(bytes)")
+            Self.expectWrittenAsSwiftDecodesIt(bytes)
         }
     }
 

@@ -91,6 +91,12 @@ struct RowRendererTests {
         }
     }
 
+    /// Expects `ids` of `table` rendered from their rows to be the documents a decoded read renders.
+    private func expectRenderedAsDecoded(_ reader: StoreReader, _ ids: [Int64], table: String, entity: String? = nil) throws {
+        #expect(try reader.reader.rendered(ids: ids, table: table, fields: nil).map(\.bytes)
+                == decoded(reader, ids, entity: entity ?? table, fields: nil))
+    }
+
     @Test func R_Q4_aPageRenderedFromItsRowsIsTheDocumentADecodedReadRenders() throws {
         let (store, ids) = try everyTypeStore()
         try store.read { (reader) throws(CartographError) in
@@ -106,7 +112,7 @@ struct RowRendererTests {
                 // Destinations: compound keys, `_id` keys, inverse foreign keys.
                 for (entity, table) in [("Card", "Card"), ("Note", "Note"), ("Part", "Part"), ("Label", "Label")] {
                     let all = try reader.reader.connection.rows("SELECT _id FROM \(quoted(table)) ORDER BY _id DESC").compactMap { $0.first?.integerValue }
-                    #expect(try reader.reader.rendered(ids: all, table: table, fields: nil).map(\.bytes) == decoded(reader, all, entity: entity, fields: nil))
+                    try expectRenderedAsDecoded(reader, all, table: table, entity: entity)
                 }
             } catch {
                 Issue.record("\(error)")
@@ -127,8 +133,7 @@ struct RowRendererTests {
         try store.read { (reader) throws(CartographError) in
             do {
                 let some = Array(ids.prefix(8))
-                #expect(try reader.reader.rendered(ids: some, table: "Thing", fields: nil).map(\.bytes)
-                        == decoded(reader, some, entity: "Thing", fields: nil))
+                try expectRenderedAsDecoded(reader, some, table: "Thing")
             } catch {
                 Issue.record("\(error)")
             }
@@ -216,11 +221,9 @@ struct RowRendererTests {
         try store.read { (reader) throws(CartographError) in
             do {
                 // One object with more destinations than one query reads, and more objects than one query reads.
-                #expect(try reader.reader.rendered(ids: [thing], table: "Thing", fields: nil).map(\.bytes)
-                        == decoded(reader, [thing], entity: "Thing", fields: nil))
+                try expectRenderedAsDecoded(reader, [thing], table: "Thing")
                 let page = Array(parts.reversed())
-                #expect(try reader.reader.rendered(ids: page, table: "Part", fields: nil).map(\.bytes)
-                        == decoded(reader, page, entity: "Part", fields: nil))
+                try expectRenderedAsDecoded(reader, page, table: "Part")
             } catch {
                 Issue.record("\(error)")
             }
