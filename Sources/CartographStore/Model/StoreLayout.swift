@@ -49,8 +49,9 @@ final class StoreLayout {
     private struct LookupKey: Hashable {
         let entity: String, attributes: [String], reading: [String]?, count: Int
     }
-    private var lookups: [LookupKey: String] = [:]
-    private var indexOrderedPages: [String: Bool] = [:]
+    /// Keyed by what varies per request (lookup sizes, predicate shapes): bounded, see `BoundedMemo`.
+    private var lookups = BoundedMemo<LookupKey, String>()
+    private var indexOrderedPages = BoundedMemo<String, Bool>()
     private var destinationQueries: [RelationshipStorage: IDListQuery] = [:]
     private var tables: [String: String] = [:]
     private var inserts: [String: InsertPlan] = [:]
@@ -169,26 +170,16 @@ final class StoreLayout {
         return found
     }
 
-    /// The SQL of an identity lookup without a predicate (`ObjectReader.findAll`), built once per shape.
-    /// Lookup sizes vary up to 900 identities: at most 256 shapes are kept (the cache starts over when full).
+    /// The SQL of an identity lookup without a predicate (`ObjectReader.findAll`), built once per shape
+    /// (lookup sizes vary up to 900 identities).
     func lookupSQL(entity: String, attributes: [String], reading: [String]?, count: Int, _ build: () -> String) -> String {
-        let key = LookupKey(entity: entity, attributes: attributes, reading: reading, count: count)
-        if let cached = lookups[key] { return cached }
-        let sql = build()
-        if lookups.count >= 256 { lookups.removeAll(keepingCapacity: true) }
-        lookups[key] = sql
-        return sql
+        lookups.value(for: LookupKey(entity: entity, attributes: attributes, reading: reading, count: count), build)
     }
 
     /// Whether the page query `pageSQL` reads in an index's order (`StoreReader.readsInIndexOrder`),
-    /// decided once per query text: a page's text varies with its predicate's shape and sort, so at most
-    /// 256 are kept (the cache starts over when full), as with lookups.
+    /// decided once per query text (a page's text varies with its predicate's shape and sort).
     func readsInIndexOrder(pageSQL: String, _ decide: () throws(SQLiteError) -> Bool) throws(SQLiteError) -> Bool {
-        if let cached = indexOrderedPages[pageSQL] { return cached }
-        let answer = try decide()
-        if indexOrderedPages.count >= 256 { indexOrderedPages.removeAll(keepingCapacity: true) }
-        indexOrderedPages[pageSQL] = answer
-        return answer
+        try indexOrderedPages.value(for: pageSQL, decide)
     }
 
     /// `SELECT <the row renderer's columns> FROM <table> WHERE [<entity filter> AND] <identity> = ? … ORDER BY _id
@@ -348,5 +339,20 @@ extension StoreLayout: PredicateSQLSchema {
                 : .joinTable(name: name, sourceColumn: Self.joinSource, destinationColumn: Self.joinDestination)
         case nil: nil
         }
+    }
+}
+
+/// Values made once per key, for keys that vary with requests: at most `limit` are kept, and past it
+/// the memo starts over rather than grow with every shape a client sends.
+struct BoundedMemo<Key: Hashable, Value> {
+    private let limit = 256
+    private var values: [Key: Value] = [:]
+
+    mutating func value<Failure: Error>(for key: Key, _ make: () throws(Failure) -> Value) throws(Failure) -> Value {
+        if let value = values[key] { return value }
+        let value = try make()
+        if values.count >= limit { values.removeAll(keepingCapacity: true) }
+        values[key] = value
+        return value
     }
 }
