@@ -5,6 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 import CartographCore
+import CartographStore
 import CartographTesting
 
 /// The status of a payload posted on another thread and when it came, nil until it is answered.
@@ -92,5 +93,8 @@ private final class PayloadAnswer: Sendable {
         Thread.sleep(forTimeInterval: 0.5)  // the payload is being mapped by a worker (seconds in a debug build)
         #expect(server.stop() == 0, "SIGTERM past the drain timeout still exits cleanly")
         done.wait()
+        // The payload was finished before the server stopped: stored whole.
+        let path = server.dataDirectory.appendingPathComponent("data/tenants/acme/m.sqlite").path
+        #expect(try SQLiteConnection(path: path).rows("SELECT count(*) FROM Item").first?.first?.integerValue == 100_000)
     }
 }

@@ -111,6 +111,12 @@ extension LongPollLiveTests {
         Thread.sleep(forTimeInterval: 0.5)  // parked by now
         #expect(server.stop() == 0, "SIGTERM with polls parked exits cleanly")
         for _ in 0..<8 { done.wait() }
-        #expect(answers.responses.withLock { $0 }.allSatisfy { $0.status == 200 })
+        let responses = answers.responses.withLock { $0 }
+        #expect(responses.count == 8)
+        for response in responses {
+            #expect(response.status == 200)
+            #expect(try response.json()["changes"] == [], "answered with the empty page a deadline gives")
+            #expect(try response.json()["next"]?.numberValue?.int64Value == head)
+        }
     }
 }
