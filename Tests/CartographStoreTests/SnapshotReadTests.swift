@@ -42,6 +42,11 @@ private func storedItems(_ store: ModelStore) throws -> [Int: [(name: String, ve
     return found
 }
 
+/// The read-ahead lookup ingestion reads a payload with, for the engine's model.
+private func readAhead(_ store: ModelStore, _ engine: MappingEngine) throws -> ReadAheadLookup {
+    try #require(try store.readAheadLookup(for: engine.model))
+}
+
 struct SnapshotReadTests {
     /// Item 1 is current in the snapshot (stored version 2, payload version 2), so the read skips it; another
     /// write then moves it back to version 1. Mapped as read, the payload would leave the older values.
@@ -50,9 +55,7 @@ struct SnapshotReadTests {
         _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "stored", 2)]), mapping: plain, into: tx) }
 
         let payload = items([(1, "from the payload", 2)])
-        let read = try store.read { (snapshot) throws(CartographError) in
-            try engine.read(.whole(payload), mapping: versioned, snapshot: snapshot)
-        }
+        let read = try engine.read(.whole(payload), mapping: versioned, snapshot: try readAhead(store, engine))
         _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "older", 1)]), mapping: plain, into: tx) }
         let readPayload = try #require(read)
         let result = try store.write { (tx) throws(CartographError) in try engine.map(readPayload, into: tx) }.value
@@ -71,9 +74,7 @@ struct SnapshotReadTests {
         _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "one", 1)]), mapping: plain, into: tx) }
 
         let payload = items([(1, "one", 1), (7, "from the payload", 3)])
-        let read = try store.read { (snapshot) throws(CartographError) in
-            try engine.read(.whole(payload), mapping: versioned, snapshot: snapshot)
-        }
+        let read = try engine.read(.whole(payload), mapping: versioned, snapshot: try readAhead(store, engine))
         _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(7, "another writer's", 2)]), mapping: plain, into: tx) }
         let readPayload = try #require(read)
         let result = try store.write { (tx) throws(CartographError) in try engine.map(readPayload, into: tx) }.value
@@ -94,9 +95,7 @@ struct SnapshotReadTests {
     func R_P7_theObjectsChangedSinceTheSnapshotAreFoundHoweverManyWritesCame(moved: [Int]) throws {
         let (store, engine, versioned, plain) = try itemsStore()
         _ = try store.write { (tx) throws(CartographError) in try engine.map(items((1...6).map { ($0, "stored", 2) }), mapping: plain, into: tx) }
-        let read = try store.read { (snapshot) throws(CartographError) in
-            try engine.read(.whole(items((1...6).map { ($0, "from the payload", 2) })), mapping: versioned, snapshot: snapshot)
-        }
+        let read = try engine.read(.whole(items((1...6).map { ($0, "from the payload", 2) })), mapping: versioned, snapshot: try readAhead(store, engine))
         // One write per moved item, then as many unrelated ones: the feed's head moves past the six read ahead.
         for id in moved { _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(id, "older", 1)]), mapping: plain, into: tx) } }
         for id in 100..<(100 + moved.count) {
@@ -111,13 +110,43 @@ struct SnapshotReadTests {
         }
     }
 
+    /// A migration committed while a payload is read: the read-ahead taken under the old model finds
+    /// nothing from then on (the write maps the payload again under the new model), no read-ahead is
+    /// given for the old model any more, and a payload ingested with the old model still updates item 1
+    /// rather than inserting a second one.
+    @Test func R_P7_aMigrationCommittedDuringTheReadLeavesTheReadAheadEmpty() throws {
+        let (store, engine, _, plain) = try itemsStore()
+        _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "stored", 2)]), mapping: plain, into: tx) }
+        let lookup = try readAhead(store, engine)
+        func found() throws -> Int {
+            try lookup.existingObjects(entity: "Item", attributes: ["id"], identities: [[.integer(1)]], predicate: nil, reading: ["version"])[[.integer(1)]]?.count ?? 0
+        }
+        #expect(try found() == 1)
+
+        guard case .array(var entities) = itemsModel["entities"], case .object(var item) = entities[0],
+              case .array(var attributes) = item["attributes"] else { Issue.record("the items model changed shape"); return }
+        attributes.append(["name": "note", "type": "string"])
+        item["attributes"] = .array(attributes)
+        entities[0] = .object(item)
+        _ = try store.register(try ModelDocument.parse(json: ["entities": .array(entities)], name: "library"), allowDestructive: false)
+
+        #expect(try found() == 0)
+        #expect(try store.readAheadLookup(for: engine.model) == nil)
+        let body = items([(1, "from the payload", 3)]).jsonBytes
+        let mapping: JSONValue = ["entity": "Item", "keyPath": "items", "attributes": ["id": "id", "name": "name", "version": "version"],
+                                  "modificationAttribute": "version"]
+        let ingested = try store.ingest(body, mapping: .document(mapping, name: nil), model: engine.model, options: IngestOptions())
+        #expect(ingested.committed?.updated == 1 && ingested.committed?.inserted == 0)
+        let stored = try storedItems(store)[1]
+        #expect(stored?.count == 1)
+        #expect(stored?.first?.name == "from the payload")
+    }
+
     /// With nothing written since the snapshot, the payload maps as read: one lookup, no second read.
     @Test func R_P7_aSnapshotNoWriteMovedPastMapsAsRead() throws {
         let (store, engine, versioned, _) = try itemsStore()
         _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "one", 5)]), mapping: versioned, into: tx) }
-        let read = try store.read { (snapshot) throws(CartographError) in
-            try engine.read(.whole(items([(1, "one, renamed", 5), (2, "two", 1)])), mapping: versioned, snapshot: snapshot)
-        }
+        let read = try engine.read(.whole(items([(1, "one, renamed", 5), (2, "two", 1)])), mapping: versioned, snapshot: try readAhead(store, engine))
         let readPayload = try #require(read)
         let result = try store.write { (tx) throws(CartographError) in try engine.map(readPayload, into: tx) }.value
         #expect(result.inserted == 1 && result.unchanged == 1 && result.updated == 0)
@@ -145,9 +174,7 @@ struct SnapshotReadTests {
             if shallow, case .shallow = prepared {} else if shallow { Issue.record("the payload was not read shallowly") }
             var result: (response: JSONValue?, error: CartographError?, contents: [Int64: JSONValue], feed: [Int64: JSONValue]) = (nil, nil, [:], [:])
             do {
-                let read = try store.read { (snapshot) throws(CartographError) in
-                    try engine.read(prepared, mapping: versioned, snapshot: snapshot)
-                }
+                let read = try engine.read(prepared, mapping: versioned, snapshot: try readAhead(store, engine))
                 let readPayload = try #require(read)
                 let (mapped, seq) = try store.write { (tx) throws(CartographError) in try engine.map(readPayload, into: tx) }
                 result.response = try JSONReader().parse(mapped.jsonBytes(changeSeq: seq))

@@ -116,8 +116,8 @@ public struct MappedCounts: Sendable {
 
 extension ModelStore {
     /// Ingests one payload `body` with the mapping from `source`, read for `model` (the store's published
-    /// model): parsed and read into objects before the write lock, R-P7's read-ahead looking in a read
-    /// snapshot; then mapped inside one write transaction (`applyPayload`: Idempotency-Key, quota). A
+    /// model): parsed and read into objects before the write transaction, R-P7's read-ahead looking objects
+    /// up on the writer connection (`ReadAheadLookup`); then mapped inside one write transaction (`applyPayload`: Idempotency-Key, quota). A
     /// migration committed in between is met there: the payload is mapped with the model the transaction
     /// writes under. A syntax error is a 400 with its offset; nothing is stored on any error.
     public func ingest(_ body: [UInt8], mapping source: MappingSource, model: Model, reader: JSONReader = JSONReader(),
@@ -134,12 +134,8 @@ extension ModelStore {
         // memory); a re-load's is read shallowly; any other payload is parsed whole.
         let payload = try engine.prepare(body: body, reader: reader, mapping: mapping, explain: options.explain)
         // Only R-P7's read-ahead looks anything up: other mappings read without a snapshot.
-        let read = mapping.resolved(in: model).readAheadAttributes == nil
-            ? try engine.read(payload, mapping: mapping, metadata: options.metadata, explain: options.explain, snapshot: nil)
-            : try self.read { (snapshot) throws(CartographError) -> ReadPayload? in
-                try engine.read(payload, mapping: mapping, metadata: options.metadata, explain: options.explain,
-                                snapshot: snapshot.model.version == model.version ? snapshot : nil)
-            }
+        let snapshot = mapping.resolved(in: model).readAheadAttributes == nil ? nil : try readAheadLookup(for: model)
+        let read = try engine.read(payload, mapping: mapping, metadata: options.metadata, explain: options.explain, snapshot: snapshot)
         var checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)?
         if let quota = options.quota { checkBytes = quota.check(before:after:) }
         return try applyPayload(idempotency: options.idempotency, dryRun: options.dryRun, checkBytes: checkBytes) {

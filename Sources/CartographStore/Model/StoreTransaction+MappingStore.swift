@@ -62,15 +62,3 @@ extension StoreTransaction: MappingStore {
         try object(id: id, entity: entity).map(reader.key(of:))
     }
 }
-
-/// A read snapshot as what reading a payload before its write transaction looks up (R-P7's read-ahead).
-extension StoreReader: MappingLookup {
-    public func existingObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
-                                predicate: CheckedPredicate?, reading: [String]?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]] {
-        try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
-    }
-
-    public func changeFeedHead() throws(CartographError) -> Int64 {
-        do { return try ChangeFeed.head(reader.connection) } catch { throw CartographError.store(error, "Cannot read the change feed") }
-    }
-}
