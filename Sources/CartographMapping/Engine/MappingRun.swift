@@ -340,7 +340,8 @@ struct MappingRun {
             if identity == nil, errors.isEmpty { node.errors.append(.init(pointer: pointer, message: "an identity value cannot be null")) }
             return node
         }
-        var values: [String: AttributeValue?] = [:]
+        // Sized once: grown one insert at a time, a dictionary reallocates and rehashes as it goes.
+        var values = [String: AttributeValue?](minimumCapacity: mapping.attributes.count)
         for attributeMapping in mapping.attributes {
             if let value = mappedValue(attributeMapping, of: mapping.entity, in: representation, parent: parent, pointer: pointer, errors: &errors) {
                 values[attributeMapping.attribute] = .some(value)
@@ -425,7 +426,7 @@ struct MappingRun {
     /// The values of the attributes named in `names` that a representation maps (see `mappedValue`).
     private func mappedValues(of names: Set<String>, mapping: EntityMapping, in representation: JSONValue, parent: JSONValue,
                               pointer: String, errors: inout [CartographError.Detail]) -> [String: AttributeValue?] {
-        var values: [String: AttributeValue?] = [:]
+        var values = [String: AttributeValue?](minimumCapacity: names.count)
         for attributeMapping in mapping.attributes where names.contains(attributeMapping.attribute) {
             if let value = mappedValue(attributeMapping, of: mapping.entity, in: representation, parent: parent, pointer: pointer, errors: &errors) {
                 values[attributeMapping.attribute] = .some(value)
