@@ -152,7 +152,7 @@ struct MappingRun {
 
     /// Reads the selected representations in payload order, registering the `current` ones (read ahead)
     /// as they are; stops when a representation meets a node read ahead (the caller starts again).
-    private mutating func read(_ selected: [Selected], mapping: EntityMapping, current: [Int: MappedNode]) throws(CartographError)
+    private mutating func read(_ selected: [Selected], mapping: EntityMapping, current: [MappedNode?]) throws(CartographError)
         -> [(node: MappedNode, pointer: String)] {
         var result: [(node: MappedNode, pointer: String)] = []
         for (index, item) in selected.enumerated() {
@@ -176,39 +176,54 @@ struct MappingRun {
     /// further and their nested representations not at all (on a re-load, most of the payload).
     /// Nothing when the mapping decides per representation what it maps (dynamic, dictionary transformer).
     private mutating func currentObjects(among selected: [Selected],
-                                         mapping base: EntityMapping, in lookup: (any MappingLookup)?) throws(CartographError) -> [Int: MappedNode] {
-        guard readsAhead, let store = lookup else { return [:] }
+                                         mapping base: EntityMapping, in lookup: (any MappingLookup)?) throws(CartographError) -> [MappedNode?] {
+        var current = [MappedNode?](repeating: nil, count: selected.count)
+        guard readsAhead, let store = lookup else { return current }
         let mapping = resolved(base)
-        guard let (identityNames, modification) = mapping.readAheadAttributes else { return [:] }
-        let needed = Set(identityNames + [modification])
-        var candidates: [(index: Int, identity: [AttributeValue], values: [String: AttributeValue?])] = []
+        guard let (identityNames, modification) = mapping.readAheadAttributes else { return current }
+        // The attribute mappings that give an identification value (its slot) or the modification value, in
+        // mapping order: as in `mappedValues`, a later mapping of one attribute wins where its source is present.
+        let sources = mapping.attributes.compactMap { (attributeMapping) -> (mapping: AttributeMapping, slot: Int?, isModification: Bool)? in
+            let slot = identityNames.firstIndex(of: attributeMapping.attribute), isModification = attributeMapping.attribute == modification
+            return slot != nil || isModification ? (attributeMapping, slot, isModification) : nil
+        }
+        var candidates: [(index: Int, identity: [AttributeValue], modification: AttributeValue)] = []
+        candidates.reserveCapacity(selected.count)
+        var slots = [AttributeValue??](repeating: nil, count: identityNames.count)
         for (index, item) in selected.enumerated() {
             guard case .object = item.value else { continue }
             var errors: [CartographError.Detail] = []
-            let values = mappedValues(of: needed, mapping: mapping, in: item.value, parent: item.parent, pointer: item.pointer, errors: &errors)
-            let identity = identityNames.compactMap { values[$0] ?? nil }
+            for slot in slots.indices { slots[slot] = nil }
+            var incoming: AttributeValue?? = nil
+            for source in sources {
+                guard let value = mappedValue(source.mapping, of: mapping.entity, in: item.value, parent: item.parent, pointer: item.pointer, errors: &errors) else { continue }
+                if let slot = source.slot { slots[slot] = value }
+                if source.isModification { incoming = value }
+            }
+            let identity = slots.compactMap { $0 ?? nil }
             // A representation with a problem is read in full, which reports it.
-            guard errors.isEmpty, identity.count == identityNames.count, case .some(.some) = values[modification] else { continue }
-            candidates.append((index, identity, values))
+            guard errors.isEmpty, identity.count == identityNames.count, case .some(.some(let modificationValue)) = incoming else { continue }
+            candidates.append((index, identity, modificationValue))
         }
-        guard !candidates.isEmpty else { return [:] }
+        guard !candidates.isEmpty else { return current }
         let group = Self.identificationGroup(entity: mapping.entity, mapping: mapping)
         let found = try store.existingObjects(entity: mapping.entity, attributes: identityNames, identities: candidates.map(\.identity),
                                               predicate: mapping.identificationPredicate?.checked, reading: [modification])
-        var current: [Int: MappedNode] = [:]
         let reference = reference(to: mapping)
         for candidate in candidates {
             guard let existing = found[candidate.identity]?.first else {
                 knownAbsent[group, default: []].insert(candidate.identity)
                 continue
             }
-            guard let stored = existing.values[modification], case .some(.some(let incoming)) = candidate.values[modification],
-                  Self.isCurrent(stored: stored, incoming: incoming) else { continue }
+            guard let stored = existing.values[modification], Self.isCurrent(stored: stored, incoming: candidate.modification) else { continue }
+            // Skipped from the start, with no mapped values: nothing of it is validated or written, and a
+            // representation of the same object elsewhere in the payload makes the read start again without
+            // reading ahead (`readAheadMet`), so its values are never merged with another's.
             let node = MappedNode(mapping: reference, pointer: selected[candidate.index].pointer, identity: candidate.identity, isReference: false)
-            node.values = candidate.values
             node.existing = existing
             node.identified = true
             node.readAhead = true
+            node.skipped = true
             current[candidate.index] = node
         }
         return current
