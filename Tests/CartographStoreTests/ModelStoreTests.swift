@@ -254,6 +254,26 @@ struct ModelStoreTests {
         #expect(found.2 == 1)
     }
 
+    /// A batch longer than one query's list (900 values) that names identities more than once, in different
+    /// chunks: each object is found once, and two objects with one identity are both found, oldest first.
+    @Test func R_I2_identitiesNamedAgainInALaterChunkFindEachObjectOnce() throws {
+        let store = try makeStore()
+        _ = try store.write { (tx) throws(CartographError) in
+            for id in 1...1_000 { _ = try tx.insert(entity: "Character", values: ["id": .integer(Int64(id))]) }
+            _ = try tx.insert(entity: "Hero", values: ["id": .integer(7)])  // a second object with identity 7
+        }
+        let identities: [[AttributeValue]] = (1...1_000).map { [.integer(Int64($0))] } + [[.integer(7)], [.integer(999)], [.integer(1)], [.integer(5_000)]]
+        let (found, _) = try store.write { (tx) throws(CartographError) in
+            try tx.findAll(entity: "Character", attributes: ["id"], identities: identities).mapValues { $0.map(\.id) }
+        }
+        #expect(found.count == 1_000)
+        #expect(found[[.integer(7)]] == [7, 1_001])
+        #expect(found[[.integer(999)]] == [999])
+        #expect(found[[.integer(1)]] == [1])
+        #expect(found.values.allSatisfy { $0.count == Set($0).count })
+        #expect(found[[.integer(5_000)]] == nil)
+    }
+
     @Test func compoundKeysAndDecimalOrdering() throws {
         let store = try makeStore()
         _ = try store.write { (tx) throws(CartographError) in

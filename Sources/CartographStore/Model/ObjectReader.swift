@@ -349,10 +349,11 @@ struct ObjectReader {
                 + (conditions + ["\(tuple) IN (\(columns.count == 1 ? list : "VALUES " + list))"]).joined(separator: " AND ")
         }
         var found: [[AttributeValue]: [ExistingObject]] = [:]
-        let unique = identities.count == 1 ? identities : Array(Set(identities))
+        // Identities are not made unique first (hashing every one): `IN` matches a row once however often
+        // its list names it, and a row that two chunks both find is kept once below.
         let chunkSize = max(1, 900 / columns.count)
-        for start in stride(from: 0, to: unique.count, by: chunkSize) {
-            let chunk = unique[start..<min(start + chunkSize, unique.count)]
+        for start in stride(from: 0, to: identities.count, by: chunkSize) {
+            let chunk = identities[start..<min(start + chunkSize, identities.count)]
             // Without a predicate the text depends on nothing else: the layout keeps it (a lookup by key builds no SQL).
             let sql = predicate == nil
                 ? layout.lookupSQL(entity: entity, attributes: attributes, reading: reading, count: chunk.count) { lookupSQL(count: chunk.count) }
@@ -365,7 +366,9 @@ struct ObjectReader {
                 while try statement.step() {
                     let object = rowReader.object(from: statement)
                     let identity = attributes.compactMap { object.values[$0] }
-                    if identity.count == attributes.count { found[identity, default: []].append(object) }
+                    guard identity.count == attributes.count else { continue }
+                    if chunkSize < identities.count, found[identity]?.contains(where: { $0.id == object.id }) == true { continue }
+                    found[identity, default: []].append(object)
                 }
             }
         }
