@@ -24,7 +24,8 @@ struct ObjectReader {
         try statement.bind([.integer(id)])
         defer { try? statement.bind([]) }
         guard try statement.step() else { return nil }
-        let object = reader.object(from: statement)
+        var memo = RowReader.EntityMemo()
+        let object = reader.object(from: statement, memo: &memo)
         return object.entity == entity || layout.isKind(object.entity, of: entity) ? object : nil
     }
 
@@ -290,8 +291,9 @@ struct ObjectReader {
     func objects(ids: [Int64], table: String) throws(SQLiteError) -> [Int64: ExistingObject] {
         let reader = layout.rowReader(for: table)
         var found: [Int64: ExistingObject] = Dictionary(minimumCapacity: ids.count)
+        var memo = RowReader.EntityMemo()
         try forEachRow(reader.selectByIDs, ids: ids) { statement in
-            let object = reader.object(from: statement)
+            let object = reader.object(from: statement, memo: &memo)
             found[object.id] = object
         }
         return found
@@ -348,7 +350,8 @@ struct ObjectReader {
             return "SELECT \(rowReader.selectList(alias: alias)) FROM \(from) WHERE "
                 + (conditions + ["\(tuple) IN (\(columns.count == 1 ? list : "VALUES " + list))"]).joined(separator: " AND ")
         }
-        var found: [[AttributeValue]: [ExistingObject]] = [:]
+        var found: [[AttributeValue]: [ExistingObject]] = Dictionary(minimumCapacity: identities.count)
+        var memo = RowReader.EntityMemo()
         // Identities are not made unique first (hashing every one): `IN` matches a row once however often
         // its list names it, and a row that two chunks both find is kept once below.
         let chunkSize = max(1, 900 / columns.count)
@@ -364,7 +367,7 @@ struct ObjectReader {
                 try statement.bind(bindings)
                 defer { try? statement.bind([]) }
                 while try statement.step() {
-                    let object = rowReader.object(from: statement)
+                    let object = rowReader.object(from: statement, memo: &memo)
                     let identity = attributes.compactMap { object.values[$0] }
                     guard identity.count == attributes.count else { continue }
                     if chunkSize < identities.count, found[identity]?.contains(where: { $0.id == object.id }) == true { continue }

@@ -77,11 +77,24 @@ final class RowReader {
         return (id, ObjectReader.key(id: id, values: values))
     }
 
+    /// The entity of the last row decoded and the indexes of its fields: the rows of one read are mostly
+    /// of one entity, whose name then needs no String and no lookup per row. One per read, on its thread.
+    struct EntityMemo {
+        fileprivate var name: [UInt8]?
+        fileprivate var entity = ""
+        fileprivate var indexes: [Int] = []
+        init() {}
+    }
+
     /// Decodes the current row of `statement` (selected with `selectList`, starting at `offset`).
-    func object(from statement: SQLiteStatement, offset: Int32 = 0) -> ExistingObject {
+    func object(from statement: SQLiteStatement, offset: Int32 = 0, memo: inout EntityMemo) -> ExistingObject {
         let id = statement.column(offset).integerValue ?? 0
-        let entity = statement.column(offset + 1).textValue ?? table
-        let indexes = fieldsByEntity[entity] ?? []
+        let isSame = statement.withColumnText(offset + 1) { (bytes) in memo.name.map { bytes.elementsEqual($0) } ?? false }
+        if !isSame {
+            let entity = statement.column(offset + 1).textValue ?? table
+            (memo.name, memo.entity, memo.indexes) = (Array(entity.utf8), entity, fieldsByEntity[entity] ?? [])
+        }
+        let (entity, indexes) = (memo.entity, memo.indexes)
         var object = ExistingObject(id: id, entity: entity, isStub: statement.column(offset + 2).integerValue == 1,
                                     values: Dictionary(minimumCapacity: indexes.count))
         for index in indexes {
