@@ -14,7 +14,9 @@ final class RowReader {
     /// `SELECT <select list> FROM table WHERE _id IN (…)`.
     let selectByIDs: IDListQuery
     let columnNames: [String]
-    private let fields: [(kind: Kind, entities: Set<String>)]
+    /// How each field after `_id, _entity, _stub` decodes (a name and a type: copying the model's
+    /// `Attribute` for every value read retained each of its parts).
+    private let fields: [Kind]
     /// The indexes of `fields` each entity of the table has: one lookup per row, not one per field.
     private let fieldsByEntity: [String: [Int]]
     /// The columns and types of each entity's identification attributes, in their order, for the
@@ -23,7 +25,7 @@ final class RowReader {
     private let keyColumns: [String: [(column: Int32, type: AttributeType)]]
 
     enum Kind {
-        case attribute(Attribute)
+        case attribute(name: String, type: AttributeType)
         case toOne(String)
     }
 
@@ -34,7 +36,7 @@ final class RowReader {
         var fields: [(kind: Kind, entities: Set<String>)] = []
         for entry in layout.attributeColumns(ofTable: table) where attributes?.contains(entry.attribute.name) ?? true {
             columns.append(entry.column)
-            fields.append((.attribute(entry.attribute), Set(layout.model.entityAndSubentities(of: entry.entity))))
+            fields.append((.attribute(name: entry.attribute.name, type: entry.attribute.type), Set(layout.model.entityAndSubentities(of: entry.entity))))
         }
         for name in layout.model.entityAndSubentities(of: table) where attributes == nil {
             guard let entity = layout.model.entity(named: name) else { continue }
@@ -44,7 +46,7 @@ final class RowReader {
                 fields.append((.toOne(relationship.name), Set(layout.model.entityAndSubentities(of: name))))
             }
         }
-        self.fields = fields
+        self.fields = fields.map(\.kind)
         self.columnNames = columns
         self.selectList = columns.map(quoted).joined(separator: ", ")
         self.selectByID = "SELECT \(selectList) FROM \(quoted(table)) WHERE \(quoted(StoreLayout.idColumn)) = ?"
@@ -56,7 +58,7 @@ final class RowReader {
         for entity in layout.model.entityAndSubentities(of: table) {
             let columns = layout.identificationAttributes(of: entity).compactMap { (name) -> (column: Int32, type: AttributeType)? in
                 for (index, field) in fields.enumerated() where field.entities.contains(entity) {
-                    if case .attribute(let attribute) = field.kind, attribute.name == name { return (3 + Int32(index), attribute.type) }
+                    if case .attribute(name, let type) = field.kind { return (3 + Int32(index), type) }
                 }
                 return nil
             }
@@ -99,9 +101,9 @@ final class RowReader {
                                     values: Dictionary(minimumCapacity: indexes.count))
         for index in indexes {
             let value = statement.column(offset + 3 + Int32(index))
-            switch fields[index].kind {
-            case .attribute(let attribute):
-                if let decoded = ValueStorage.attributeValue(value, type: attribute.type) { object.values[attribute.name] = decoded }
+            switch fields[index] {
+            case .attribute(let name, let type):
+                if let decoded = ValueStorage.attributeValue(value, type: type) { object.values[name] = decoded }
             case .toOne(let name):
                 if let destination = value.integerValue { object.toOne[name] = destination }
             }
