@@ -494,8 +494,11 @@ struct MappingRun {
     private mutating func register(_ node: MappedNode) -> Bool {
         guard let identity = node.identity else { return false }
         let root = tables.root(of: node.entity)
-        guard byIdentity[root]?[identity] == nil else { return false }
-        byIdentity[root, default: [:]][identity] = node
+        // One lookup of the identity when it is new (nearly always); the node standing for it stays otherwise.
+        if let standing = byIdentity[root, default: [:]].updateValue(node, forKey: identity) {
+            byIdentity[root]?[identity] = standing
+            return false
+        }
         nodes.append(node)
         return true
     }
