@@ -281,6 +281,19 @@ struct JSONReaderTests {
         #expect(checked == 20_000 && valid > 3_000)
     }
 
+    /// A shallow read keeps a member when its name equals a wanted one as Strings compare, as a lookup in
+    /// the parsed object does: through escapes ("i\u0064" is "id") and canonical equivalence ("e" with a
+    /// combining acute accent is "é", KELVIN SIGN is "K"); names that only start alike are not kept.
+    @Test func shallowElementsMatchMemberNamesAsAParsedObjectDoes() throws {
+        let bytes = Array(#"[{"i\u0064": 1, "cafe\u0301": 2, "K": 3, "idx": 4, "caf": 5}]"#.utf8)
+        let wanted: Set<String> = ["id", "caf\u{E9}", "\u{212A}", "i"]
+        let element = try #require(try reader.shallowElements(in: bytes, at: [], members: wanted)?.first)
+        let parsed = try #require(try reader.parse(bytes).arrayValue?.first)
+        for name in wanted { #expect(element.value[name] == parsed[name], "member \(name)") }
+        #expect(element.value["id"] == 1 && element.value["caf\u{E9}"] == 2 && element.value["K"] == 3)
+        #expect(element.value["idx"] == nil && element.value["caf"] == nil && element.value["i"] == nil)
+    }
+
     @Test func shallowElementsFollowsThePathAsLocateArrayDoes() throws {
         let bytes = Array(#"{"items": [0], "data": {"items": "no"}, "data": {"items": [{"id": 1, "b": "x"}, null, [2], 3.50]}}"#.utf8)
         let elements = try #require(try reader.shallowElements(in: bytes, at: ["data", "items"], members: ["id"]))

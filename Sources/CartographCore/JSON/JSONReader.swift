@@ -93,7 +93,7 @@ extension JSONReader {
             if buffer.count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { cursor.index = 3 }
             cursor.skipWhitespace()
             guard cursor.index < buffer.count else { throw cursor.fail("empty document: expected a JSON value") }
-            let elements = try cursor.shallowValue(path: path[...], members: members)
+            let elements = try cursor.shallowValue(path: path[...], members: members.map { WantedMember(name: $0) })
             cursor.skipWhitespace()
             guard cursor.index == buffer.count else { throw cursor.fail("unexpected data after the JSON value") }
             return elements
@@ -126,6 +126,14 @@ public struct JSONArrayLocation: Sendable, Equatable {
 
 private let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
 
+/// A member name a shallow read keeps, with its UTF-8 bytes to compare names with as they are read.
+private struct WantedMember {
+    let name: String
+    let bytes: [UInt8]
+    let isASCII: Bool
+    init(name: String) { (self.name, self.bytes, self.isASCII) = (name, Array(name.utf8), name.utf8.allSatisfy { $0 < 0x80 }) }
+}
+
 private struct Cursor {
     let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
@@ -139,6 +147,8 @@ private struct Cursor {
     var pendingValues: [JSONValue] = []
     /// False to check a document without building its objects and arrays (they read as null).
     var materializes = true
+    /// Where the last member name `members` read starts (its opening quote) and ends (after its closing quote).
+    var memberNameStart = 0, memberNameEnd = 0
 
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
@@ -215,7 +225,9 @@ private struct Cursor {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == quote else { throw fail("expected a member name in quotes") }
             let key: String
+            memberNameStart = index
             if names { key = try string() } else { try skipString(); key = "" }
+            memberNameEnd = index
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':' after a member name") }
             index += 1
@@ -254,7 +266,7 @@ private struct Cursor {
 
     /// Checks the value at `index` as `value()` does (not building it); when `path` leads from here to an
     /// array, returns its elements as `JSONReader.shallowElements` describes.
-    mutating func shallowValue(path: ArraySlice<String>, members wanted: Set<String>) throws(JSONSyntaxError) -> [JSONElement]? {
+    mutating func shallowValue(path: ArraySlice<String>, members wanted: [WantedMember]) throws(JSONSyntaxError) -> [JSONElement]? {
         guard index < bytes.count else { throw fail("unexpected end of document: expected a value") }
         if path.isEmpty, bytes[index] == UInt8(ascii: "[") {
             var found: [JSONElement] = []
@@ -278,21 +290,44 @@ private struct Cursor {
     }
 
     /// An element of the array `shallowValue` reads: an object with only the `members` named, anything else whole.
-    private mutating func shallowElement(members wanted: Set<String>) throws(JSONSyntaxError) -> JSONValue {
+    /// Member names are matched on their bytes: no String is made (nor hashed) for the names not wanted.
+    private mutating func shallowElement(members wanted: [WantedMember]) throws(JSONSyntaxError) -> JSONValue {
         guard bytes[index] == UInt8(ascii: "{") else {
             materializes = true
             defer { materializes = false }
             return try value()
         }
         var keys: [String] = [], values: [JSONValue] = []
-        try members(names: true) { (cursor, key) throws(JSONSyntaxError) in
-            guard wanted.contains(key) else { _ = try cursor.value(); return }
+        try members(names: false) { (cursor, _) throws(JSONSyntaxError) in
+            guard let name = try cursor.wantedMemberName(wanted) else { _ = try cursor.value(); return }
             cursor.materializes = true
             defer { cursor.materializes = false }
-            keys.append(key)
+            keys.append(name)
             values.append(try cursor.value())
         }
         return .object(JSONObject(keys: keys, values: values))
+    }
+
+    /// Which of `wanted` the member name just read is (`memberNameStart..<memberNameEnd`), if any, as
+    /// String equality decides (canonical equivalence). Plain ASCII names are compared on their bytes,
+    /// where that is the same answer; a name with an escape or another byte is decoded and compared as a String.
+    private func wantedMemberName(_ wanted: [WantedMember]) throws(JSONSyntaxError) -> String? {
+        let raw = UnsafeBufferPointer(rebasing: bytes[(memberNameStart + 1)..<(memberNameEnd - 1)])
+        let plain = !raw.contains { $0 == backslash || $0 >= 0x80 }
+        var decoded: String?
+        for member in wanted {
+            if plain, member.isASCII {
+                if member.bytes.elementsEqual(raw) { return member.name }
+                continue
+            }
+            if decoded == nil {
+                var decoder = Cursor(bytes: bytes, maxDepth: maxDepth)
+                decoder.index = memberNameStart
+                decoded = try decoder.string()
+            }
+            if decoded == member.name { return member.name }
+        }
+        return nil
     }
 
     mutating func skipWhitespace() {
