@@ -15,43 +15,43 @@ struct ReadAheadLookup: MappingLookup {
     let store: ModelStore
     /// The model the payload is read with.
     let model: Model
-
-    /// Runs `body` in a read transaction on the writer connection, under the write lock. Nil when the
-    /// writer's model is not `model` (a migration committed since the payload's model was published).
-    fileprivate func onWriter<T>(_ body: (ObjectReader) throws(CartographError) -> T) throws(CartographError) -> T? {
-        let writer = store.writer
-        return try store.writeLock.withLock { () throws(CartographError) -> T? in
-            guard let current = writer.model, current.version == model.version else { return nil }
-            let connection = writer.connection
-            do { try connection.control("BEGIN") } catch { throw CartographError.store(error, "Cannot start a read") }
-            defer { try? connection.control("COMMIT") }
-            return try body(ObjectReader(connection: connection, layout: writer.layout(for: current)))
-        }
-    }
+    /// The change feed's head when the lookup was made, read with the check that the writer's model is
+    /// `model` (one turn of the lock): the objects are looked up later, which is only more careful (the
+    /// write re-checks every object changed after this head).
+    let head: Int64
 
     /// Objects found by identity. After a migration committed mid-read this finds none: harmless, as the
     /// write transaction then maps the payload again from the start under the new model (`ingest`).
     func existingObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
                          predicate: CheckedPredicate?, reading: [String]?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]] {
-        try onWriter { (reader) throws(CartographError) in
+        try store.readOnWriter(ifModelIs: model) { (reader) throws(CartographError) in
             try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
         } ?? [:]
     }
 
-    /// The feed's head, read before the objects: a lookup later than the head it reports is only more
-    /// careful (the write re-checks every object changed after that head).
-    func changeFeedHead() throws(CartographError) -> Int64 {
-        try onWriter { (reader) throws(CartographError) -> Int64 in
-            do { return try ChangeFeed.head(reader.connection) } catch { throw CartographError.store(error, "Cannot read the change feed") }
-        } ?? 0
-    }
+    func changeFeedHead() -> Int64 { head }
 }
 
 extension ModelStore {
     /// The read-ahead lookup for a payload read with `model`; nil when the writer has moved to a later
     /// model since `model` was published (a migration committed: the payload is read without a read-ahead).
     func readAheadLookup(for model: Model) throws(CartographError) -> ReadAheadLookup? {
-        let lookup = ReadAheadLookup(store: self, model: model)
-        return try lookup.onWriter { _ in true } == true ? lookup : nil
+        let head = try readOnWriter(ifModelIs: model) { (reader) throws(CartographError) -> Int64 in
+            do { return try ChangeFeed.head(reader.connection) } catch { throw CartographError.store(error, "Cannot read the change feed") }
+        }
+        return head.map { ReadAheadLookup(store: self, model: model, head: $0) }
+    }
+
+    /// Runs `body` in a read transaction on the writer connection, under the write lock. Nil when the
+    /// writer's model is not `model` (a migration committed since the payload's model was published).
+    fileprivate func readOnWriter<T>(ifModelIs model: Model, _ body: (ObjectReader) throws(CartographError) -> T) throws(CartographError) -> T? {
+        let writer = self.writer
+        return try writeLock.withLock { () throws(CartographError) -> T? in
+            guard let current = writer.model, current.version == model.version else { return nil }
+            let connection = writer.connection
+            do { try connection.control("BEGIN") } catch { throw CartographError.store(error, "Cannot start a read") }
+            defer { try? connection.control("COMMIT") }
+            return try body(ObjectReader(connection: connection, layout: writer.layout(for: current)))
+        }
     }
 }
