@@ -144,7 +144,12 @@ extension MappingRun {
     /// connecting after the write.
     mutating func preconnect(in store: some MappingStore) throws(CartographError) {
         var payloadRoots = Set<String>()
-        for node in nodes where node.reachable { payloadRoots.insert(tables.root(of: node.entity)) }
+        var lastEntity: String?
+        for node in nodes where node.reachable && node.entity != lastEntity {
+            // Runs of one entity (most of a payload) add their root once.
+            payloadRoots.insert(tables.root(of: node.entity))
+            lastEntity = node.entity
+        }
         var runs: [(node: MappedNode, connection: ConnectionDescription)] = []
         for node in nodes where node.reachable && !node.discarded && node.isNew {
             for connection in node.mapping.connections where connection.sourcePredicate == nil {

@@ -20,7 +20,8 @@ extension MappingRun {
 
     /// `validate` without the throw: the problems that fail the payload (discarded objects are marked).
     func validationFailures(topLevel: [MappedNode], in store: some MappingStore) throws(CartographError) -> [CartographError.Detail] {
-        for node in nodes {
+        // A node read ahead is skipped already (R-P7 found it current before the read).
+        for node in nodes where !node.readAhead {
             if let existing = node.existing, let name = node.mapping.modificationAttribute,
                let stored = existing.values[name], case .some(.some(let incoming)) = node.values[name] {
                 node.skipped = Self.isCurrent(stored: stored, incoming: incoming)
@@ -271,12 +272,19 @@ extension MappingRun {
                 ("errors", .array(node.errors.map { .object(JSONObject([("pointer", .string($0.pointer)), ("message", .string($0.message))])) })),
             ])))
         }
+        // Whether a mapping identifies an entity's objects by their key attributes, for the last pair asked
+        // (the top level is mostly one mapping and one entity).
+        var lastIdentifiesByKey: (reference: ObjectIdentifier, entity: String, answer: Bool)?
         for (node, _) in topLevel {
             let entity = node.existing?.entity ?? node.entity
             if let id = node.id {
                 // The identity is the key when the mapping identifies by the entity's key attributes (no read);
                 // an object the payload then deleted (R-D1) is named by its identity.
-                let identifiesByKey = node.identity != nil && node.mapping.resolvedIdentificationAttributes == tables.keyAttributes(of: entity)
+                let reference = ObjectIdentifier(node.mappingReference)
+                if lastIdentifiesByKey?.reference != reference || lastIdentifiesByKey?.entity != entity {
+                    lastIdentifiesByKey = (reference, entity, node.mapping.resolvedIdentificationAttributes == tables.keyAttributes(of: entity))
+                }
+                let identifiesByKey = node.identity != nil && lastIdentifiesByKey?.answer == true
                 result.appendObject(entity: entity, key: identifiesByKey ? Self.key(of: node) : try store.key(ofObject: id, entity: entity) ?? Self.key(of: node),
                                     discarded: false)
             } else {
