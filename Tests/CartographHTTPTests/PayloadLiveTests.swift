@@ -414,6 +414,45 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
         }
     }
 
+    /// R-P7 with R-S3: eight clients re-load the same 300 items at once, each payload with its own
+    /// versions (a `modificationAttribute`), through the read-ahead that looks objects up before each
+    /// payload's write transaction while the others commit. Every item ends at the newest version any
+    /// payload carried, with that payload's name: no stale skip and no lost update, whatever the interleaving.
+    @Test func R_P7_R_S3_concurrentReloadsLeaveEveryObjectAtItsNewestVersion() throws {
+        let model: JSONValue = ["entities": [
+            ["name": "Item", "userInfo": ["identityAttributes": "itemID"],
+             "attributes": [["name": "itemID", "type": "integer64"], ["name": "version", "type": "integer64"], ["name": "name", "type": "string"]]],
+        ]]
+        let mapping: JSONValue = ["entity": "Item", "keyPath": "items", "modificationAttribute": "version",
+                                  "attributes": ["id": "itemID", "version": "version", "name": "name"]]
+        try ModelAPI.with(model: model, name: "items", mappings: ["items": mapping]) { api in
+            let items = 0..<300, posters = 8, rounds = 6 * Self.scale
+            /// The version poster `poster` gives item `item` in `round`: every poster's versions interleave with the others'.
+            @Sendable func version(_ item: Int, _ poster: Int, _ round: Int) -> Int { ((round * posters + poster) * 7 + item) % (posters * rounds) + 1 }
+            try api.map("items", ["items": .array(items.map { ["id": .number(JSONNumber($0)), "version": 0, "name": "first"] })])
+            let failures = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: posters) { poster in
+                for round in 0..<rounds {
+                    let payload: JSONValue = ["items": .array(items.map { item in
+                        let v = version(item, poster, round)
+                        return ["id": .number(JSONNumber(item)), "version": .number(JSONNumber(v)), "name": .string("v\(v)")]
+                    })]
+                    guard let status = try? api.post("items", payload).status, status == 200 else {
+                        return failures.withLock { $0.append("poster \(poster) round \(round): POST failed") }
+                    }
+                }
+            }
+            #expect(failures.withLock { $0 } == [])
+            let page = try api.get("entities/Item/objects?orderBy=itemID&limit=1000")["items"]?.arrayValue ?? []
+            #expect(page.count == items.count)
+            for stored in page {
+                guard let item = stored["itemID"]?.numberValue?.int64Value.map(Int.init) else { continue }
+                let newest = (0..<posters).flatMap { poster in (0..<rounds).map { version(item, poster, $0) } }.max() ?? 0
+                #expect(stored["version"] == .number(JSONNumber(newest)) && stored["name"] == .string("v\(newest)"), "item \(item)")
+            }
+        }
+    }
+
     @Test func R_S3_concurrentWritersAndReadersGetNoErrorsAndExactCounts() throws {
         try withLiveServer { (server) throws in
             let client = server.client
