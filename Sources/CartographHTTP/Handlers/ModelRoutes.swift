@@ -175,18 +175,24 @@ enum ModelRoutes {
         return try application.stores.storeForRegistration(tenant: tenant, model: model, maxModels: limits.maxModels)
     }
 
+    /// The store of a registered model (its model is not copied: a get does not need it).
     static func existingModel(_ context: RequestContext) throws(CartographError) -> ModelStore {
-        try existingSchema(context).store
+        try registered(context) { $0.hasModel ? $0 : nil }
     }
 
     /// The model's store and its committed model, read once (a migration may commit at any time).
     static func existingSchema(_ context: RequestContext) throws(CartographError) -> (store: ModelStore, model: Model) {
+        try registered(context) { store in store.model.map { (store, $0) } }
+    }
+
+    /// What `found` takes from the path's model store; 404 when the store does not exist or `found` is nil.
+    private static func registered<T>(_ context: RequestContext, _ found: (ModelStore) -> T?) throws(CartographError) -> T {
         let tenant = try ControlPlaneRoutes.existingTenant(context)
         let name = context.parameter("model")
-        guard let store = try context.application.stores.store(tenant: tenant, model: name), let model = store.model else {
+        guard let store = try context.application.stores.store(tenant: tenant, model: name), let value = found(store) else {
             throw context.application.stores.unknownModel(name, tenant: tenant)
         }
-        return (store, model)
+        return value
     }
 
     static func page(_ context: RequestContext, _ query: ObjectQuery) throws(CartographError) -> HTTPResponse {
