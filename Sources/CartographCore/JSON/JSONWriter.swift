@@ -42,6 +42,18 @@ public enum JSONWriter {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
+    /// Writes an integer's decimal digits (as `String(value)` spells it), without making a String.
+    public static func writeInteger(_ value: Int64, into out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        let start = out.count
+        var rest = value.magnitude
+        repeat {
+            out.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        out[start...].reverse()
+    }
+
     /// Writes a JSON string: runs of bytes that need no escape are copied whole (feed entries and
     /// responses are mostly long runs of plain text).
     public static func writeString(_ string: String, into out: inout [UInt8]) {
