@@ -44,14 +44,22 @@ public enum JSONWriter {
 
     /// Writes an integer's decimal digits (as `String(value)` spells it), without making a String.
     public static func writeInteger(_ value: Int64, into out: inout [UInt8]) {
-        if value < 0 { out.append(UInt8(ascii: "-")) }
-        let start = out.count
-        var rest = value.magnitude
-        repeat {
-            out.append(UInt8(ascii: "0") + UInt8(rest % 10))
-            rest /= 10
-        } while rest > 0
-        out[start...].reverse()
+        // Written from the end of a buffer on the stack (24 bytes: a sign and 19 digits at most).
+        var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &buffer) { bytes in
+            var start = bytes.count
+            var rest = value.magnitude
+            repeat {
+                start -= 1
+                bytes[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            if value < 0 {
+                start -= 1
+                bytes[start] = UInt8(ascii: "-")
+            }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start...]))
+        }
     }
 
     /// Writes a JSON string: runs of bytes that need no escape are copied whole (feed entries and
