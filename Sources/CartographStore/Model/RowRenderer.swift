@@ -21,13 +21,17 @@ final class RowRenderer {
     private let table: String
     /// By entity of the table.
     private let entities: [String: EntityColumns]
-    /// The entity of the last row written, its name's bytes and its columns: a table's rows are mostly of
-    /// one entity, so a row compares its `_entity` bytes with these instead of making a String and
-    /// looking it up (a third of the time spent writing a row's head).
-    private var lastEntity: (name: String, utf8: [UInt8], columns: EntityColumns?)?
+    /// The columns of the last row's entity: a table's rows are mostly of one entity, so a row compares
+    /// its `_entity` bytes with that entity's name instead of making a String and looking it up (a third
+    /// of the time spent writing a row's head).
+    private var lastEntity: EntityColumns?
 
     /// Where one entity's members are in the row. A class: a row takes it with one retain.
     private final class EntityColumns {
+        let name: String
+        let nameUTF8: [UInt8]
+        /// `,"_entity":"<name>"`
+        let entityMember: [UInt8]
         /// Its attributes in property order, as `json(of:)` writes them.
         let attributes: [Member]
         /// The attributes' names, in the same order.
@@ -39,7 +43,13 @@ final class RowRenderer {
         /// Its identification attributes, always written when `fields` limits the others.
         let keyAttributes: [String]
 
-        init(attributes: [(name: String, column: Int32, type: AttributeType)], toOne: [(name: String, column: Int32)], keyAttributes: [String]) {
+        init(entity: String, attributes: [(name: String, column: Int32, type: AttributeType)], toOne: [(name: String, column: Int32)],
+             keyAttributes: [String]) {
+            self.name = entity
+            self.nameUTF8 = Array(entity.utf8)
+            var entityMember = Array(#","_entity":"#.utf8)
+            JSONWriter.writeString(entity, into: &entityMember)
+            self.entityMember = entityMember
             var prefixes: [UInt8] = []
             self.attributes = attributes.map { attribute in
                 let start = prefixes.count
@@ -85,7 +95,7 @@ final class RowRenderer {
                       let index = reader.columnNames.firstIndex(of: column) else { return nil }
                 return (relationship.name, Int32(index))
             }
-            entities[entity] = EntityColumns(attributes: attributes, toOne: toOne, keyAttributes: layout.identificationAttributes(of: entity))
+            entities[entity] = EntityColumns(entity: entity, attributes: attributes, toOne: toOne, keyAttributes: layout.identificationAttributes(of: entity))
         }
         self.entities = entities
     }
@@ -103,12 +113,17 @@ final class RowRenderer {
     /// relationships need: its id, entity, stub flag and to-one destinations (no attribute values).
     func writeHead(of statement: SQLiteStatement, fields: Set<String>?, into out: inout [UInt8]) -> ExistingObject {
         let id = statement.columnInteger(0)
-        let (entity, columns) = entityColumns(of: statement)
+        let columns = entityColumns(of: statement)
+        let entity = columns?.name ?? statement.column(1).textValue ?? table
         let isStub = statement.columnInteger(2) == 1
         out.append(contentsOf: #"{"_id":"#.utf8)
         JSONWriter.writeInteger(id, into: &out)
-        out.append(contentsOf: #","_entity":"#.utf8)
-        JSONWriter.writeString(entity, into: &out)
+        if let columns {
+            out.append(contentsOf: columns.entityMember)
+        } else {
+            out.append(contentsOf: #","_entity":"#.utf8)
+            JSONWriter.writeString(entity, into: &out)
+        }
         if isStub { out.append(contentsOf: #","_stub":true"#.utf8) }
         if let columns {
             columns.prefixes.withUnsafeBufferPointer { prefixes in
@@ -126,16 +141,14 @@ final class RowRenderer {
         return object
     }
 
-    /// The entity of the current row (`_entity`, column 1; the table's name when NULL) and its columns.
-    private func entityColumns(of statement: SQLiteStatement) -> (String, EntityColumns?) {
-        guard statement.columnType(1) == SQLITE_TEXT else { return (table, entities[table]) }
-        if let lastEntity, statement.withColumnText(1, { $0.elementsEqual(lastEntity.utf8) }) {
-            return (lastEntity.name, lastEntity.columns)
-        }
-        let name = statement.column(1).textValue ?? table
-        let columns = entities[name]
-        lastEntity = (name, Array(name.utf8), columns)
-        return (name, columns)
+    /// The columns of the current row's entity (`_entity`, column 1; the table's name when NULL); nil for
+    /// an entity the model does not have.
+    private func entityColumns(of statement: SQLiteStatement) -> EntityColumns? {
+        guard statement.columnType(1) == SQLITE_TEXT else { return entities[table] }
+        if let lastEntity, statement.withColumnText(1, { $0.elementsEqual(lastEntity.nameUTF8) }) { return lastEntity }
+        let columns = statement.column(1).textValue.flatMap { entities[$0] }
+        if let columns { lastEntity = columns }
+        return columns
     }
 
     /// True when `text` is a decimal in the form `Decimal.canonicalText` writes and reads back unchanged:
