@@ -63,6 +63,15 @@ struct JSONWriterTests {
         }
     }
 
+    @Test func R_Q4_integersAreWrittenAsTheirDecimalDigits() {
+        var random = SystemRandomNumberGenerator()
+        for value in [0, 1, -1, 9, 10, -10, .max, .min] + (0..<1_000).map({ _ in Int64.random(in: .min ... .max, using: &random) }) {
+            var out = Array("[".utf8)
+            JSONWriter.writeInteger(value, into: &out)
+            #expect(out == Array("[\(value)".utf8))
+        }
+    }
+
     @Test func R_Q4_refusedTextLeavesWhatWasWrittenBefore() {
         var out = Array("{\"a\":".utf8)
         let accepted = [UInt8]([0x61, 0xE2, 0x82]).withUnsafeBufferPointer { JSONWriter.writeString(validatingUTF8: $0, into: &out) }

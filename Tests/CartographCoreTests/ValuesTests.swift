@@ -122,6 +122,19 @@ import Testing
         }
     }
 
+    @Test func R_M1_aDateWrittenIntoBytesIsItsRenderedTextAfterWhatWasThere() {
+        var random = SystemRandomNumberGenerator()
+        let wideYears: [Int64] = [-62_167_219_200_001, 253_402_300_800_000, .min / 2, .max / 2]
+        for milliseconds in wideYears + (0..<1_000).map({ _ in Int64.random(in: -62_135_596_800_000...253_402_300_799_999, using: &random) }) {
+            var out = Array("x".utf8)
+            ISO8601Instant.write(milliseconds: milliseconds, into: &out)
+            #expect(out == Array(("x" + ISO8601Instant.render(milliseconds: milliseconds)).utf8), "\(milliseconds)")
+        }
+        var wide: [UInt8] = []
+        ISO8601Instant.write(milliseconds: 253_402_300_800_000, into: &wide)
+        #expect(String(decoding: wide, as: UTF8.self) == "+010000-01-01T00:00:00.000Z")
+    }
+
     @Test func R_P3_uuidURIBinaryTransformable() throws {
         #expect(try coerce("0F8FAD5B-D9CB-469F-A165-70867728950E", .uuid) == .uuid("0f8fad5b-d9cb-469f-a165-70867728950e"))
         #expect(throws: ValueCoercionError.self) { try coerce("0f8fad5b", .uuid) }

@@ -164,6 +164,19 @@ struct RouterTests {
         #expect(parameters == ["tenant": "acme", "keyId": "k1"])
     }
 
+    @Test func aPathKeepsItsEmptySegments() throws {
+        guard case .methodNotAllowed(_, let template) = try router.match(method: "PUT", path: "/v1/tenants/acme/models/news/entities/Article/objects/x") else {
+            Issue.record("expected 405"); return
+        }
+        #expect(template == "/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}")
+        // An empty key is a segment of its own; a doubled '/' makes one more segment, which no template has.
+        guard case .matched(_, let parameters) = try router.match(method: "GET", path: "/v1/tenants/acme/models/news/entities/Article/objects/") else {
+            Issue.record("expected a match"); return
+        }
+        #expect(parameters["key"] == "")
+        guard case .notFound = try router.match(method: "GET", path: "/v1//tenants") else { Issue.record("expected 404"); return }
+    }
+
     @Test func unknownPathAndWrongMethod() throws {
         guard case .notFound = try router.match(method: "GET", path: "/v1/tenants/acme/unknown") else { Issue.record("expected 404"); return }
         guard case .methodNotAllowed(let allowed, let template) = try router.match(method: "PUT", path: "/v1/tenants/acme/keys") else {
@@ -268,6 +281,16 @@ struct ApplicationTests {
         #expect(refused.status == 503)
         #expect(refused.header("Retry-After") == "1")
         #expect(try body(refused)["detail"]?.stringValue?.contains("shutting down") == true)
+    }
+
+    @Test func theBearerTokenIsReadWhateverTheSchemesCaseAndTheBlanksAroundIt() {
+        #expect(Application.bearerToken("Bearer cga_1") == "cga_1")
+        #expect(Application.bearerToken("bEaReR \t cga_1 \t") == "cga_1")
+        #expect(Application.bearerToken(" BEARER cga_1") == "cga_1")
+        #expect(Application.bearerToken("Bearer a b") == "a b")
+        for refused in ["Bearer", "Bearer ", "Bearer \t ", "Bearercga_1", "Basic cga_1", "Bearex cga_1", "Bearer\tcga_1", ""] {
+            #expect(Application.bearerToken(refused) == nil, "\(refused)")
+        }
     }
 
     @Test func queryStringIsDecoded() {

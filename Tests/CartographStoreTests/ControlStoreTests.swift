@@ -133,6 +133,18 @@ struct ControlStoreTests {
         #expect(!SecretHash.constantTimeEqual([1, 2, 3], [1, 2, 4]))
         #expect(!SecretHash.constantTimeEqual([1, 2], [1, 2, 3]))
     }
+
+    @Test func constantTimeMatchingIsEqualityWhateverThePresentedLength() {
+        let secret = Array("cga_0123".utf8)
+        #expect(SecretHash.constantTimeMatches(Array("cga_0123".utf8), secret: secret))
+        #expect(!SecretHash.constantTimeMatches(Array("cga_0124".utf8), secret: secret))
+        #expect(!SecretHash.constantTimeMatches(Array("cga_012".utf8), secret: secret))
+        #expect(!SecretHash.constantTimeMatches(Array("cga_01234".utf8), secret: secret))
+        #expect(!SecretHash.constantTimeMatches([], secret: secret))
+        // Bytes past the secret's length that are all zero still make a longer token differ.
+        #expect(!SecretHash.constantTimeMatches(secret + [0], secret: secret))
+        #expect(SecretHash.constantTimeMatches([], secret: []))
+    }
 }
 
 struct SQLiteConnectionTests {

@@ -42,6 +42,26 @@ public enum JSONWriter {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
+    /// Writes an integer's decimal digits (as `String(value)` spells it), without making a String.
+    public static func writeInteger(_ value: Int64, into out: inout [UInt8]) {
+        // Written from the end of a buffer on the stack (24 bytes: a sign and 19 digits at most).
+        var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &buffer) { bytes in
+            var start = bytes.count
+            var rest = value.magnitude
+            repeat {
+                start -= 1
+                bytes[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            if value < 0 {
+                start -= 1
+                bytes[start] = UInt8(ascii: "-")
+            }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start...]))
+        }
+    }
+
     /// Writes a JSON string: runs of bytes that need no escape are copied whole (feed entries and
     /// responses are mostly long runs of plain text).
     public static func writeString(_ string: String, into out: inout [UInt8]) {

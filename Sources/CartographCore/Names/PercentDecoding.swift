@@ -17,7 +17,7 @@ public enum PercentDecoding {
 
     /// Decodes a query component: `+` is a space (application/x-www-form-urlencoded), then `%XX`.
     public static func decodeQueryComponent(_ text: String) -> String? {
-        decode(text.contains("+") ? String(text.map { $0 == "+" ? " " : $0 }) : text)
+        decode(text.utf8.contains(UInt8(ascii: "+")) ? String(text.map { $0 == "+" ? " " : $0 }) : text)
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

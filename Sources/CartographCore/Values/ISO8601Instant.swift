@@ -55,6 +55,15 @@ public enum ISO8601Instant {
     /// Renders `YYYY-MM-DDTHH:MM:SS.sssZ` (docs/api.md#json); years outside 0…9999 get a sign and
     /// as many digits as they need.
     public static func render(milliseconds: Int64) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(24)
+        write(milliseconds: milliseconds, into: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Appends what `render` returns to `out`: a page renders its dates into its response without a
+    /// String each (24 bytes, so each was a heap allocation).
+    public static func write(milliseconds: Int64, into out: inout [UInt8]) {
         let (days, millisecondOfDay) = milliseconds.quotientAndFlooredRemainder(dividingBy: 86_400_000)
         let (year, month, day) = civilFromDays(days)
         let hour = millisecondOfDay / 3_600_000
@@ -63,11 +72,15 @@ public enum ISO8601Instant {
         let millisecond = millisecondOfDay % 1_000
         guard (0...9999).contains(year) else {
             let yearText = (year < 0 ? "-" : "+") + pad(abs(year), 6)
-            return "\(yearText)-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(millisecond, 3))Z"
+            out.append(contentsOf: "\(yearText)-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(millisecond, 3))Z".utf8)
+            return
         }
         // Digits written in place: a page of 50 articles renders 100 dates, and building each from seven
         // padded strings was 4% of such a list's CPU.
-        return String(unsafeUninitializedCapacity: 24) { text in
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: 24))
+        out.withUnsafeMutableBufferPointer { buffer in
+            let text = UnsafeMutableBufferPointer(rebasing: buffer[start...])
             func put(_ value: Int64, width: Int, at start: Int) {
                 var rest = value
                 for index in stride(from: start + width - 1, through: start, by: -1) {
@@ -84,7 +97,6 @@ public enum ISO8601Instant {
             put(millisecond, width: 3, at: 20)
             (text[4], text[7], text[10], text[13], text[16], text[19], text[23]) =
                 (UInt8(ascii: "-"), UInt8(ascii: "-"), UInt8(ascii: "T"), UInt8(ascii: ":"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "Z"))
-            return 24
         }
     }
 

@@ -175,18 +175,24 @@ enum ModelRoutes {
         return try application.stores.storeForRegistration(tenant: tenant, model: model, maxModels: limits.maxModels)
     }
 
+    /// The store of a registered model (its model is not copied: a get does not need it).
     static func existingModel(_ context: RequestContext) throws(CartographError) -> ModelStore {
-        try existingSchema(context).store
+        try registered(context) { $0.hasModel ? $0 : nil }
     }
 
     /// The model's store and its committed model, read once (a migration may commit at any time).
     static func existingSchema(_ context: RequestContext) throws(CartographError) -> (store: ModelStore, model: Model) {
+        try registered(context) { store in store.model.map { (store, $0) } }
+    }
+
+    /// What `found` takes from the path's model store; 404 when the store does not exist or `found` is nil.
+    private static func registered<T>(_ context: RequestContext, _ found: (ModelStore) -> T?) throws(CartographError) -> T {
         let tenant = try ControlPlaneRoutes.existingTenant(context)
         let name = context.parameter("model")
-        guard let store = try context.application.stores.store(tenant: tenant, model: name), let model = store.model else {
+        guard let store = try context.application.stores.store(tenant: tenant, model: name), let value = found(store) else {
             throw context.application.stores.unknownModel(name, tenant: tenant)
         }
-        return (store, model)
+        return value
     }
 
     static func page(_ context: RequestContext, _ query: ObjectQuery) throws(CartographError) -> HTTPResponse {
@@ -213,7 +219,7 @@ enum ModelRoutes {
 
     static func orderBy(_ keys: [String]) throws(CartographError) -> [(attribute: String, descending: Bool)] {
         try keys.map { (raw) throws(CartographError) -> (attribute: String, descending: Bool) in
-            let key = raw.trimmingCharacters(in: .whitespaces)
+            let key = trimmed(raw)
             let descending = key.hasPrefix("-")
             let name = descending ? String(key.dropFirst()) : key
             // An attribute, or a key path through to-one relationships (`publisher.name`).
@@ -232,7 +238,7 @@ enum ModelRoutes {
     static func fieldList(_ values: [String]?) throws(CartographError) -> [String]? {
         try values.map { (names) throws(CartographError) -> [String] in
             try names.map { (raw) throws(CartographError) -> String in
-                let name = raw.trimmingCharacters(in: .whitespaces)
+                let name = trimmed(raw)
                 guard Names.isPropertyName(name) else { throw invalid("/fields", "'\(raw)' is not an attribute or relationship name") }
                 return name
             }
@@ -240,7 +246,16 @@ enum ModelRoutes {
     }
 
     static func includePaths(_ values: [String]) -> [[String]] {
-        values.map { $0.trimmingCharacters(in: .whitespaces).split(separator: ".").map(String.init) }.filter { !$0.isEmpty }
+        values.map { trimmed($0).split(separator: ".").map(String.init) }.filter { !$0.isEmpty }
+    }
+
+    /// `text` without the whitespace around it. A name that neither starts nor ends with a space, a tab
+    /// or a byte past ASCII (the usual case) is taken as it is: Foundation's `trimmingCharacters` goes
+    /// through NSString and UTF-16, and was 1.6% of a list's CPU for one `orderBy` key.
+    static func trimmed(_ text: String) -> String {
+        func isPlain(_ byte: UInt8?) -> Bool { byte.map { $0 > 0x20 && $0 < 0x80 } ?? true }
+        guard !isPlain(text.utf8.first) || !isPlain(text.utf8.last) else { return text }
+        return text.trimmingCharacters(in: .whitespaces)
     }
 
     /// R-Q4: `model` (the default) or `json`.

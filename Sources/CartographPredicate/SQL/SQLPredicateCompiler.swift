@@ -51,9 +51,12 @@ extension CheckedPredicate {
 
 /// Quotes an identifier for SQLite: double quotes, embedded quotes doubled.
 func quote(_ identifier: String) throws(PredicateError) -> String {
-    guard !identifier.isEmpty, !identifier.unicodeScalars.contains("\0") else {
+    // On the bytes: the generic `replacing` and a scan of unicode scalars were 1.3% of a list's CPU.
+    let utf8 = identifier.utf8
+    guard !utf8.isEmpty, !utf8.contains(0) else {
         throw PredicateError(kind: .semantic, offset: 0, message: "the store schema names an invalid SQL identifier")
     }
+    guard utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
     return "\"" + identifier.replacing("\"", with: "\"\"") + "\""
 }
 

@@ -31,6 +31,14 @@ public enum SecretHash {
         for i in a.indices { difference |= a[i] ^ b[i] }
         return difference == 0
     }
+
+    /// Whether `presented` is `secret`, in a time set by `secret`'s length alone: it shows neither how
+    /// long a prefix matched nor how long the presented bytes were (as comparing their digests would not).
+    public static func constantTimeMatches(_ presented: [UInt8], secret: [UInt8]) -> Bool {
+        var difference = presented.count == secret.count ? UInt8(0) : 1
+        for i in secret.indices { difference |= secret[i] ^ (i < presented.count ? presented[i] : 0) }
+        return difference == 0
+    }
 }
 
 /// A tenant API key as presented by a client: `cg_<keyId>_<secret>`. The key id is public (it is

@@ -34,6 +34,7 @@ extension ModelStore {
         if result.outcome != .unchanged {
             let text = result.model.normalizedJSON.jsonText
             published.withLock { $0 = (result.model, text) }
+            modelPublished.store(true, ordering: .releasing)
         }
         return result
     }

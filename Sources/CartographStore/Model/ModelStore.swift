@@ -73,6 +73,8 @@ public final class ModelStore: Sendable {
     /// The committed model, for readers (updated after each registration commits).
     /// The committed model and its stored JSON text (readers compare texts to notice a migration).
     let published: Mutex<(model: Model, text: String)?>
+    /// Whether `published` holds a model (it never goes back to nil): asked without its lock.
+    let modelPublished = Atomic<Bool>(false)
     private let lastUsed = Atomic<Int64>(0)
     /// Bytes the store's pages hold, as of its last commit (see `measureBytes`).
     let storedBytes = Atomic<Int64>(0)
@@ -127,11 +129,16 @@ public final class ModelStore: Sendable {
             throw CartographError.store(error, "Cannot open the store of model '\(name)'")
         }
         storedBytes.store(bytes, ordering: .relaxed)
+        modelPublished.store(published.withLock { $0 != nil }, ordering: .releasing)
         touchLastUsed()
     }
 
     /// The committed model, or nil for a store that has none yet.
     public var model: Model? { published.withLock { $0?.model } }
+
+    /// Whether the store has a committed model: `model != nil` without taking the lock or copying the model
+    /// (every read request asks; the lock was contended with four request threads).
+    public var hasModel: Bool { modelPublished.load(ordering: .acquiring) }
 
     /// Bytes in use in the store as of its last commit: its pages less the free ones, WAL content
     /// included (R-S2 quotas). Measured at open and inside every write from SQLite's page counts —

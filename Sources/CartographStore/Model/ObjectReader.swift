@@ -250,7 +250,20 @@ struct ObjectReader {
         // A destination row names its object by `_id`: the object's position (the first, should one repeat).
         var positions: [Int64: Int] = Dictionary(minimumCapacity: objects.count)
         for (position, object) in objects.enumerated().reversed() { positions[object.id] = position }
-        for (entity, group) in Dictionary(grouping: objects.indices, by: { objects[$0].entity }) {
+        // The objects' positions by entity. A page's objects are mostly of one entity: each is compared with
+        // the last group's before the others (grouping them in a dictionary hashed every object's entity).
+        var groups: [(entity: String, positions: [Int])] = []
+        for position in objects.indices {
+            let entity = objects[position].entity
+            if let last = groups.indices.last, groups[last].entity == entity {
+                groups[last].positions.append(position)
+            } else if let index = groups.firstIndex(where: { $0.entity == entity }) {
+                groups[index].positions.append(position)
+            } else {
+                groups.append((entity, [position]))
+            }
+        }
+        for (entity, group) in groups {
             for relationship in layout.properties(of: entity).relationships where fields?.contains(relationship.name) ?? true {
                 let destinationTable = layout.table(of: relationship.destination)
                 guard relationship.toMany else {

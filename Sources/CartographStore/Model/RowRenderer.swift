@@ -19,24 +19,58 @@ final class RowRenderer {
     /// `selectList` qualified by a table alias, by alias (a page query names its table `"t0"`).
     private var qualifiedSelectLists: [String: String] = [:]
     private let table: String
-    /// By entity of the table: one lookup per row.
+    /// By entity of the table.
     private let entities: [String: EntityColumns]
+    /// The columns of the last row's entity: a table's rows are mostly of one entity, so a row compares
+    /// its `_entity` bytes with that entity's name instead of making a String and looking it up (a third
+    /// of the time spent writing a row's head).
+    private var lastEntity: EntityColumns?
 
-    /// Where one entity's members are in the row.
-    private struct EntityColumns {
+    /// Where one entity's members are in the row. A class: a row takes it with one retain.
+    private final class EntityColumns {
+        let name: String
+        let nameUTF8: [UInt8]
+        /// `,"_entity":"<name>"`
+        let entityMember: [UInt8]
         /// Its attributes in property order, as `json(of:)` writes them.
         let attributes: [Member]
+        /// The attributes' names, in the same order.
+        let names: [String]
+        /// Each attribute's `,"name":`, one after the other (a `Member` holds its range).
+        let prefixes: [UInt8]
         /// Its to-one relationships stored in the row, with their columns.
         let toOne: [(name: String, column: Int32)]
         /// Its identification attributes, always written when `fields` limits the others.
         let keyAttributes: [String]
+
+        init(entity: String, attributes: [(name: String, column: Int32, type: AttributeType)], toOne: [(name: String, column: Int32)],
+             keyAttributes: [String]) {
+            self.name = entity
+            self.nameUTF8 = Array(entity.utf8)
+            var entityMember = Array(#","_entity":"#.utf8)
+            JSONWriter.writeString(entity, into: &entityMember)
+            self.entityMember = entityMember
+            var prefixes: [UInt8] = []
+            self.attributes = attributes.map { attribute in
+                let start = prefixes.count
+                prefixes.append(UInt8(ascii: ","))
+                JSONWriter.writeString(attribute.name, into: &prefixes)
+                prefixes.append(UInt8(ascii: ":"))
+                return Member(prefix: start..<prefixes.count, column: attribute.column, type: attribute.type)
+            }
+            self.names = attributes.map(\.name)
+            self.prefixes = prefixes
+            self.toOne = toOne
+            self.keyAttributes = keyAttributes
+        }
     }
 
-    /// One attribute of an entity: where its value is and how it is written.
+    /// One attribute of an entity: where its value is and how it is written. Nothing in it is counted
+    /// by reference, so walking a row's members retains nothing (with a name and a byte array in each,
+    /// the retains and releases were a third of the time spent writing a row's head).
     private struct Member {
-        let name: String
-        /// `,"name":`
-        let prefix: [UInt8]
+        /// Where `,"name":` is in `EntityColumns.prefixes`.
+        let prefix: Range<Int>
         let column: Int32
         let type: AttributeType
     }
@@ -51,20 +85,17 @@ final class RowRenderer {
         var entities: [String: EntityColumns] = [:]
         for entity in layout.model.entityAndSubentities(of: table) {
             let properties = layout.properties(of: entity)
-            let attributes = properties.attributes.compactMap { (attribute) -> Member? in
+            let attributes = properties.attributes.compactMap { (attribute) -> (name: String, column: Int32, type: AttributeType)? in
                 guard let column = layout.column(ofAttribute: attribute.name, entity: entity),
                       let index = reader.columnNames.firstIndex(of: column) else { return nil }
-                var prefix = Array(",".utf8)
-                JSONWriter.writeString(attribute.name, into: &prefix)
-                prefix.append(UInt8(ascii: ":"))
-                return Member(name: attribute.name, prefix: prefix, column: Int32(index), type: attribute.type)
+                return (attribute.name, Int32(index), attribute.type)
             }
             let toOne = properties.relationships.compactMap { (relationship) -> (name: String, column: Int32)? in
                 guard !relationship.toMany, case .foreignKey(_, let column)? = layout.storage(of: relationship.name, entity: entity),
                       let index = reader.columnNames.firstIndex(of: column) else { return nil }
                 return (relationship.name, Int32(index))
             }
-            entities[entity] = EntityColumns(attributes: attributes, toOne: toOne, keyAttributes: layout.identificationAttributes(of: entity))
+            entities[entity] = EntityColumns(entity: entity, attributes: attributes, toOne: toOne, keyAttributes: layout.identificationAttributes(of: entity))
         }
         self.entities = entities
     }
@@ -82,24 +113,42 @@ final class RowRenderer {
     /// relationships need: its id, entity, stub flag and to-one destinations (no attribute values).
     func writeHead(of statement: SQLiteStatement, fields: Set<String>?, into out: inout [UInt8]) -> ExistingObject {
         let id = statement.columnInteger(0)
-        let entity = statement.column(1).textValue ?? table
+        let columns = entityColumns(of: statement)
+        let entity = columns?.name ?? statement.column(1).textValue ?? table
         let isStub = statement.columnInteger(2) == 1
         out.append(contentsOf: #"{"_id":"#.utf8)
-        out.append(contentsOf: String(id).utf8)
-        out.append(contentsOf: #","_entity":"#.utf8)
-        JSONWriter.writeString(entity, into: &out)
+        JSONWriter.writeInteger(id, into: &out)
+        if let columns {
+            out.append(contentsOf: columns.entityMember)
+        } else {
+            out.append(contentsOf: #","_entity":"#.utf8)
+            JSONWriter.writeString(entity, into: &out)
+        }
         if isStub { out.append(contentsOf: #","_stub":true"#.utf8) }
-        let columns = entities[entity]
-        let keys = fields == nil ? [] : columns?.keyAttributes ?? []
-        for member in columns?.attributes ?? [] where fields?.contains(member.name) ?? true || keys.contains(member.name) {
-            out.append(contentsOf: member.prefix)
-            Self.writeValue(of: statement, column: member.column, type: member.type, into: &out)
+        if let columns {
+            columns.prefixes.withUnsafeBufferPointer { prefixes in
+                for (index, member) in columns.attributes.enumerated() {
+                    if let fields, !fields.contains(columns.names[index]), !columns.keyAttributes.contains(columns.names[index]) { continue }
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: prefixes[member.prefix]))
+                    Self.writeValue(of: statement, column: member.column, type: member.type, into: &out)
+                }
+            }
         }
         var object = ExistingObject(id: id, entity: entity, isStub: isStub, values: [:])
         for (name, column) in columns?.toOne ?? [] where statement.columnType(column) == SQLITE_INTEGER {
             object.toOne[name] = statement.columnInteger(column)
         }
         return object
+    }
+
+    /// The columns of the current row's entity (`_entity`, column 1; the table's name when NULL); nil for
+    /// an entity the model does not have.
+    private func entityColumns(of statement: SQLiteStatement) -> EntityColumns? {
+        guard statement.columnType(1) == SQLITE_TEXT else { return entities[table] }
+        if let lastEntity, statement.withColumnText(1, { $0.elementsEqual(lastEntity.nameUTF8) }) { return lastEntity }
+        let columns = statement.column(1).textValue.flatMap { entities[$0] }
+        if let columns { lastEntity = columns }
+        return columns
     }
 
     /// True when `text` is a decimal in the form `Decimal.canonicalText` writes and reads back unchanged:
@@ -143,11 +192,14 @@ final class RowRenderer {
         case (_, SQLITE_NULL):
             out.append(contentsOf: "null".utf8)
         case (.integer16, SQLITE_INTEGER), (.integer32, SQLITE_INTEGER), (.integer64, SQLITE_INTEGER):
-            out.append(contentsOf: String(statement.columnInteger(column)).utf8)
+            JSONWriter.writeInteger(statement.columnInteger(column), into: &out)
         case (.boolean, SQLITE_INTEGER):
             out.append(contentsOf: (statement.columnInteger(column) != 0 ? "true" : "false").utf8)
         case (.date, SQLITE_INTEGER):
-            JSONWriter.writeString(ISO8601Instant.render(milliseconds: statement.columnInteger(column)), into: &out)
+            // A rendered date has no byte a JSON string escapes.
+            out.append(UInt8(ascii: "\""))
+            ISO8601Instant.write(milliseconds: statement.columnInteger(column), into: &out)
+            out.append(UInt8(ascii: "\""))
         case (.decimal, SQLITE_TEXT):
             // Decimals are stored in their canonical text, which is what they render as: parsing it into a
             // Decimal and printing it again (1 µs each, 50 per page) would give the same digits. Other

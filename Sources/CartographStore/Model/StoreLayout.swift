@@ -37,6 +37,9 @@ final class StoreLayout {
     private var columns: [PropertyKey: String?] = [:]
     private var storages: [PropertyKey: RelationshipStorage?] = [:]
     private var properties: [String: (attributes: [Attribute], relationships: [Relationship])] = [:]
+    /// The entity `properties(of:)` was last asked for, and its answer: a page asks once per object, mostly
+    /// for one entity (comparing the name is cheaper than hashing it).
+    private var lastProperties: (entity: String, properties: (attributes: [Attribute], relationships: [Relationship]))?
     /// A row reader's table and the attributes it reads (nil: all).
     private struct RowReaderKey: Hashable {
         let table: String, attributes: Set<String>?
@@ -164,9 +167,10 @@ final class StoreLayout {
 
     /// Every attribute and relationship of `entity`, inherited ones included, once per entity.
     func properties(of entity: String) -> (attributes: [Attribute], relationships: [Relationship]) {
-        if let cached = properties[entity] { return cached }
-        let found = (model.allAttributes(of: entity), model.allRelationships(of: entity))
+        if let lastProperties, lastProperties.entity == entity { return lastProperties.properties }
+        let found = properties[entity] ?? (model.allAttributes(of: entity), model.allRelationships(of: entity))
         properties[entity] = found
+        lastProperties = (entity, found)
         return found
     }
 

@@ -140,18 +140,30 @@ public struct StoreReader {
                              fields: fields, fullScanRows: &fullScanRows)
             }
         } else {
-            let chosen = try sqlite { () throws(SQLiteError) -> [(id: Int64, sortValues: [SQLiteValue])] in
+            func matches(_ sql: String) throws(SQLiteError) -> [SortedMatch] {
                 let statement = try reader.connection.cached(sql)
                 try statement.bind(bindings)
                 defer { try? statement.bind([]) }
                 _ = statement.takeFullScanSteps()
-                var result: [(id: Int64, sortValues: [SQLiteValue])] = []
+                var result: [SortedMatch] = []
                 while try statement.step() {
                     guard let id = statement.column(0).integerValue else { continue }
                     result.append((id, (0..<keys.count).map { statement.column(Int32(1 + $0)) }))
                 }
-                fullScanRows = statement.takeFullScanSteps()
+                fullScanRows += statement.takeFullScanSteps()
                 return result
+            }
+            // Sorted by the keys alone when `_id` can order their ties here (`SortedMatches`).
+            let keysOnlySQL = !keys.isEmpty && keys.allSatisfy({ SortedMatches.tiesCanBeOrderedHere($0.type) })
+                ? "SELECT \(alias)._id" + sortColumns + " FROM \(compiled.fromClause) WHERE \(conditions.joined(separator: " AND "))"
+                    + " ORDER BY \(keys.map { "\($0.column) \($0.descending ? "DESC" : "ASC")" }.joined(separator: ", ")) LIMIT \(query.limit + 2)"
+                : nil
+            let chosen = try sqlite { () throws(SQLiteError) -> [SortedMatch] in
+                if let keysOnlySQL,
+                   let resolved = SortedMatches.resolvingTies(try matches(keysOnlySQL), needed: query.limit + 1, idDescending: idDescending) {
+                    return resolved
+                }
+                return try matches(sql)
             }
             let pageIDs = chosen.prefix(query.limit).map(\.id)
             found = PageItems(items: try objects(pageIDs, table: table, rendering: rendering, include: query.include, fields: fields),
