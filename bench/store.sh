@@ -303,11 +303,16 @@ echo "get-by-key cartograph/C:                          $r   (target >= 0.70)  $
 summary_line="get/C=${r}x($(verdict "$r" 0.7 ">="))"
 for q in list listidx; do
   label=$([ $q = list ] && echo "list-50 no index" || echo "list-50 publishedAt indexed")
-  target=$([ $q = list ] && echo 5 || echo 2)
   if [ "$have_datasette" = 1 ]; then
     r=$(ratio "$(med "$work/$q.cg")" "$(med "$work/$q.ds")")
-    printf "%-50s %s   (target >= %s)     %s\n" "$label cartograph/Datasette:" "$r" "$target" "$(verdict "$r" "$target" ">=")"
-    summary_line="$summary_line $q/Datasette=${r}x($(verdict "$r" "$target" ">="))"
+    if [ $q = listidx ]; then
+      printf "%-50s %s   (target >= 2)     %s\n" "$label cartograph/Datasette:" "$r" "$(verdict "$r" 2 ">=")"
+      summary_line="$summary_line $q/Datasette=${r}x($(verdict "$r" 2 ">="))"
+    else
+      # Datasette reads this very file here, scan projection included: issue 15's no-index target (5x
+      # Datasette over sqlite-utils' database of the same rows, without indexes) is bench/query.sh's.
+      printf "%-50s %s   (for reference; the target is bench/query.sh's)\n" "$label cartograph/Datasette:" "$r"
+    fi
   fi
   r=$(ratio "$(med "$work/$q.cg")" "$(med "$work/$q.c")")
   if [ $q = listidx ]; then
