@@ -182,6 +182,48 @@ func seedComics(_ server: LiveServer, characters: Int = 3) throws {
         }
     }
 
+    /// A key path crossing more relationships than SQLite can join in one query (64 tables) is a 400 at
+    /// `/where` with its offset, in a list's `where` and a query's body alike, never a 500; 32 still run.
+    @Test func R_Q2_aKeyPathLongerThanSQLiteCanJoinIs400() throws {
+        try ModelAPI.with(model: treeModel, name: "tree", mappings: ["nodes": treeMapping]) { api in
+            // A chain 0 <- 1 <- … <- 40: node 40's 32nd ancestor is node 8.
+            try api.map("nodes", ["nodes": .array((0...40).map { n in n == 0 ? ["id": 0] : ["id": .number(JSONNumber(n)), "parent": ["id": .number(JSONNumber(n - 1))]] })])
+            func keyPath(_ steps: Int) -> String { Array(repeating: "parent", count: steps).joined(separator: ".") + ".nodeID" }
+            let within = try api.get("entities/Node/objects?where=" + HostileStrings.percentEncoded("\(keyPath(32)) == 8"))
+            #expect(within["items"]?.arrayValue?.compactMap { $0["nodeID"] } == [40])
+            for steps in [33, 70] {
+                let listed = try api.client.send("GET", api.base + "/entities/Node/objects?where=" + HostileStrings.percentEncoded("\(keyPath(steps)) == 8"), token: api.key)
+                let queried = try api.client.sendJSON("POST", api.base + "/entities/Node/query", ["where": .string("\(keyPath(steps)) == 8")], token: api.key)
+                for response in [listed, queried] {
+                    #expect(response.status == 400, "\(steps) steps: \(response.text)")
+                    #expect(try response.json()["errors"]?.arrayValue?.first?["pointer"] == "/where")
+                    #expect(try response.json()["offset"] == 0)
+                    #expect(response.text.contains("at most 32 relationships"))
+                }
+            }
+        }
+    }
+
+    /// Predicates past SQLite's own limits are answered, never a 500: 3,000 comparisons joined by OR
+    /// (SQLite refuses an expression tree deeper than 1,000, and a flat chain of ORs would be one) find
+    /// their objects; a list of more values than one query can bind is a 400 at `/where`.
+    @Test func R_Q2_predicatesPastSQLiteExpressionAndParameterLimitsAreAnswered() throws {
+        try ModelAPI.with(model: treeModel, name: "tree", mappings: ["nodes": treeMapping]) { api in
+            try api.map("nodes", ["nodes": .array((0..<10).map { ["id": .number(JSONNumber($0))] })])
+            let wide = (0..<3_000).map { "nodeID == \($0 * 3)" }.joined(separator: " OR ")
+            let found = try api.client.sendJSON("POST", api.base + "/entities/Node/query", ["where": .string(wide), "orderBy": "nodeID"], token: api.key)
+            #expect(found.status == 200, "\(found.text.prefix(300))")
+            #expect(try found.json()["items"]?.arrayValue?.compactMap { $0["nodeID"] } == [0, 3, 6, 9])
+            let both = (0..<3_000).map { "nodeID != \($0 + 100)" }.joined(separator: " AND ")
+            #expect(try api.client.sendJSON("POST", api.base + "/entities/Node/query", ["where": .string(both)], token: api.key)
+                .json()["items"]?.arrayValue?.count == 10)
+            let tooMany = "nodeID IN {" + (0..<33_000).map(String.init).joined(separator: ",") + "}"
+            let refused = try api.client.sendJSON("POST", api.base + "/entities/Node/query", ["where": .string(tooMany)], token: api.key)
+            #expect(refused.status == 400, "\(refused.text.prefix(300))")
+            #expect(try refused.json()["errors"]?.arrayValue?.first?["pointer"] == "/where", "\(refused.text.prefix(400))")
+        }
+    }
+
     @Test func R_D2_R_D3_R_D6_R_D7_deletesApplyRulesAndFeedTheChangeLog() throws {
         try withComics { (server, key) throws in
             try seedComics(server, characters: 3)
@@ -297,3 +339,12 @@ func seedComics(_ server: LiveServer, characters: Int = 3) throws {
         }
     }
 }
+
+/// Nodes each with a parent: key paths as long as wanted (`parent.parent.…`).
+private let treeModel: JSONValue = ["entities": [
+    ["name": "Node", "userInfo": ["identityAttributes": "nodeID"], "attributes": [["name": "nodeID", "type": "integer64"]],
+     "relationships": [["name": "parent", "destination": "Node", "inverse": "children"],
+                       ["name": "children", "destination": "Node", "toMany": true, "inverse": "parent"]]],
+]]
+private let treeMapping: JSONValue = ["entity": "Node", "keyPath": "nodes", "attributes": ["id": "nodeID"],
+                                      "relationships": [["from": "parent", "to": "parent", "mapping": ["entity": "Node", "attributes": ["id": "nodeID"]]]]]

@@ -48,6 +48,10 @@ private struct PredicateChecker {
     let model: any PredicateModel
     let variables: [String: JSONValue]
 
+    /// A key path's relationships become one SQL subquery joining a table per step (two for a join
+    /// table): SQLite joins at most 64 tables in one SELECT, so a longer path would fail in the store.
+    static let maximumRelationshipsPerKeyPath = 32
+
     // MARK: Predicates
 
     mutating func check(_ predicate: Predicate, entity: String) throws(PredicateError) -> CheckedNode {
@@ -478,6 +482,9 @@ private struct PredicateChecker {
             }
             if relationship.isToMany, steps.contains(where: \.isToMany) {
                 throw fail("the key path crosses more than one to-many relationship")
+            }
+            guard steps.count < Self.maximumRelationshipsPerKeyPath else {
+                throw fail("a key path crosses at most \(Self.maximumRelationshipsPerKeyPath) relationships")
             }
             steps.append(RelationshipStep(name: name, sourceEntity: current, destinationEntity: relationship.destinationEntityName,
                                           isToMany: relationship.isToMany))

@@ -26,6 +26,10 @@ public struct SQLPredicate: Sendable, Equatable {
 }
 
 extension CheckedPredicate {
+    /// Most values a compiled predicate binds: SQLite takes at most 32,766 parameters in one statement,
+    /// and the query around the predicate binds a few of its own (a cursor's, the entity's names).
+    static let maximumBoundValues = 32_000
+
     /// Compiles the predicate against the store's `schema`.
     ///
     /// Parameters are numbered from `firstParameter` (`?1`, `?2`, …), so a query may place its own
@@ -43,6 +47,10 @@ extension CheckedPredicate {
         if let entityColumn = table.entityColumn {
             let names = table.entityNames.map { compiler.bind(.text($0)) }.joined(separator: ", ")
             condition = "\(alias).\(try quote(entityColumn)) IN (\(names)) AND (\(condition))"
+        }
+        guard compiler.bindings.count <= Self.maximumBoundValues else {
+            throw PredicateError(kind: .semantic, offset: 0,
+                                 message: "the predicate holds \(compiler.bindings.count) values, more than the \(Self.maximumBoundValues) one query can take")
         }
         return SQLPredicate(fromClause: "\(try quote(table.name)) AS \(alias)", alias: alias,
                             whereClause: condition, bindings: compiler.bindings)
@@ -150,6 +158,14 @@ private struct SQLCompiler {
 
     // MARK: Predicates
 
+    /// `parts` joined by `separator` (AND or OR, both associative) as a balanced tree of parentheses:
+    /// SQLite parses a flat chain of n terms into a tree n deep and refuses one deeper than 1,000.
+    static func balanced(_ parts: ArraySlice<String>, separator: String) -> String {
+        guard parts.count > 16 else { return parts.joined(separator: separator) }
+        let middle = parts.startIndex + parts.count / 2
+        return "(\(balanced(parts[..<middle], separator: separator)))\(separator)(\(balanced(parts[middle...], separator: separator)))"
+    }
+
     mutating func predicate(_ node: CheckedNode) throws(PredicateError) -> String {
         switch node {
         case .constant(let value):
@@ -161,7 +177,7 @@ private struct SQLCompiler {
             guard !operands.isEmpty else { return isAnd ? "1" : "0" }
             var parts: [String] = []
             for operand in operands { parts.append("(\(try predicate(operand)))") }
-            return parts.joined(separator: isAnd ? " AND " : " OR ")
+            return Self.balanced(parts[...], separator: isAnd ? " AND " : " OR ")
         case .compare(let comparison):
             return try compare(comparison)
         case .quantified(let quantifier, let steps, let inner):

@@ -93,7 +93,9 @@ public struct StoreReader {
                                      pointer: "/where")
         let compiled: SQLPredicate
         do { compiled = try checked.sql(schema: layout) } catch {
-            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)", offset: error.offset).quotingRequestValues()
+            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)",
+                                  errors: [.init(pointer: "/where", message: error.message, offset: error.offset)], offset: error.offset)
+                .quotingRequestValues()
         }
         let alias = compiled.alias
         var keys: [(column: String, type: AttributeType?, descending: Bool)] = []
