@@ -35,6 +35,8 @@ public final class MicroHTTPDServer: Sendable {
     let connections = ConnectionTable()
     /// Requests between their first access-handler call and their completion callback.
     public let inFlight = Atomic<Int>(0)
+    /// Suspended connections resumed with an answer that MHD has not finished yet.
+    let answersInTransit = Atomic<Int>(0)
     /// Whether a release of freed memory is scheduled (see `releaseMemory(afterRequestOf:)`).
     private let releaseScheduled = Atomic<Bool>(false)
     /// A request whose body was at least this large gives its memory back to the system once answered.
@@ -165,6 +167,11 @@ public final class MicroHTTPDServer: Sendable {
         workers.stop()
         application.answerParkedRequests()
         guard !handles.isEmpty else { return }
+        // Answers given to suspended connections (long polls answered at the drain, payloads a worker
+        // mapped) are written by MHD's threads once resumed: stopping the daemon first would close those
+        // connections unanswered. Bounded: a client that reads nothing does not hold the exit back.
+        let deadline = ContinuousClock.now + .seconds(2)
+        while answersInTransit.load(ordering: .acquiring) > 0, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
         headSweep.running.store(false, ordering: .releasing)
         handles.forEach { MHD_stop_daemon($0.pointer) }
         listenSockets.withLock { sockets in
@@ -183,9 +190,11 @@ private final class HeadSweep: Sendable {
 
 /// The answer a parked request's connection is resumed with: written on a dispatch thread, read by MHD's.
 private final class ParkedAnswer: Sendable {
-    private let answer = Mutex<HTTPResponse?>(nil)
-    func put(_ response: HTTPResponse) { answer.withLock { $0 = response } }
-    func take() -> HTTPResponse? { answer.withLock { $0.take() } }
+    private let answer = Mutex<(response: HTTPResponse?, resumed: Bool)>((nil, false))
+    func put(_ response: HTTPResponse) { answer.withLock { $0 = (response, true) } }
+    func take() -> HTTPResponse? { answer.withLock { $0.response.take() } }
+    /// Whether the connection was resumed with an answer (counted in `MicroHTTPDServer.answersInTransit`).
+    var wasResumed: Bool { answer.withLock { $0.resumed } }
 }
 
 /// A connection handle that crosses to the thread resuming it. @unchecked Sendable: MHD allows
@@ -284,6 +293,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         MHD_suspend_connection(connection)
         let suspended = SuspendedConnection(pointer: connection), parkedAnswer = state.parkedAnswer
         answer { response in
+            server.answersInTransit.add(1, ordering: .relaxed)
             parkedAnswer.put(response)
             MHD_resume_connection(suspended.pointer)
         }
@@ -328,6 +338,7 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, 
     guard let requestContext, let pointer = requestContext.pointee else { return }
     let state = Unmanaged<RequestState>.fromOpaque(pointer)
     let bodyBytes = state.takeUnretainedValue().receivedBytes
+    if state.takeUnretainedValue().parkedAnswer.wasResumed { server(cls).answersInTransit.subtract(1, ordering: .relaxed) }
     state.release()
     requestContext.pointee = nil
     server(cls).inFlight.subtract(1, ordering: .relaxed)
