@@ -1294,6 +1294,8 @@ extension Components {
         }
         /// - Remark: Generated from `#/components/schemas/Query`.
         internal struct Query: Codable, Hashable, Sendable {
+            /// As the list's `where` parameter (same limits); errors point at `/where`.
+            ///
             /// - Remark: Generated from `#/components/schemas/Query/where`.
             internal var _where: Swift.String?
             /// - Remark: Generated from `#/components/schemas/Query/arguments`.
@@ -1449,7 +1451,7 @@ extension Components {
             /// Creates a new `Query`.
             ///
             /// - Parameters:
-            ///   - _where:
+            ///   - _where: As the list's `where` parameter (same limits); errors point at `/where`.
             ///   - arguments:
             ///   - orderBy: Keys, `-` for descending, key paths through to-one relationships allowed: a comma-separated string or an array.
             ///   - limit:

@@ -8829,7 +8829,7 @@ internal enum Operations {
             internal var path: Operations.ListObjects.Input.Path
             /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query`.
             internal struct Query: Sendable, Hashable {
-                /// An NSPredicate-format predicate.
+                /// An NSPredicate-format predicate (docs/predicates.md). A key path crosses at most one to-many and 32 relationships in all, and a predicate holds at most 32,000 values (literals and IN members); a predicate that cannot be read, checked or compiled is a 400 whose `errors` point at `/where` with its `offset` (R-Q2).
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/where`.
                 internal var _where: Swift.String?
@@ -8894,7 +8894,7 @@ internal enum Operations {
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
-                ///   - _where: An NSPredicate-format predicate.
+                ///   - _where: An NSPredicate-format predicate (docs/predicates.md). A key path crosses at most one to-many and 32 relationships in all, and a predicate holds at most 32,000 values (literals and IN members); a predicate that cannot be read, checked or compiled is a 400 whose `errors` point at `/where` with its `offset` (R-Q2).
                 ///   - orderBy: Comma-separated keys, `-` for descending; a key may be a key path through to-one relationships (`publisher.name`), missing destinations sorting as nil (R-Q3).
                 ///   - limit:
                 ///   - cursor:
@@ -9252,12 +9252,14 @@ internal enum Operations {
             internal var path: Operations.DeleteObjects.Input.Path
             /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/DELETE/query`.
             internal struct Query: Sendable, Hashable {
+                /// The objects to delete, as the list's `where` takes it (same limits; an invalid predicate is a 400).
+                ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/DELETE/query/where`.
                 internal var _where: Swift.String
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
-                ///   - _where:
+                ///   - _where: The objects to delete, as the list's `where` takes it (same limits; an invalid predicate is a 400).
                 internal init(_where: Swift.String) {
                     self._where = _where
                 }
