@@ -129,9 +129,11 @@ struct ControlStoreTests {
     }
 
     @Test func constantTimeEqualityIsEquality() {
-        #expect(SecretHash.constantTimeEqual([1, 2, 3], [1, 2, 3]))
-        #expect(!SecretHash.constantTimeEqual([1, 2, 3], [1, 2, 4]))
-        #expect(!SecretHash.constantTimeEqual([1, 2], [1, 2, 3]))
+        #expect(SecretHash.constantTimeMatches([1, 2, 3], secret: [1, 2, 3]))
+        #expect(!SecretHash.constantTimeMatches([1, 2, 3], secret: [1, 2, 4]))
+        #expect(!SecretHash.constantTimeMatches([1, 2], secret: [1, 2, 3]), "a prefix of the secret")
+        #expect(!SecretHash.constantTimeMatches([1, 2, 3, 0], secret: [1, 2, 3]), "the secret and more")
+        #expect(!SecretHash.constantTimeMatches([], secret: [1]))
     }
 
     @Test func constantTimeMatchingIsEqualityWhateverThePresentedLength() {

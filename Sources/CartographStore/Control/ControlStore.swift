@@ -262,14 +262,14 @@ public final class ControlStore: Sendable {
         let presented = Array(key.secret.utf8)
         let verified = state.withLock { state -> APIKeyInfo? in
             guard let record = state.keys[key.keyID], let secret = record.verifiedSecret,
-                  SecretHash.constantTimeEqual(secret, presented) else { return nil }
+                  SecretHash.constantTimeMatches(presented, secret: secret) else { return nil }
             return record.info
         }
         if let verified { return verified }
         let presentedHash = SecretHash.sha256(bytes: presented)
         return state.withLock { state in
             guard let record = state.keys[key.keyID],
-                  SecretHash.constantTimeEqual(record.secretHash, presentedHash) else { return nil }
+                  SecretHash.constantTimeMatches(presentedHash, secret: record.secretHash) else { return nil }
             state.keys[key.keyID]?.verifiedSecret = presented
             return record.info
         }

@@ -24,14 +24,6 @@ public enum SecretHash {
 
     public static func sha256(bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
 
-    /// Compares two byte strings without an early exit, so timing reveals nothing about a prefix match.
-    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for i in a.indices { difference |= a[i] ^ b[i] }
-        return difference == 0
-    }
-
     /// Whether `presented` is `secret`, in a time set by `secret`'s length alone: it shows neither how
     /// long a prefix matched nor how long the presented bytes were (as comparing their digests would not).
     public static func constantTimeMatches(_ presented: [UInt8], secret: [UInt8]) -> Bool {

@@ -105,10 +105,9 @@ public final class StoreTransaction {
     }
 
     /// Sets attribute values (nil clears) of an existing object; writes and touches only what
-    /// changed (R-P4). Returns whether anything changed.
+    /// changed (R-P4), compared with `stored` when the caller read the object whole in this transaction
+    /// (and wrote nothing to it since), with the row read here otherwise. Returns whether anything changed.
     @discardableResult
-    /// Writes the values that differ from the stored object's: `stored` when the caller read it whole in
-    /// this transaction (and wrote nothing to it since), read here otherwise.
     public func update(id: Int64, entity: String, values: [String: AttributeValue?], clearStub: Bool = false,
                        stored: ExistingObject? = nil) throws(CartographError) -> Bool {
         var current = stored
