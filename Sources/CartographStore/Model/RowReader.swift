@@ -79,24 +79,16 @@ final class RowReader {
         return (id, ObjectReader.key(id: id, values: values))
     }
 
-    /// The entity of the last row decoded and the indexes of its fields: the rows of one read are mostly
-    /// of one entity, whose name then needs no String and no lookup per row. One per read, on its thread.
-    struct EntityMemo {
-        fileprivate var name: [UInt8]?
-        fileprivate var entity = ""
-        fileprivate var indexes: [Int] = []
-        init() {}
-    }
+    /// The last row's entity and the indexes of its fields, for the next row of the same read.
+    typealias EntityMemo = LastEntity<(entity: String, indexes: [Int])>
 
     /// Decodes the current row of `statement` (selected with `selectList`, starting at `offset`).
     func object(from statement: SQLiteStatement, offset: Int32 = 0, memo: inout EntityMemo) -> ExistingObject {
         let id = statement.column(offset).integerValue ?? 0
-        let isSame = statement.withColumnText(offset + 1) { (bytes) in memo.name.map { bytes.elementsEqual($0) } ?? false }
-        if !isSame {
-            let entity = statement.column(offset + 1).textValue ?? table
-            (memo.name, memo.entity, memo.indexes) = (Array(entity.utf8), entity, fieldsByEntity[entity] ?? [])
-        }
-        let (entity, indexes) = (memo.entity, memo.indexes)
+        let (entity, indexes) = memo.value(in: statement, column: offset + 1) { (name) in
+            let entity = name ?? table
+            return (entity, fieldsByEntity[entity] ?? [])
+        } ?? (table, [])
         var object = ExistingObject(id: id, entity: entity, isStub: statement.column(offset + 2).integerValue == 1,
                                     values: Dictionary(minimumCapacity: indexes.count))
         for index in indexes {
@@ -109,5 +101,24 @@ final class RowReader {
             }
         }
         return object
+    }
+}
+
+/// The entity a read's last row named (its `_entity` column) and what a reader made of it: the rows of
+/// one read are mostly of one entity, so a row naming the same one needs no String and no lookup (a
+/// third of the time spent writing a row's head). One per read or renderer, used on one thread.
+struct LastEntity<Value> {
+    private var last: (name: [UInt8], value: Value)?
+
+    init() {}
+
+    /// What `make` gives for the entity named in `column` of `statement`'s current row (`make` gets nil
+    /// for NULL): the last row's value when the row names the same entity. A nil from `make` is not kept.
+    mutating func value(in statement: SQLiteStatement, column: Int32, make: (String?) -> Value?) -> Value? {
+        if let last, statement.withColumnText(column, { $0.elementsEqual(last.name) }) { return last.value }
+        let name = statement.column(column).textValue
+        guard let value = make(name) else { return nil }
+        if let name { last = (Array(name.utf8), value) }
+        return value
     }
 }

@@ -21,15 +21,12 @@ final class RowRenderer {
     private let table: String
     /// By entity of the table.
     private let entities: [String: EntityColumns]
-    /// The columns of the last row's entity: a table's rows are mostly of one entity, so a row compares
-    /// its `_entity` bytes with that entity's name instead of making a String and looking it up (a third
-    /// of the time spent writing a row's head).
-    private var lastEntity: EntityColumns?
+    /// The columns of the last row's entity.
+    private var lastEntity = LastEntity<EntityColumns>()
 
     /// Where one entity's members are in the row. A class: a row takes it with one retain.
     private final class EntityColumns {
         let name: String
-        let nameUTF8: [UInt8]
         /// `,"_entity":"<name>"`
         let entityMember: [UInt8]
         /// Its attributes in property order, as `json(of:)` writes them.
@@ -46,7 +43,6 @@ final class RowRenderer {
         init(entity: String, attributes: [(name: String, column: Int32, type: AttributeType)], toOne: [(name: String, column: Int32)],
              keyAttributes: [String]) {
             self.name = entity
-            self.nameUTF8 = Array(entity.utf8)
             var entityMember = Array(#","_entity":"#.utf8)
             JSONWriter.writeString(entity, into: &entityMember)
             self.entityMember = entityMember
@@ -145,10 +141,7 @@ final class RowRenderer {
     /// an entity the model does not have.
     private func entityColumns(of statement: SQLiteStatement) -> EntityColumns? {
         guard statement.columnType(1) == SQLITE_TEXT else { return entities[table] }
-        if let lastEntity, statement.withColumnText(1, { $0.elementsEqual(lastEntity.nameUTF8) }) { return lastEntity }
-        let columns = statement.column(1).textValue.flatMap { entities[$0] }
-        if let columns { lastEntity = columns }
-        return columns
+        return lastEntity.value(in: statement, column: 1) { $0.flatMap { entities[$0] } }
     }
 
     /// True when `text` is a decimal in the form `Decimal.canonicalText` writes and reads back unchanged:
