@@ -119,7 +119,10 @@ struct SnapshotReadTests {
         _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "stored", 2)]), mapping: plain, into: tx) }
         let lookup = try readAhead(store, engine)
         func found() throws -> Int {
-            try lookup.existingObjects(entity: "Item", attributes: ["id"], identities: [[.integer(1)]], predicate: nil, reading: ["version"])[[.integer(1)]]?.count ?? 0
+            let first = try lookup.firstObjects(entity: "Item", attributes: ["id"], identities: [[.integer(1)]], predicate: nil, reading: ["version"])
+            let all = try lookup.existingObjects(entity: "Item", attributes: ["id"], identities: [[.integer(1)]], predicate: nil, reading: ["version"])
+            #expect(first.count == 1 && (first[0] != nil) == (all[[.integer(1)]] != nil))
+            return all[[.integer(1)]]?.count ?? 0
         }
         #expect(try found() == 1)
 
@@ -191,6 +194,44 @@ struct SnapshotReadTests {
         #expect(shallow.contents == whole.contents)
         #expect(shallow.feed == whole.feed)
         #expect(whole.response != nil || whole.error != nil)
+    }
+
+    /// The read-ahead answers identities by position (`firstObjects`): what identification finds for
+    /// each (`existingObjects`' oldest), nil for none, a sub-entity's lookup not finding its sibling's
+    /// object of the same identity, the same identity asked twice answered twice, positions past the
+    /// first chunk of a compound identity's lookup (450 per query) kept.
+    @Test func R_P7_theReadAheadAnswersEachIdentityByPositionAsIdentificationWould() throws {
+        let store = try makeStore(["entities": [
+            ["name": "Node", "userInfo": ["identityAttributes": "owner,name"],
+             "attributes": [["name": "owner", "type": "string"], ["name": "name", "type": "string"], ["name": "version", "type": "integer64"]]],
+            ["name": "File", "parent": "Node"],
+            ["name": "Folder", "parent": "Node"],
+        ]])
+        let model = try #require(store.model)
+        func identity(_ owner: String, _ name: String) -> [AttributeValue] { [.string(owner), .string(name)] }
+        let ids = try store.write { (tx) throws(CartographError) -> [Int64] in
+            var ids: [Int64] = []
+            for (entity, owner, name, version) in [("File", "ann", "a.txt", 1), ("File", "ann", "a.txt", 2), ("Folder", "bob", "docs", 3),
+                                                   ("File", "cy", "z", 4)] {
+                ids.append(try tx.insert(entity: entity, values: ["owner": .string(owner), "name": .string(name), "version": .integer(Int64(version))]))
+            }
+            return ids
+        }.value
+        let lookup = try #require(try store.readAheadLookup(for: model))
+        let absent = (0..<1000).map { identity("nobody", "\($0)") }
+        let identities = [identity("ann", "a.txt"), identity("bob", "docs"), identity("ann", "b.txt"), identity("ann", "a.txt")] + absent
+            + [identity("cy", "z")]
+        for entity in ["File", "Node"] {
+            let first = try lookup.firstObjects(entity: entity, attributes: ["owner", "name"], identities: identities, predicate: nil, reading: ["version"])
+            let all = try lookup.existingObjects(entity: entity, attributes: ["owner", "name"], identities: identities, predicate: nil, reading: ["version"])
+            #expect(first.count == identities.count)
+            #expect(first.map { $0?.id } == identities.map { all[$0]?.first?.id })
+            #expect(first[0]?.id == ids[0] && first[0]?.entity == "File" && first[0]?.values == ["owner": .string("ann"), "name": .string("a.txt"), "version": .integer(1)])
+            #expect(first[3] == first[0])
+            #expect(first[1]?.id == (entity == "Node" ? ids[2] : nil))
+            #expect(first[2] == nil && first[4..<1004].allSatisfy { $0 == nil })
+            #expect(first[1004]?.id == ids[3] && first[1004]?.values["version"] == .integer(4))
+        }
     }
 
     /// The feed is written from the touched list: runs of consecutive ids, each object once, in first-touch order.

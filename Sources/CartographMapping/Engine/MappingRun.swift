@@ -207,11 +207,11 @@ struct MappingRun {
         }
         guard !candidates.isEmpty else { return current }
         let group = Self.identificationGroup(entity: mapping.entity, mapping: mapping)
-        let found = try store.existingObjects(entity: mapping.entity, attributes: identityNames, identities: candidates.map(\.identity),
-                                              predicate: mapping.identificationPredicate?.checked, reading: [modification])
+        let found = try store.firstObjects(entity: mapping.entity, attributes: identityNames, identities: candidates.map(\.identity),
+                                           predicate: mapping.identificationPredicate?.checked, reading: [modification])
         let reference = reference(to: mapping)
-        for candidate in candidates {
-            guard let existing = found[candidate.identity]?.first else {
+        for (candidate, existing) in zip(candidates, found) {
+            guard let existing else {
                 knownAbsent[group, default: []].insert(candidate.identity)
                 continue
             }

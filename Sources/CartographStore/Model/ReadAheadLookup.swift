@@ -29,6 +29,14 @@ struct ReadAheadLookup: MappingLookup {
         } ?? [:]
     }
 
+    /// As `existingObjects`, by position (R-P7's read-ahead of the top-level representations).
+    func firstObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
+                      predicate: CheckedPredicate?, reading: [String]) throws(CartographError) -> [ExistingObject?] {
+        try store.readOnWriter(ifModelIs: model) { (reader) throws(CartographError) in
+            try reader.findFirst(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
+        } ?? Array(repeating: nil, count: identities.count)
+    }
+
     func changeFeedHead() -> Int64 { head }
 }
 

@@ -50,7 +50,7 @@ final class StoreLayout {
     private var keyLookups: [String: (sql: String, filter: [SQLiteValue])] = [:]
     private var keyReaders: [String: RowReader] = [:]
     private struct LookupKey: Hashable {
-        let entity: String, attributes: [String], reading: [String]?, count: Int
+        let entity: String, attributes: [String], reading: [String]?, count: Int, positional: Bool
     }
     /// Keyed by what varies per request (lookup sizes, predicate shapes): bounded, see `BoundedMemo`.
     private var lookups = BoundedMemo<LookupKey, String>()
@@ -174,10 +174,11 @@ final class StoreLayout {
         return found
     }
 
-    /// The SQL of an identity lookup without a predicate (`ObjectReader.findAll`), built once per shape
-    /// (lookup sizes vary up to 900 identities).
-    func lookupSQL(entity: String, attributes: [String], reading: [String]?, count: Int, _ build: () -> String) -> String {
-        lookups.value(for: LookupKey(entity: entity, attributes: attributes, reading: reading, count: count), build)
+    /// The SQL of an identity lookup without a predicate (`ObjectReader.findAll`, or `findFirst` when
+    /// `positional`), built once per shape (lookup sizes vary up to 900 identities).
+    func lookupSQL(entity: String, attributes: [String], reading: [String]?, count: Int, positional: Bool = false,
+                   _ build: () -> String) -> String {
+        lookups.value(for: LookupKey(entity: entity, attributes: attributes, reading: reading, count: count, positional: positional), build)
     }
 
     /// Whether the page query `pageSQL` reads in an index's order (`StoreReader.readsInIndexOrder`),

@@ -9,6 +9,11 @@ extension StoreTransaction: MappingStore {
         try findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
     }
 
+    public func firstObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
+                             predicate: CheckedPredicate?, reading: [String]) throws(CartographError) -> [ExistingObject?] {
+        try reader.findFirst(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
+    }
+
     public func changeFeedHead() throws(CartographError) -> Int64 {
         do { return try ChangeFeed.head(connection) } catch { throw CartographError.store(error, "Cannot read the change feed") }
     }
