@@ -33,8 +33,8 @@ public protocol MappingLookup {
     func existingObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
                          predicate: CheckedPredicate?, reading: [String]?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]]
     /// R-P7's read-ahead: for each of `identities`, in their order, the oldest object `existingObjects`
-    /// would find for it (nil: none), with `reading` and `attributes` decoded. Positional, so the caller
-    /// hashes no identity and the store decodes none.
+    /// would find for it (nil: none), with only `reading` decoded. Positional, so the caller hashes no
+    /// identity and the store decodes none.
     func firstObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
                       predicate: CheckedPredicate?, reading: [String]) throws(CartographError) -> [ExistingObject?]
     /// The change feed's head (R-D4) in this snapshot: the sequence number of the latest committed change.

@@ -395,8 +395,7 @@ struct ObjectReader {
     }
 
     /// R-P7's read-ahead (`MappingLookup.firstObjects`): for each of `identities`, in order, the oldest
-    /// object `findAll` would find for it, nil where there is none, decoding `reading`; its `attributes`
-    /// hold the values asked for. Without a predicate, one query per chunk joins a numbered VALUES list
+    /// object `findAll` would find for it, nil where there is none, with only `reading` decoded. Without a predicate, one query per chunk joins a numbered VALUES list
     /// to the identity index: each row names the identity it answers by position, so no identity is read
     /// back, hashed or kept in a dictionary (in a re-load's lookup, under the write lock, that was a third
     /// of its time). With a predicate, `findAll`.
@@ -438,11 +437,9 @@ struct ObjectReader {
                 defer { try? statement.bind([]) }
                 while try statement.step() {
                     let position = start + Int(statement.columnInteger(0))
-                    var object = rowReader.object(from: statement, offset: 1, memo: &memo)
                     // Oldest first: a later row for the same identity is a younger duplicate.
-                    if let kept = result[position], kept.id < object.id { continue }
-                    for (name, value) in zip(attributes, identities[position]) { object.values[name] = value }
-                    result[position] = object
+                    if let kept = result[position], kept.id < statement.columnInteger(1) { continue }
+                    result[position] = rowReader.object(from: statement, offset: 1, memo: &memo)
                 }
             }
         }
