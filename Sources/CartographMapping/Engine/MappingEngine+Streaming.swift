@@ -58,7 +58,7 @@ extension MappingEngine {
         if case .streamed(let streamed) = payload, streamed.mapping == mapping {
             return try map(streamed, metadata: metadata, progress: progress, into: store)
         }
-        let read = try read(payload, mapping: mapping, metadata: metadata, explain: explain, lookup: store, snapshotHead: nil)
+        let read = try read(payload, mapping: mapping, metadata: metadata, explain: explain, lookup: store)
         return try map(read, progress: progress, into: store)
     }
 
@@ -68,17 +68,20 @@ extension MappingEngine {
     public func read(_ payload: PreparedPayload, mapping: EntityMapping, metadata: JSONValue = .object(JSONObject()), explain: Bool = false,
                      snapshot: (any MappingLookup)?) throws(CartographError) -> ReadPayload? {
         if case .streamed(let streamed) = payload, streamed.mapping == mapping { return nil }
-        return try read(payload, mapping: mapping, metadata: metadata, explain: explain, lookup: snapshot, snapshotHead: try snapshot?.changeFeedHead())
+        // The head is asked after the read: a lookup may read it in the same snapshot as its objects.
+        var read = try read(payload, mapping: mapping, metadata: metadata, explain: explain, lookup: snapshot)
+        read.snapshotHead = try snapshot?.changeFeedHead()
+        return read
     }
 
     /// Phase 1 of a prepared payload (not one to map in chunks): shallowly when it was read so for this
     /// very mapping, from the whole document otherwise.
     func read(_ payload: PreparedPayload, mapping: EntityMapping, metadata: JSONValue, explain: Bool,
-              lookup: (any MappingLookup)?, snapshotHead: Int64?) throws(CartographError) -> ReadPayload {
+              lookup: (any MappingLookup)?) throws(CartographError) -> ReadPayload {
         if case .shallow(let shallow) = payload, shallow.mapping == mapping {
-            return try read(shallow, metadata: metadata, explain: explain, lookup: lookup, snapshotHead: snapshotHead)
+            return try read(shallow, metadata: metadata, explain: explain, lookup: lookup)
         }
-        return try read(try payload.document(), mapping: mapping, metadata: metadata, explain: explain, lookup: lookup, snapshotHead: snapshotHead)
+        return try read(try payload.document(), mapping: mapping, metadata: metadata, explain: explain, lookup: lookup)
     }
 
     /// Whether `body` can be mapped in chunks with `mapping`, checked before the transaction:

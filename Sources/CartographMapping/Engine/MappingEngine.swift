@@ -162,17 +162,18 @@ public struct MappingEngine: Sendable {
     public func map(_ payload: JSONValue, mapping: EntityMapping, metadata: JSONValue = .object(JSONObject()),
                     explain: Bool = false, progress: ((String, Int, Int) -> Void)? = nil,
                     into store: some MappingStore) throws(CartographError) -> MappingResult {
-        let read = try read(payload, mapping: mapping, metadata: metadata, explain: explain, lookup: store, snapshotHead: nil)
+        let read = try read(payload, mapping: mapping, metadata: metadata, explain: explain, lookup: store)
         return try map(read, progress: progress, into: store)
     }
 
     /// Phase 1: reads every representation of `payload` into a node, with R-P7's read-ahead looking
     /// current objects up in `lookup`. Pure but for that lookup, so it can run before the write
-    /// transaction, against a read snapshot whose change-feed head is `snapshotHead`: another payload's
-    /// write then runs beside it, and `map(_ read:)` checks that what the snapshot showed still holds.
+    /// transaction, against a read snapshot (whose change-feed head the caller sets in the result's
+    /// `snapshotHead`): another payload's write then runs beside it, and `map(_ read:)` checks that what
+    /// the snapshot showed still holds.
     /// A payload whose mapping's key path is missing fails here when the mapping deletes missing objects (R-D5).
     func read(_ payload: JSONValue, mapping: EntityMapping, metadata: JSONValue, explain: Bool,
-              lookup: (any MappingLookup)?, snapshotHead: Int64?) throws(CartographError) -> ReadPayload {
+              lookup: (any MappingLookup)?) throws(CartographError) -> ReadPayload {
         var timer = PhaseTimer()
         var run = MappingRun(engine: self, root: payload, metadata: metadata, explain: explain)
         var (topLevel, keyPathPresent) = try run.readTopLevel(payload, mapping: mapping, lookup: lookup)
@@ -191,22 +192,22 @@ public struct MappingEngine: Sendable {
             run.result.warnings.append(["pointer": "", "message": .string("no value at keyPath '\(mapping.keyPath?.description ?? "")'")])
         }
         timer.lap("read")
-        return ReadPayload(run: run, topLevel: topLevel, source: .whole(payload), mapping: mapping, snapshotHead: snapshotHead, timer: timer)
+        return ReadPayload(run: run, topLevel: topLevel, source: .whole(payload), mapping: mapping, timer: timer)
     }
 
     /// `read` for a payload read shallowly (`shallowPlan`): the same nodes, with only the elements the
     /// read-ahead does not find current parsed whole.
     func read(_ shallow: ShallowPayload, metadata: JSONValue, explain: Bool,
-              lookup: (any MappingLookup)?, snapshotHead: Int64?) throws(CartographError) -> ReadPayload {
+              lookup: (any MappingLookup)?) throws(CartographError) -> ReadPayload {
         var timer = PhaseTimer()
         var run = MappingRun(engine: self, root: .null, metadata: metadata, explain: explain)
         let topLevel = try run.readTopLevel(shallow, lookup: lookup)
         if run.readAheadMet {
             // As in `read`: an object found current is represented again; read the whole document without reading ahead.
-            return try read(try PreparedPayload.shallow(shallow).document(), mapping: shallow.mapping, metadata: metadata, explain: explain, lookup: nil, snapshotHead: nil)
+            return try read(try PreparedPayload.shallow(shallow).document(), mapping: shallow.mapping, metadata: metadata, explain: explain, lookup: nil)
         }
         timer.lap("read")
-        return ReadPayload(run: run, topLevel: topLevel, source: .shallow(shallow), mapping: shallow.mapping, snapshotHead: snapshotHead, timer: timer)
+        return ReadPayload(run: run, topLevel: topLevel, source: .shallow(shallow), mapping: shallow.mapping, timer: timer)
     }
 
     /// Phases 2 to 6 of a payload `read` read, into `store` (inside a transaction). When the read looked
@@ -219,7 +220,7 @@ public struct MappingEngine: Sendable {
             if try !store.changedObjects(among: read.run.readAheadIDs, since: snapshotHead, head: head).isEmpty {
                 let timer = read.timer
                 read = try self.read(read.source, mapping: read.mapping, metadata: read.run.metadata, explain: read.run.trace != nil,
-                                     lookup: store, snapshotHead: nil)
+                                     lookup: store)
                 read.timer = timer
             } else {
                 read.run.forgetAbsentIdentities()
@@ -276,7 +277,7 @@ public struct ReadPayload {
     let mapping: EntityMapping
     /// The change-feed head of the read snapshot the read-ahead looked in; nil when it looked in the
     /// transaction that maps the payload (or nowhere).
-    let snapshotHead: Int64?
+    var snapshotHead: Int64? = nil
     var timer: PhaseTimer
 }
 

@@ -134,7 +134,7 @@ extension ModelStore {
         // memory); a re-load's is read shallowly; any other payload is parsed whole.
         let payload = try engine.prepare(body: body, reader: reader, mapping: mapping, explain: options.explain)
         // Only R-P7's read-ahead looks anything up: other mappings read without a snapshot.
-        let snapshot = mapping.resolved(in: model).readAheadAttributes == nil ? nil : try readAheadLookup(for: model)
+        let snapshot = mapping.resolved(in: model).readAheadAttributes == nil ? nil : readAheadLookup(for: model)
         let read = try engine.read(payload, mapping: mapping, metadata: options.metadata, explain: options.explain, snapshot: snapshot)
         var checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)?
         if let quota = options.quota { checkBytes = quota.check(before:after:) }
