@@ -304,6 +304,7 @@ final class EntityTables {
     private var regexes: [String: WholeStringRegex?] = [:]
     private var defaults: [String: [String: AttributeValue]] = [:]
     private var attributes: [String: [Attribute]] = [:]
+    private var checkedAttributes: [String: [Attribute]] = [:]
     private var relationships: [String: [Relationship]] = [:]
     private var keys: [String: [String]] = [:]
     private var roots: [String: String] = [:]
@@ -327,6 +328,12 @@ final class EntityTables {
     }
 
     func attributes(of entity: String) -> [Attribute] { cached(\.attributes, entity) { model.allAttributes(of: entity) } }
+    /// The attributes R-P8 checks a final state against: required ones and those with a constraint.
+    func checkedAttributes(of entity: String) -> [Attribute] {
+        cached(\.checkedAttributes, entity) {
+            attributes(of: entity).filter { !$0.optional || $0.minValue != nil || $0.maxValue != nil || $0.minLength != nil || $0.maxLength != nil || $0.regex != nil }
+        }
+    }
     func relationships(of entity: String) -> [Relationship] { cached(\.relationships, entity) { model.allRelationships(of: entity) } }
     func keyAttributes(of entity: String) -> [String] { cached(\.keys, entity) { model.identificationAttributes(of: entity) } }
     func root(of entity: String) -> String { cached(\.roots, entity) { model.rootEntity(of: entity) } }

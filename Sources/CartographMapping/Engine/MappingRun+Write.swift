@@ -83,9 +83,11 @@ extension MappingRun {
 
     private func finalStateProblems(of node: MappedNode, in store: some MappingStore) throws(CartographError) -> [CartographError.Detail] {
         let entity = node.existing?.entity ?? node.entity
-        let values = finalValues(of: node)
+        // Most entities check nothing (optional, unconstrained attributes): then no final state is built.
+        let checked = tables.checkedAttributes(of: entity)
+        let values = checked.isEmpty ? [:] : finalValues(of: node)
         var problems: [CartographError.Detail] = []
-        for attribute in tables.attributes(of: entity) {
+        for attribute in checked {
             // Built only for a problem: most attributes have none.
             var at: String {
                 node.values[attribute.name] != nil
