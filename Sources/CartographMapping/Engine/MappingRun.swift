@@ -104,6 +104,8 @@ struct MappingRun {
             elementIndexes.append(index)
         }
         let current = try currentObjects(among: selected, mapping: shallow.mapping, in: lookup)
+        // Each element registers its identity: sized once rather than grown (and rehashed) a dozen times.
+        byIdentity[tables.root(of: resolved(shallow.mapping).entity), default: [:]].reserveCapacity(selected.count)
         for position in selected.indices where current[position] == nil {
             selected[position].value = try shallow.element(elementIndexes[position])
         }
