@@ -121,7 +121,7 @@ struct SnapshotReadTests {
         func found() throws -> Int {
             let first = try lookup.firstObjects(entity: "Item", attributes: ["id"], identities: [[.integer(1)]], predicate: nil, reading: ["version"])
             let all = try lookup.existingObjects(entity: "Item", attributes: ["id"], identities: [[.integer(1)]], predicate: nil, reading: ["version"])
-            #expect(first.count == 1 && (first[0] != nil) == (all[[.integer(1)]] != nil))
+            #expect(first.objects.count == 1 && (first.objects[0] != nil) == (all[[.integer(1)]] != nil))
             return all[[.integer(1)]]?.count ?? 0
         }
         #expect(try found() == 1)
@@ -223,14 +223,34 @@ struct SnapshotReadTests {
         for entity in ["File", "Node"] {
             let first = try lookup.firstObjects(entity: entity, attributes: ["owner", "name"], identities: identities, predicate: nil, reading: ["version"])
             let all = try lookup.existingObjects(entity: entity, attributes: ["owner", "name"], identities: identities, predicate: nil, reading: ["version"])
-            #expect(first.count == identities.count)
-            #expect(first.map { $0?.id } == identities.map { all[$0]?.first?.id })
-            #expect(first[0]?.id == ids[0] && first[0]?.entity == "File" && first[0]?.values == ["version": .integer(1)])
-            #expect(first[3] == first[0])
-            #expect(first[1]?.id == (entity == "Node" ? ids[2] : nil))
-            #expect(first[2] == nil && first[4..<1004].allSatisfy { $0 == nil })
-            #expect(first[1004]?.id == ids[3] && first[1004]?.values["version"] == .integer(4))
+            #expect(first.objects.count == identities.count && first.values.count == identities.count)
+            #expect(first.objects.map { $0?.id } == identities.map { all[$0]?.first?.id })
+            #expect(first.objects[0]?.id == ids[0] && first.objects[0]?.entity == "File" && first[0, 0] == .integer(1))
+            #expect(first.objects[3] == first.objects[0] && first[3, 0] == .integer(1))
+            #expect(first.objects[1]?.id == (entity == "Node" ? ids[2] : nil) && first[1, 0] == (entity == "Node" ? .integer(3) : nil))
+            #expect(first.objects[2] == nil && first.objects[4..<1004].allSatisfy { $0 == nil } && first.values[4..<1004].allSatisfy { $0 == nil })
+            #expect(first.objects[1004]?.id == ids[3] && first[1004, 0] == .integer(4))
         }
+    }
+
+    /// With an identificationPredicate the read-ahead compares the modification value of the object the
+    /// predicate picks (R-I3), not of the oldest with the identity: the older item 1 is newer than the
+    /// payload, the one named 'b' is not, so 'b' is updated.
+    @Test func R_P7_R_I3_theReadAheadComparesTheObjectTheIdentificationPredicatePicks() throws {
+        let store = try makeStore(itemsModel)
+        let model = try #require(store.model)
+        _ = try store.write { (tx) throws(CartographError) in
+            for (name, version) in [("a", 5), ("b", 1)] {
+                _ = try tx.insert(entity: "Item", values: ["id": .integer(1), "name": .string(name), "version": .integer(Int64(version))])
+            }
+        }
+        let mapping: JSONValue = ["entity": "Item", "keyPath": "items", "attributes": ["id": "id", "version": "version"],
+                                  "modificationAttribute": "version", "identificationPredicate": "name == 'b'"]
+        let body = ["items": [["id": 1, "version": 3]]] as JSONValue
+        let ingested = try store.ingest(body.jsonBytes, mapping: .document(mapping, name: nil), model: model, options: IngestOptions())
+        #expect(ingested.committed?.updated == 1 && ingested.committed?.unchanged == 0)
+        let versions = try #require(try storedItems(store)[1]).sorted { $0.name < $1.name }.map(\.version)
+        #expect(versions == [5, 3])
     }
 
     /// The feed is written from the touched list: runs of consecutive ids, each object once, in first-touch order.

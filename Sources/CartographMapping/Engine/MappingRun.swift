@@ -212,12 +212,12 @@ struct MappingRun {
         let found = try store.firstObjects(entity: mapping.entity, attributes: identityNames, identities: candidates.map(\.identity),
                                            predicate: mapping.identificationPredicate?.checked, reading: [modification])
         let reference = reference(to: mapping)
-        for (candidate, existing) in zip(candidates, found) {
-            guard let existing else {
+        for (position, candidate) in candidates.enumerated() {
+            guard let existing = found.objects[position] else {
                 knownAbsent[group, default: []].insert(candidate.identity)
                 continue
             }
-            guard let stored = existing.values[modification], Self.isCurrent(stored: stored, incoming: candidate.modification) else { continue }
+            guard let stored = found[position, 0], Self.isCurrent(stored: stored, incoming: candidate.modification) else { continue }
             // Skipped from the start, with no mapped values: nothing of it is validated or written, and a
             // representation of the same object elsewhere in the payload makes the read start again without
             // reading ahead (`readAheadMet`), so its values are never merged with another's.

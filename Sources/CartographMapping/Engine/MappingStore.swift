@@ -23,6 +23,28 @@ public struct ExistingObject: Sendable, Equatable {
     }
 }
 
+/// What R-P7's read-ahead finds (`MappingLookup.firstObjects`): per identity asked, the oldest object,
+/// and the values it read of that object, in one flat array rather than a dictionary per object (the
+/// read-ahead decodes an object of every top-level representation, under the write lock).
+public struct FirstObjects: Sendable {
+    /// By position; nil where no object has the identity. Their own `values` may be empty.
+    public var objects: [ExistingObject?]
+    /// The values of the `reading` attributes of `objects[position]`, at `position * width + k`.
+    public var values: [AttributeValue?]
+    /// How many attributes were read for each object.
+    public let width: Int
+
+    /// Nothing found yet for `count` identities, reading `width` attributes of each.
+    public init(count: Int, width: Int) {
+        objects = Array(repeating: nil, count: count)
+        values = Array(repeating: nil, count: count * width)
+        self.width = width
+    }
+
+    /// The value of the `k`th attribute read of the object found at `position`.
+    public subscript(position: Int, k: Int) -> AttributeValue? { values[position * width + k] }
+}
+
 /// What reading a payload (phase 1) may look up: a store's objects as one snapshot shows them. A read
 /// snapshot serves before the write transaction; the transaction itself serves inside it.
 public protocol MappingLookup {
@@ -33,10 +55,10 @@ public protocol MappingLookup {
     func existingObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
                          predicate: CheckedPredicate?, reading: [String]?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]]
     /// R-P7's read-ahead: for each of `identities`, in their order, the oldest object `existingObjects`
-    /// would find for it (nil: none), with only `reading` decoded. Positional, so the caller hashes no
-    /// identity and the store decodes none.
+    /// would find for it, and its values of `reading`. Positional, so the caller hashes no identity and
+    /// the store decodes none.
     func firstObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
-                      predicate: CheckedPredicate?, reading: [String]) throws(CartographError) -> [ExistingObject?]
+                      predicate: CheckedPredicate?, reading: [String]) throws(CartographError) -> FirstObjects
     /// The change feed's head (R-D4) in this snapshot: the sequence number of the latest committed change.
     func changeFeedHead() throws(CartographError) -> Int64
 }

@@ -395,34 +395,46 @@ struct ObjectReader {
     }
 
     /// R-P7's read-ahead (`MappingLookup.firstObjects`): for each of `identities`, in order, the oldest
-    /// object `findAll` would find for it, nil where there is none, with only `reading` decoded. Without a predicate, one query per chunk joins a numbered VALUES list
-    /// to the identity index: each row names the identity it answers by position, so no identity is read
-    /// back, hashed or kept in a dictionary (in a re-load's lookup, under the write lock, that was a third
-    /// of its time). With a predicate, `findAll`.
+    /// object `findAll` would find for it, and its values of `reading` (the objects' own `values` stay
+    /// empty: no dictionary per object). Without a predicate, one query per chunk joins a numbered
+    /// VALUES list to the identity index: each row names the identity it answers by position, so no
+    /// identity is read back, hashed or kept in a dictionary (in a re-load's lookup, under the write
+    /// lock, that was a third of its time). With a predicate, `findAll`.
     func findFirst(entity: String, attributes: [String], identities: [[AttributeValue]], predicate: CheckedPredicate?,
-                   reading: [String]) throws(CartographError) -> [ExistingObject?] {
+                   reading: [String]) throws(CartographError) -> FirstObjects {
+        var result = FirstObjects(count: identities.count, width: reading.count)
         if let predicate {
             let found = try findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
-            return identities.map { found[$0]?.first }
+            for (position, identity) in identities.enumerated() {
+                guard let object = found[identity]?.first else { continue }
+                result.objects[position] = object
+                for (k, name) in reading.enumerated() { result.values[position * reading.count + k] = object.values[name] }
+            }
+            return result
         }
-        var result = [ExistingObject?](repeating: nil, count: identities.count)
         let columns = attributes.compactMap { layout.column(ofAttribute: $0, entity: entity) }
-        guard columns.count == attributes.count, !columns.isEmpty else { return result }
+        let attributeTypes = layout.model.allAttributes(of: entity)
+        let read = reading.compactMap { (name) -> (column: String, type: AttributeType)? in
+            guard let column = layout.column(ofAttribute: name, entity: entity), let attribute = attributeTypes.first(where: { $0.name == name }) else { return nil }
+            return (column, attribute.type)
+        }
+        guard columns.count == attributes.count, !columns.isEmpty, read.count == reading.count else { return result }
         let table = layout.table(of: entity)
-        let rowReader = layout.rowReader(for: table, attributes: Set(reading))
         let alias = quoted("t0"), filter = layout.entityFilter(entity, alias: alias)
-        /// `WITH "v"("p", "c0", …) AS (VALUES (0, ?, …), …) SELECT "v"."p", <row> FROM "v" CROSS JOIN <table>
-        /// ON <identity> = "v"."c0" …`: CROSS JOIN keeps the list outside, so each identity is one index search.
+        /// `WITH "v"("p", "c0", …) AS (VALUES (0, ?, …), …) SELECT "v"."p", _id, _entity, _stub, <reading> FROM "v"
+        /// CROSS JOIN <table> ON <identity> = "v"."c0" …`: CROSS JOIN keeps the list outside, so each
+        /// identity is one index search.
         func positionalSQL(count: Int) -> String {
             let names = columns.indices.map { quoted("c\($0)") }
             let row = Self.placeholders(columns.count)
             let values = (0..<count).map { "(\($0), \(row))" }.joined(separator: ", ")
             let matches = zip(columns, names).map { "\(alias).\(quoted($0)) = \(quoted("v")).\($1)" } + (filter.map { [$0.sql] } ?? [])
+            let selected = ([StoreLayout.idColumn, StoreLayout.entityColumn, StoreLayout.stubColumn] + read.map(\.column)).map { "\(alias).\(quoted($0))" }
             return "WITH \(quoted("v"))(\(quoted("p")), \(names.joined(separator: ", "))) AS (VALUES \(values)) "
-                + "SELECT \(quoted("v")).\(quoted("p")), \(rowReader.selectList(alias: alias)) FROM \(quoted("v")) CROSS JOIN \(quoted(table)) AS \(alias) "
+                + "SELECT \(quoted("v")).\(quoted("p")), \(selected.joined(separator: ", ")) FROM \(quoted("v")) CROSS JOIN \(quoted(table)) AS \(alias) "
                 + "ON " + matches.joined(separator: " AND ")
         }
-        var memo = RowReader.EntityMemo()
+        var lastEntity = LastEntity<String>()
         let chunkSize = max(1, 900 / columns.count)
         for start in stride(from: 0, to: identities.count, by: chunkSize) {
             let chunk = identities[start..<min(start + chunkSize, identities.count)]
@@ -437,9 +449,14 @@ struct ObjectReader {
                 defer { try? statement.bind([]) }
                 while try statement.step() {
                     let position = start + Int(statement.columnInteger(0))
+                    let id = statement.columnInteger(1)
                     // Oldest first: a later row for the same identity is a younger duplicate.
-                    if let kept = result[position], kept.id < statement.columnInteger(1) { continue }
-                    result[position] = rowReader.object(from: statement, offset: 1, memo: &memo)
+                    if let kept = result.objects[position], kept.id < id { continue }
+                    let entity = lastEntity.value(in: statement, column: 2) { $0 } ?? table
+                    result.objects[position] = ExistingObject(id: id, entity: entity, isStub: statement.columnInteger(3) == 1, values: [:])
+                    for (k, field) in read.enumerated() {
+                        result.values[position * read.count + k] = ValueStorage.attributeValue(statement.column(4 + Int32(k)), type: field.type)
+                    }
                 }
             }
         }

@@ -35,10 +35,10 @@ final class ReadAheadLookup: MappingLookup {
 
     /// As `existingObjects`, by position (R-P7's read-ahead of the top-level representations).
     func firstObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
-                      predicate: CheckedPredicate?, reading: [String]) throws(CartographError) -> [ExistingObject?] {
+                      predicate: CheckedPredicate?, reading: [String]) throws(CartographError) -> FirstObjects {
         try lookUp { (reader) throws(CartographError) in
             try reader.findFirst(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
-        } ?? Array(repeating: nil, count: identities.count)
+        } ?? FirstObjects(count: identities.count, width: reading.count)
     }
 
     /// The head at the first lookup; without one (nothing to look up, or the model moved), the head now.

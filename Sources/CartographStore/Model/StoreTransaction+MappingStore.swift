@@ -10,7 +10,7 @@ extension StoreTransaction: MappingStore {
     }
 
     public func firstObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
-                             predicate: CheckedPredicate?, reading: [String]) throws(CartographError) -> [ExistingObject?] {
+                             predicate: CheckedPredicate?, reading: [String]) throws(CartographError) -> FirstObjects {
         try reader.findFirst(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
     }
 
