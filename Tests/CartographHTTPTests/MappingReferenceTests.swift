@@ -92,6 +92,33 @@ func organizationChain(depth: Int) -> JSONValue {
         }
     }
 
+    /// A store keeps mappings parsed between payloads (`ModelStore.preparedMapping`), yet a payload maps
+    /// with the mappings as registered when it is posted: a mapping another one refers to, registered
+    /// again, applies through the reference; a mapping registered again applies itself.
+    @Test func R_P5_aPayloadMapsWithTheMappingsRegisteredWhenItIsPosted() throws {
+        let users: JSONValue = ["entity": "User", "keyPath": "users", "attributes": ["id", "login"],
+                                "relationships": [["from": "organization", "to": "organization", "mapping": ["ref": "organization"]]]]
+        try ModelAPI.with(model: organizationsModel, mappings: ["organization": organizationMapping, "user": users]) { api in
+            try api.map("user", ["users": [["id": 1, "login": "ada", "organization": ["id": 10, "name": "Analytical"]]]])
+            #expect(try api.object("Organization", "10")["name"] == "Analytical")
+            var titled = try #require(organizationMapping.objectValue)
+            titled["attributes"] = ["id": "id", "title": "name"]
+            #expect(try api.client.sendJSON("PUT", api.base + "/mappings/organization", .object(titled), token: api.key).status == 200)
+            try api.map("user", ["users": [["id": 1, "login": "ada", "organization": ["id": 10, "title": "Engine"]]]])
+            #expect(try api.object("Organization", "10")["name"] == "Engine", "the referenced mapping as registered now")
+
+            let plain: JSONValue = ["entity": "User", "keyPath": "users", "attributes": ["id", "login"]]
+            #expect(try api.client.sendJSON("PUT", api.base + "/mappings/plain", plain, token: api.key).status == 201)
+            try api.map("plain", ["users": [["id": 2, "login": "charles"]]])
+            try api.map("plain", ["users": [["id": 3, "login": "ada"]]])
+            let handles: JSONValue = ["entity": "User", "keyPath": "users", "attributes": ["id": "id", "handle": "login"]]
+            #expect(try api.client.sendJSON("PUT", api.base + "/mappings/plain", handles, token: api.key).status == 200)
+            try api.map("plain", ["users": [["id": 2, "handle": "babbage"]]])
+            #expect(try api.object("User", "2")["login"] == "babbage", "the mapping as registered now")
+            #expect(try api.object("User", "3")["login"] == "ada")
+        }
+    }
+
     @Test func R_P5_aMappingAnotherRefersToIsNotDeleted() throws {
         let users: JSONValue = ["entity": "User", "keyPath": "users", "attributes": ["id"],
                                 "relationships": [["from": "organization", "to": "organization", "mapping": ["ref": "organization"]]]]

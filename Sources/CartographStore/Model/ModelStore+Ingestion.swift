@@ -5,6 +5,7 @@
 public import Foundation
 public import CartographCore
 public import CartographMapping
+import Synchronization
 
 /// Where a payload's mapping comes from.
 public enum MappingSource: Sendable {
@@ -30,7 +31,50 @@ public enum MappingSource: Sendable {
     }
 }
 
+/// A mapping document parsed against a model, and the engine that maps with it (`ModelStore.preparedMapping`).
+struct PreparedMapping: Sendable {
+    let modelVersion: Int
+    let document: JSONValue
+    let name: String?
+    let maximumObjects: Int
+    let mapping: EntityMapping
+    let engine: MappingEngine
+}
+
 extension ModelStore {
+    /// How many parsed mappings a store keeps (a load posts many payloads with one or two).
+    static let preparedMappingLimit = 8
+
+    /// The mapping from `source` parsed for `model`, and an engine for it (with the registered mappings
+    /// its references reach). A load posts many payloads with one registered mapping: a document without
+    /// references to other mappings is parsed and its engine built (the model's value transformers
+    /// resolved) once per model version, not per payload. One that refers to another is parsed every
+    /// time, as the mapping it names may have been registered again since.
+    func preparedMapping(_ source: MappingSource, model: Model, maximumObjects: Int) throws(CartographError)
+        -> (mapping: EntityMapping, engine: MappingEngine) {
+        guard case .document(let document, let name) = source else {
+            let (mapping, named) = try source.mappings(for: model, in: self)
+            return (mapping, try MappingEngine(model: model, maximumObjects: maximumObjects, namedMappings: named))
+        }
+        let kept = preparedMappings.withLock { (prepared) in
+            prepared.first { $0.modelVersion == model.version && $0.maximumObjects == maximumObjects && $0.name == name && $0.document == document }
+        }
+        if let kept { return (kept.mapping, kept.engine) }
+        let (mapping, named) = try source.mappings(for: model, in: self)
+        let engine = try MappingEngine(model: model, maximumObjects: maximumObjects, namedMappings: named)
+        // `named` holds the mapping itself under its name: kept only when it reaches no other.
+        if named.keys.allSatisfy({ $0 == name }) {
+            let parsed = PreparedMapping(modelVersion: model.version, document: document, name: name, maximumObjects: maximumObjects,
+                                         mapping: mapping, engine: engine)
+            preparedMappings.withLock { (prepared) in
+                prepared.removeAll { $0.modelVersion != model.version }
+                if prepared.count >= Self.preparedMappingLimit { prepared.removeFirst() }
+                prepared.append(parsed)
+            }
+        }
+        return (mapping, engine)
+    }
+
     /// Parses a mapping document registered (or to be registered) as `name` against `model`, its
     /// `{"ref": …}` references checked against the mappings registered in this store.
     public func parseMapping(_ document: JSONValue, name: String?, model: Model) throws(CartographError) -> EntityMapping {
@@ -122,14 +166,15 @@ extension ModelStore {
     /// writes under. A syntax error is a 400 with its offset; nothing is stored on any error.
     public func ingest(_ body: [UInt8], mapping source: MappingSource, model: Model, reader: JSONReader = JSONReader(),
                        options: IngestOptions, progress: ((String, Int, Int) -> Void)? = nil) throws(CartographError) -> IngestResult {
-        let (mapping, named) = try source.mappings(for: model, in: self)
+        let prepared = try preparedMapping(source, model: model, maximumObjects: options.maximumObjects)
+        let mapping = prepared.mapping
         if let session = options.snapshot, mapping.deleteMissing == nil { throw SnapshotSessionTables.needsDeleteMissing(session) }
         func makeEngine(for model: Model, named: [String: EntityMapping]) throws(CartographError) -> MappingEngine {
             var engine = try MappingEngine(model: model, maximumObjects: options.maximumObjects, namedMappings: named)
             engine.defersDeleteMissing = options.snapshot != nil
             return engine
         }
-        let engine = try makeEngine(for: model, named: named)
+        let engine = { var engine = prepared.engine; engine.defersDeleteMissing = options.snapshot != nil; return engine }()
         // A large array of flat objects is planned for mapping in chunks from the body's bytes (bounded
         // memory); a re-load's is read shallowly; any other payload is parsed whole.
         let payload = try engine.prepare(body: body, reader: reader, mapping: mapping, explain: options.explain)
