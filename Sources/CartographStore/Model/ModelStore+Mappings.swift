@@ -2,6 +2,7 @@
 // the mappings it may invalidate are never out of step on disk. Validation is the caller's (it needs the
 // mapping language); the store keeps the normalized document.
 public import CartographCore
+import Synchronization
 
 extension ModelStore {
 
@@ -40,7 +41,23 @@ extension ModelStore {
 
     /// The stored mapping documents by name (all, or the one named).
     public func mappings(named name: String? = nil) throws(CartographError) -> [(name: String, document: JSONValue)] {
-        try read { (reader) throws(CartographError) in try reader.mappings(named: name) }
+        let texts = try read { (reader) throws(CartographError) in try reader.mappingTexts(named: name) }
+        return texts.map { ($0.name, parsedMappingDocument($0.text)) }
+    }
+
+    /// How many parsed mapping documents a store keeps.
+    static let parsedMappingDocumentLimit = 16
+
+    /// A stored document's text, parsed: every payload reads its mapping's text from the store (so it
+    /// maps with the mapping registered now) but parses it once while the text stays the same.
+    private func parsedMappingDocument(_ text: String) -> JSONValue {
+        if let kept = parsedMappingDocuments.withLock({ $0[text] }) { return kept }
+        let document = StoreReader.mappingDocument(text)
+        parsedMappingDocuments.withLock { (kept) in
+            if kept.count >= Self.parsedMappingDocumentLimit { kept.removeAll() }
+            kept[text] = document
+        }
+        return document
     }
 
     /// The 404 for a mapping this model does not have, naming the closest one and the model's mappings.
@@ -53,17 +70,23 @@ extension ModelStore {
 extension StoreReader {
     /// The mapping documents stored in this snapshot by name (all, or the one named).
     public func mappings(named name: String? = nil) throws(CartographError) -> [(name: String, document: JSONValue)] {
+        try mappingTexts(named: name).map { ($0.name, Self.mappingDocument($0.text)) }
+    }
+
+    /// A stored mapping document's text, parsed (the store wrote it: it parses).
+    static func mappingDocument(_ text: String) -> JSONValue { (try? JSONReader().parse(text)) ?? .null }
+
+    /// The texts of the mapping documents stored in this snapshot by name (all, or the one named).
+    func mappingTexts(named name: String? = nil) throws(CartographError) -> [(name: String, text: String)] {
         let sql = "SELECT name, document FROM \(quoted(ModelStore.mappingsTable))" + (name == nil ? "" : " WHERE name = ?") + " ORDER BY name"
         do {
-            return try reader.connection.rows(sql, name.map { [.text($0)] } ?? []).map { row in
-                (row[0].textValue ?? "", (try? JSONReader().parse(row[1].textValue ?? "null")) ?? .null)
-            }
+            return try reader.connection.rows(sql, name.map { [.text($0)] } ?? []).map { row in (row[0].textValue ?? "", row[1].textValue ?? "null") }
         } catch { throw CartographError.store(error, "Cannot read mappings") }
     }
 
     /// `No mapping 'evnts' in model 'm'; did you mean 'events'? (mappings: events, users)`.
     func unknownMapping(_ name: String) throws(CartographError) -> CartographError {
         CartographError(.notFound, "No mapping '\(name)' in model '\(model.name)'"
-            + NameSuggestion.hint(for: name, among: try mappings().map(\.name), kind: "mappings") + ".")
+            + NameSuggestion.hint(for: name, among: try mappingTexts().map(\.name), kind: "mappings") + ".")
     }
 }

@@ -76,6 +76,8 @@ public final class ModelStore: Sendable {
     /// Whether `published` holds a model (it never goes back to nil): asked without its lock.
     let modelPublished = Atomic<Bool>(false)
     private let lastUsed = Atomic<Int64>(0)
+    /// Stored mapping documents parsed, by their text (`mappings(named:)`).
+    let parsedMappingDocuments = Mutex<[String: JSONValue]>([:])
     /// Mappings parsed for ingestion with their engines (`preparedMapping`).
     let preparedMappings = Mutex<[PreparedMapping]>([])
     /// Bytes the store's pages hold, as of its last commit (see `measureBytes`).
