@@ -10,6 +10,19 @@ struct EntityMappingValidationTests {
         #expect(problems == ["/entity": "no entity is named 'Projekt'"])
     }
 
+    /// A predicate binds at most 32,000 values (docs/predicates.md): a mapping holding a longer one is
+    /// refused when it is registered, at the predicate, rather than failing every payload.
+    @Test func R_P15_R_Q2_aMappingPredicateWithMoreValuesThanAQueryTakesIsRefused() throws {
+        func document(values: Int) -> String {
+            #"{"entity": "Project", "attributes": ["projectID"], "identificationAttributes": ["projectID"], "identificationPredicate": "projectID IN {"#
+                + (0..<values).map(String.init).joined(separator: ",") + #"}"}"#
+        }
+        #expect(mappingProblems(document(values: 32_001)) == [
+            "/identificationPredicate": "the predicate holds 32001 values, more than the 32000 one query can take"])
+        let accepted = try EntityMapping.parse(json(document(values: 32_000)), model: MappingFixtures.model)
+        #expect(accepted.identificationPredicate?.format.hasSuffix("31999}") == true)
+    }
+
     @Test func R_P15_entityIsRequiredAndADocumentIsAnObject() {
         #expect(mappingProblems(#"{"attributes": ["id"]}"#) == ["/entity": "is required"])
         #expect(mappingProblems(#"["Project"]"#) == ["": "expected a mapping object, got array"])

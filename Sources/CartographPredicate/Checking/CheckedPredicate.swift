@@ -149,4 +149,27 @@ indirect enum CheckedNode: Sendable {
     case compare(ScalarComparison)
     /// ANY/ALL/NONE over the objects reached by `collection`; `element` reads them with `.element`.
     case quantified(Quantifier, collection: [RelationshipStep], element: CheckedNode)
+
+    /// How many values compiling the node binds: each constant operand once, each `IN` member once.
+    var boundValueCount: Int {
+        switch self {
+        case .constant: 0
+        case .not(let inner), .quantified(_, _, let inner): inner.boundValueCount
+        case .and(let operands), .or(let operands): operands.reduce(0) { $0 + $1.boundValueCount }
+        case .compare(let comparison): comparison.boundValueCount
+        }
+    }
+}
+
+extension ScalarComparison {
+    /// See `CheckedNode.boundValueCount`.
+    var boundValueCount: Int {
+        func count(_ operand: Operand) -> Int { operand.isConstant ? 1 : 0 }
+        return switch test {
+        case .order(_, let rhs): count(lhs) + count(rhs)
+        case .between(let lower, let upper): count(lhs) + count(lower) + count(upper)
+        case .oneOf(let members): count(lhs) + members.count
+        case .string(_, let pattern, _): count(lhs) + count(pattern)
+        }
+    }
 }

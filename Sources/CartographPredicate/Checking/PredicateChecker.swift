@@ -16,6 +16,10 @@ extension Predicate {
             throw PredicateError(kind: .semantic, offset: 0, message: "unknown entity '\(entity)'")
         }
         let root = try checker.check(self, entity: entity)
+        // Refused here rather than when compiled, so that a mapping holding such a predicate is refused
+        // when it is registered, not on every payload.
+        let values = root.boundValueCount
+        guard values <= CheckedPredicate.maximumBoundValues else { throw CheckedPredicate.tooManyValues(values) }
         return CheckedPredicate(entityName: entity, source: self, root: root)
     }
 }

@@ -27,8 +27,14 @@ public struct SQLPredicate: Sendable, Equatable {
 
 extension CheckedPredicate {
     /// Most values a compiled predicate binds: SQLite takes at most 32,766 parameters in one statement,
-    /// and the query around the predicate binds a few of its own (a cursor's, the entity's names).
+    /// and the query around the predicate binds a few of its own (a cursor's, the entity's names). The
+    /// checker refuses a predicate whose constants pass it (`CheckedNode.boundValueCount`); the compiler
+    /// counts again with the entity's names.
     static let maximumBoundValues = 32_000
+
+    static func tooManyValues(_ count: Int) -> PredicateError {
+        PredicateError(kind: .semantic, offset: 0, message: "the predicate holds \(count) values, more than the \(maximumBoundValues) one query can take")
+    }
 
     /// Compiles the predicate against the store's `schema`.
     ///
@@ -48,10 +54,7 @@ extension CheckedPredicate {
             let names = table.entityNames.map { compiler.bind(.text($0)) }.joined(separator: ", ")
             condition = "\(alias).\(try quote(entityColumn)) IN (\(names)) AND (\(condition))"
         }
-        guard compiler.bindings.count <= Self.maximumBoundValues else {
-            throw PredicateError(kind: .semantic, offset: 0,
-                                 message: "the predicate holds \(compiler.bindings.count) values, more than the \(Self.maximumBoundValues) one query can take")
-        }
+        guard compiler.bindings.count <= Self.maximumBoundValues else { throw Self.tooManyValues(compiler.bindings.count) }
         return SQLPredicate(fromClause: "\(try quote(table.name)) AS \(alias)", alias: alias,
                             whereClause: condition, bindings: compiler.bindings)
     }
