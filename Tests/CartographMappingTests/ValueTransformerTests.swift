@@ -110,7 +110,7 @@ struct ValueTransformerTests {
         let transformer = try registry().transformer(named: name)
         let value = json(payload)
         var coerced: AttributeValue?
-        if let text = try? transformer.transform(value), case let date?? = try? AttributeValue.coerce(text, to: .date) { coerced = date }
+        if let text = try? transformer.transform(value), case let date? = try? AttributeValue.coerce(text, to: .date) { coerced = date }
         let instant = (try? transformer.instant(value)) ?? nil
         if let instant {
             #expect(coerced == .date(millisecondsSince1970: instant), "the instant is what transform and coercion give")
