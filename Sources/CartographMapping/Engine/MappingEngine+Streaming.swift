@@ -68,9 +68,9 @@ extension MappingEngine {
     public func read(_ payload: PreparedPayload, mapping: EntityMapping, metadata: JSONValue = .object(JSONObject()), explain: Bool = false,
                      snapshot: (any MappingLookup)?) throws(CartographError) -> ReadPayload? {
         if case .streamed(let streamed) = payload, streamed.mapping == mapping { return nil }
-        // The head is asked after the read: a lookup may read it in the same snapshot as its objects.
+        // The head is asked after the read: the lookups read it with their objects.
         var read = try read(payload, mapping: mapping, metadata: metadata, explain: explain, lookup: snapshot)
-        read.snapshotHead = try snapshot?.changeFeedHead()
+        read.snapshotHead = snapshot?.snapshotHead
         return read
     }
 

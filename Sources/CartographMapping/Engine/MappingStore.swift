@@ -45,27 +45,31 @@ public struct FirstObjects: Sendable {
     public subscript(position: Int, k: Int) -> AttributeValue? { values[position * width + k] }
 }
 
-/// What reading a payload (phase 1) may look up: a store's objects as one snapshot shows them. A read
-/// snapshot serves before the write transaction; the transaction itself serves inside it.
+/// What reading a payload (phase 1) looks up: R-P7's read-ahead of its top-level objects. The store's
+/// read-ahead lookup serves before the write transaction; the transaction itself serves inside it.
 public protocol MappingLookup {
+    /// R-P7's read-ahead: for each of `identities`, in their order, the oldest object of `entity` or a
+    /// sub-entity whose `attributes` equal it and that satisfies `predicate` (as identification would
+    /// find it), and its values of `reading`. Positional, so the caller hashes no identity and the store
+    /// decodes none.
+    func firstObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
+                      predicate: CheckedPredicate?, reading: [String]) throws(CartographError) -> FirstObjects
+    /// The change feed's head (R-D4) when the lookups were made, which the write transaction re-checks
+    /// what they found against; nil when they looked inside that transaction, or made none.
+    var snapshotHead: Int64? { get }
+}
+
+/// What the engine needs from a store during one payload.
+public protocol MappingStore: AnyObject, MappingLookup {
+    var model: Model { get }
     /// Batched lookup for identification (R-I1…R-I3) and foreign-key connections (R-C2): objects of
     /// `entity` or a sub-entity whose `attributes` equal one of `identities` and that satisfy
     /// `predicate`, keyed by identity, oldest first. With `reading`, only those attributes (and `attributes`)
     /// have values: nil reads them all.
     func existingObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
                          predicate: CheckedPredicate?, reading: [String]?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]]
-    /// R-P7's read-ahead: for each of `identities`, in their order, the oldest object `existingObjects`
-    /// would find for it, and its values of `reading`. Positional, so the caller hashes no identity and
-    /// the store decodes none.
-    func firstObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
-                      predicate: CheckedPredicate?, reading: [String]) throws(CartographError) -> FirstObjects
-    /// The change feed's head (R-D4) in this snapshot: the sequence number of the latest committed change.
+    /// The change feed's head (R-D4) now: the sequence number of the latest committed change.
     func changeFeedHead() throws(CartographError) -> Int64
-}
-
-/// What the engine needs from a store during one payload.
-public protocol MappingStore: AnyObject, MappingLookup {
-    var model: Model { get }
     /// Which of `ids` changed (or were deleted) after the feed position `seq`, the feed being at `head`
     /// now (`changeFeedHead()`): what a read snapshot taken at `seq` saw of them may no longer hold.
     func changedObjects(among ids: [Int64], since seq: Int64, head: Int64) throws(CartographError) -> Set<Int64>

@@ -413,9 +413,9 @@ struct ObjectReader {
             return result
         }
         let columns = attributes.compactMap { layout.column(ofAttribute: $0, entity: entity) }
-        let attributeTypes = layout.model.allAttributes(of: entity)
+        let attributeList = layout.properties(of: entity).attributes
         let read = reading.compactMap { (name) -> (column: String, type: AttributeType)? in
-            guard let column = layout.column(ofAttribute: name, entity: entity), let attribute = attributeTypes.first(where: { $0.name == name }) else { return nil }
+            guard let column = layout.column(ofAttribute: name, entity: entity), let attribute = attributeList.first(where: { $0.name == name }) else { return nil }
             return (column, attribute.type)
         }
         guard columns.count == attributes.count, !columns.isEmpty, read.count == reading.count else { return result }

@@ -16,50 +16,26 @@ final class ReadAheadLookup: MappingLookup {
     /// The model the payload is read with.
     let model: Model
     /// The change feed's head at the first lookup, read in the same read transaction (one turn of the
-    /// lock for both): the write re-checks every object changed after it.
-    private var head: Int64?
+    /// lock for both): the write re-checks every object changed after it. Nil until a lookup found the
+    /// writer at `model`.
+    private(set) var snapshotHead: Int64?
 
     init(store: ModelStore, model: Model) {
         self.store = store
         self.model = model
     }
 
-    /// Objects found by identity. After a migration committed mid-read this finds none: harmless, as the
-    /// write transaction then maps the payload again from the start under the new model (`ingest`).
-    func existingObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
-                         predicate: CheckedPredicate?, reading: [String]?) throws(CartographError) -> [[AttributeValue]: [ExistingObject]] {
-        try lookUp { (reader) throws(CartographError) in
-            try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
-        } ?? [:]
-    }
-
-    /// As `existingObjects`, by position (R-P7's read-ahead of the top-level representations).
+    /// After a migration committed mid-read this finds nothing: harmless, as the write transaction then
+    /// maps the payload again from the start under the new model (`ingest`).
     func firstObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
                       predicate: CheckedPredicate?, reading: [String]) throws(CartographError) -> FirstObjects {
-        try lookUp { (reader) throws(CartographError) in
-            try reader.findFirst(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
-        } ?? FirstObjects(count: identities.count, width: reading.count)
-    }
-
-    /// The head at the first lookup; without one (nothing to look up, or the model moved), the head now.
-    func changeFeedHead() throws(CartographError) -> Int64 {
-        if let head { return head }
-        let now = try store.readOnWriter(ifModelIs: nil) { (reader) throws(CartographError) in try Self.head(reader) }
-        return now ?? 0
-    }
-
-    /// `body` on the writer under the write lock, if the writer's model is still `model`; the first
-    /// lookup also reads the feed's head.
-    private func lookUp<T>(_ body: (ObjectReader) throws(CartographError) -> T) throws(CartographError) -> T? {
-        try store.readOnWriter(ifModelIs: model) { (reader) throws(CartographError) -> T in
-            let found = try body(reader)
-            if head == nil { head = try Self.head(reader) }
+        try store.readOnWriter(ifModelIs: model) { (reader) throws(CartographError) -> FirstObjects in
+            let found = try reader.findFirst(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
+            if snapshotHead == nil {
+                do { snapshotHead = try ChangeFeed.head(reader.connection) } catch { throw CartographError.store(error, "Cannot read the change feed") }
+            }
             return found
-        }
-    }
-
-    private static func head(_ reader: ObjectReader) throws(CartographError) -> Int64 {
-        do { return try ChangeFeed.head(reader.connection) } catch { throw CartographError.store(error, "Cannot read the change feed") }
+        } ?? FirstObjects(count: identities.count, width: reading.count)
     }
 }
 
@@ -69,12 +45,11 @@ extension ModelStore {
     func readAheadLookup(for model: Model) -> ReadAheadLookup { ReadAheadLookup(store: self, model: model) }
 
     /// Runs `body` in a read transaction on the writer connection, under the write lock. Nil when the
-    /// writer's model is not `model` (a migration committed since the payload's model was published);
-    /// with no `model`, whatever the writer's is.
-    fileprivate func readOnWriter<T>(ifModelIs model: Model?, _ body: (ObjectReader) throws(CartographError) -> T) throws(CartographError) -> T? {
+    /// writer's model is not `model` (a migration committed since the payload's model was published).
+    fileprivate func readOnWriter<T>(ifModelIs model: Model, _ body: (ObjectReader) throws(CartographError) -> T) throws(CartographError) -> T? {
         let writer = self.writer
         return try writeLock.withLock { () throws(CartographError) -> T? in
-            guard let current = writer.model, model == nil || current.version == model?.version else { return nil }
+            guard let current = writer.model, current.version == model.version else { return nil }
             let connection = writer.connection
             do { try connection.control("BEGIN") } catch { throw CartographError.store(error, "Cannot start a read") }
             defer { try? connection.control("COMMIT") }

@@ -14,6 +14,9 @@ extension StoreTransaction: MappingStore {
         try reader.findFirst(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
     }
 
+    /// Lookups inside the transaction see its own state: nothing to re-check.
+    public var snapshotHead: Int64? { nil }
+
     public func changeFeedHead() throws(CartographError) -> Int64 {
         do { return try ChangeFeed.head(connection) } catch { throw CartographError.store(error, "Cannot read the change feed") }
     }
