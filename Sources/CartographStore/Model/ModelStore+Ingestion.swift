@@ -52,18 +52,15 @@ extension ModelStore {
     /// time, as the mapping it names may have been registered again since.
     func preparedMapping(_ source: MappingSource, model: Model, maximumObjects: Int) throws(CartographError)
         -> (mapping: EntityMapping, engine: MappingEngine) {
-        guard case .document(let document, let name) = source else {
-            let (mapping, named) = try source.mappings(for: model, in: self)
-            return (mapping, try MappingEngine(model: model, maximumObjects: maximumObjects, namedMappings: named))
-        }
-        let kept = preparedMappings.withLock { (prepared) in
+        if case .document(let document, let name) = source, let kept = preparedMappings.withLock({ (prepared) in
             prepared.first { $0.modelVersion == model.version && $0.maximumObjects == maximumObjects && $0.name == name && $0.document == document }
+        }) {
+            return (kept.mapping, kept.engine)
         }
-        if let kept { return (kept.mapping, kept.engine) }
         let (mapping, named) = try source.mappings(for: model, in: self)
         let engine = try MappingEngine(model: model, maximumObjects: maximumObjects, namedMappings: named)
         // `named` holds the mapping itself under its name: kept only when it reaches no other.
-        if named.keys.allSatisfy({ $0 == name }) {
+        if case .document(let document, let name) = source, named.keys.allSatisfy({ $0 == name }) {
             let parsed = PreparedMapping(modelVersion: model.version, document: document, name: name, maximumObjects: maximumObjects,
                                          mapping: mapping, engine: engine)
             preparedMappings.withLock { (prepared) in
@@ -166,15 +163,14 @@ extension ModelStore {
     /// writes under. A syntax error is a 400 with its offset; nothing is stored on any error.
     public func ingest(_ body: [UInt8], mapping source: MappingSource, model: Model, reader: JSONReader = JSONReader(),
                        options: IngestOptions, progress: ((String, Int, Int) -> Void)? = nil) throws(CartographError) -> IngestResult {
-        let prepared = try preparedMapping(source, model: model, maximumObjects: options.maximumObjects)
-        let mapping = prepared.mapping
-        if let session = options.snapshot, mapping.deleteMissing == nil { throw SnapshotSessionTables.needsDeleteMissing(session) }
-        func makeEngine(for model: Model, named: [String: EntityMapping]) throws(CartographError) -> MappingEngine {
-            var engine = try MappingEngine(model: model, maximumObjects: options.maximumObjects, namedMappings: named)
+        /// The mapping for `model` and its engine, which defers deleteMissing to a snapshot session's end.
+        func prepared(for model: Model) throws(CartographError) -> (mapping: EntityMapping, engine: MappingEngine) {
+            var (mapping, engine) = try preparedMapping(source, model: model, maximumObjects: options.maximumObjects)
             engine.defersDeleteMissing = options.snapshot != nil
-            return engine
+            return (mapping, engine)
         }
-        let engine = { var engine = prepared.engine; engine.defersDeleteMissing = options.snapshot != nil; return engine }()
+        let (mapping, engine) = try prepared(for: model)
+        if let session = options.snapshot, mapping.deleteMissing == nil { throw SnapshotSessionTables.needsDeleteMissing(session) }
         // A large array of flat objects is planned for mapping in chunks from the body's bytes (bounded
         // memory); a re-load's is read shallowly; any other payload is parsed whole.
         let payload = try engine.prepare(body: body, reader: reader, mapping: mapping, explain: options.explain)
@@ -189,10 +185,10 @@ extension ModelStore {
             var mappedWith = mapping
             if transaction.model.version != model.version {
                 // New objects must get the defaults of attributes a migration added (R-P4, R-M6).
-                let named: [String: EntityMapping]
-                (mappedWith, named) = try source.mappings(for: transaction.model, in: self)
-                result = try makeEngine(for: transaction.model, named: named).map(payload, mapping: mappedWith, metadata: options.metadata,
-                                                                                  explain: options.explain, progress: progress, into: transaction)
+                let migrated = try prepared(for: transaction.model)
+                mappedWith = migrated.mapping
+                result = try migrated.engine.map(payload, mapping: mappedWith, metadata: options.metadata, explain: options.explain,
+                                                 progress: progress, into: transaction)
             } else if let read {
                 result = try engine.map(read, progress: progress, into: transaction)
             } else {
