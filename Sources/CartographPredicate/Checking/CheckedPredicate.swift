@@ -10,6 +10,16 @@ public struct CheckedPredicate: Sendable {
     /// The predicate as parsed.
     public let source: Predicate
     let root: CheckedNode
+
+    /// Most values a predicate binds when compiled: SQLite takes at most 32,766 parameters in one
+    /// statement, and the query around the predicate binds a few of its own (a cursor's, the entity's
+    /// names). The checker refuses a predicate whose constants pass it (`CheckedNode.boundValueCount`);
+    /// the compiler counts again with the entity's names.
+    static let maximumBoundValues = 32_000
+
+    static func tooManyValues(_ count: Int) -> PredicateError {
+        PredicateError(kind: .semantic, offset: 0, message: "the predicate holds \(count) values, more than the \(maximumBoundValues) one query can take")
+    }
 }
 
 /// One relationship crossed by a key path.

@@ -26,16 +26,6 @@ public struct SQLPredicate: Sendable, Equatable {
 }
 
 extension CheckedPredicate {
-    /// Most values a compiled predicate binds: SQLite takes at most 32,766 parameters in one statement,
-    /// and the query around the predicate binds a few of its own (a cursor's, the entity's names). The
-    /// checker refuses a predicate whose constants pass it (`CheckedNode.boundValueCount`); the compiler
-    /// counts again with the entity's names.
-    static let maximumBoundValues = 32_000
-
-    static func tooManyValues(_ count: Int) -> PredicateError {
-        PredicateError(kind: .semantic, offset: 0, message: "the predicate holds \(count) values, more than the \(maximumBoundValues) one query can take")
-    }
-
     /// Compiles the predicate against the store's `schema`.
     ///
     /// Parameters are numbered from `firstParameter` (`?1`, `?2`, …), so a query may place its own
