@@ -284,7 +284,7 @@ struct JSONReaderTests {
     /// A shallow read keeps a member when its name equals a wanted one as Strings compare, as a lookup in
     /// the parsed object does: through escapes ("i\u0064" is "id") and canonical equivalence ("e" with a
     /// combining acute accent is "é", KELVIN SIGN is "K"); names that only start alike are not kept.
-    @Test func shallowElementsMatchMemberNamesAsAParsedObjectDoes() throws {
+    @Test func R_P7_shallowElementsMatchMemberNamesAsAParsedObjectDoes() throws {
         let bytes = Array(#"[{"i\u0064": 1, "cafe\u0301": 2, "K": 3, "idx": 4, "caf": 5}]"#.utf8)
         let wanted: Set<String> = ["id", "caf\u{E9}", "\u{212A}", "i"]
         let element = try #require(try reader.shallowElements(in: bytes, at: [], members: wanted)?.first)
