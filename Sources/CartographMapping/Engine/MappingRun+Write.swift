@@ -189,15 +189,16 @@ extension MappingRun {
             if index % 1000 == 0 { progress?("relationships", index, nodes.count) }
             guard let id = node.id else { continue }
             let entity = node.existing?.entity ?? node.entity
-            for (mapping, destinations) in node.relationships where model.relationship(mapping.relationship, of: entity) != nil {
+            for (mapping, destinations) in node.relationships {
+                guard let relationship = model.relationship(mapping.relationship, of: entity) else { continue }
                 let new = (destinations ?? []).filter { !$0.discarded }.compactMap(\.id)
                 let old = try store.destinationIDs(of: id, entity: entity, relationship: mapping.relationship)
                 var target = new
                 if mapping.assignmentPolicy == .union { target = old + new.filter { !old.contains($0) } }
-                guard target != old else { continue }
+                guard !relationship.holdsSameDestinations(old, target) else { continue }
                 try store.setDestinations(of: id, entity: entity, relationship: mapping.relationship, from: old, to: target)
                 node.changed = true
-                if mapping.assignmentPolicy == .replace, let relationship = model.relationship(mapping.relationship, of: entity) {
+                if mapping.assignmentPolicy == .replace {
                     for orphan in old where !target.contains(orphan) {
                         dropped.append((orphan, entity, mapping.relationship, relationship.destination, node.pointer))
                     }

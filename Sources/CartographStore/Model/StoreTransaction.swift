@@ -172,7 +172,7 @@ public final class StoreTransaction {
         if let current { old = current } else { old = try self.destinations(of: id, entity: entity, relationship: name) }
         var unique: [Int64] = []
         for destination in destinations where !unique.contains(destination) { unique.append(destination) }
-        guard old != unique else { return }
+        guard !relationship.holdsSameDestinations(old, unique) else { return }
         guard relationship.toMany || unique.count <= 1 else {
             throw CartographError(.unprocessable, "Relationship '\(name)' of '\(entity)' is to-one.")
         }
@@ -252,14 +252,7 @@ public final class StoreTransaction {
                 if writtenJoinDestinations[id] != nil || writtenJoinDestinations.count < Self.maxKeptObjects {
                     writtenJoinDestinations[id, default: [:]][relationship.name] = new
                 }
-                if !old.isEmpty { try connection.run("DELETE FROM \(quoted(name)) WHERE source = ?", [.integer(id)]) }
-                // One statement per 300 rows rather than one per row (its text is cached per row count).
-                for start in stride(from: 0, to: new.count, by: 300) {
-                    let positions = start..<min(start + 300, new.count)
-                    let rows = Array(repeating: "(?, ?, ?)", count: positions.count).joined(separator: ", ")
-                    try connection.run("INSERT INTO \(quoted(name)) (source, destination, position) VALUES \(rows)",
-                                       positions.flatMap { [.integer(id), .integer(new[$0]), .integer(Int64($0))] })
-                }
+                try writeJoinRows(table: name, source: id, ordered: relationship.ordered, old: old, new: new)
             case .joinTable(let name, true):
                 // Written from the side that does not own the order: only the sources that come or go
                 // change. A source that stays keeps its row and its place in its own list; one that comes
@@ -280,6 +273,83 @@ public final class StoreTransaction {
                 break
             }
         }
+    }
+
+    /// Writes the join rows of `source` from `old` to `new` destinations as a difference (issue 29): only
+    /// the rows of destinations that go are deleted and only those that come are inserted, so a re-load
+    /// that changes one tag of five writes two rows, not ten, and the destination index, grouped by tag,
+    /// is not dirtied all over. Rows that stay keep their position: an unordered relationship's new rows
+    /// take their index in `new` (its order is the store's, docs/mapping.md); an ordered one's are placed
+    /// in the gaps between the positions of the rows that stay, which must already be in `new`'s order,
+    /// and the list is written again whole only when they are not or a gap is too narrow.
+    private func writeJoinRows(table name: String, source id: Int64, ordered: Bool, old: [Int64], new: [Int64]) throws(SQLiteError) {
+        let table = quoted(name)
+        let staying = Set(old).intersection(new)
+        var rows: [(destination: Int64, position: Int64)] = []
+        if staying.isEmpty || !ordered {
+            let gone = old.filter { !staying.contains($0) }
+            if gone.count == old.count {
+                if !old.isEmpty { try connection.run("DELETE FROM \(table) WHERE source = ?", [.integer(id)]) }
+            } else {
+                for start in stride(from: 0, to: gone.count, by: 300) {
+                    let chunk = gone[start..<min(start + 300, gone.count)]
+                    try connection.run("DELETE FROM \(table) WHERE source = ? AND destination IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))",
+                                       [.integer(id)] + chunk.map { .integer($0) })
+                }
+            }
+            for (index, destination) in new.enumerated() where !staying.contains(destination) { rows.append((destination, Int64(index))) }
+        } else {
+            var stored: [Int64: Int64] = [:]
+            for row in try connection.rows("SELECT destination, position FROM \(table) WHERE source = ?", [.integer(id)]) {
+                if let destination = row[0].integerValue, let position = row[1].integerValue { stored[destination] = position }
+            }
+            if let placed = Self.positions(of: new, keeping: stored, staying: staying) {
+                let gone = old.filter { !staying.contains($0) }
+                for destination in gone {
+                    try connection.run("DELETE FROM \(table) WHERE source = ? AND destination = ?", [.integer(id), .integer(destination)])
+                }
+                rows = placed
+            } else {
+                try connection.run("DELETE FROM \(table) WHERE source = ?", [.integer(id)])
+                rows = new.enumerated().map { ($0.element, Int64($0.offset)) }
+            }
+        }
+        // One statement per 300 rows rather than one per row (its text is cached per row count).
+        for start in stride(from: 0, to: rows.count, by: 300) {
+            let chunk = rows[start..<min(start + 300, rows.count)]
+            try connection.run("INSERT INTO \(table) (source, destination, position) VALUES \(Array(repeating: "(?, ?, ?)", count: chunk.count).joined(separator: ", "))",
+                               chunk.flatMap { [.integer(id), .integer($0.destination), .integer($0.position)] })
+        }
+    }
+
+    /// Positions for the destinations of an ordered `list` that are not `staying`, between the `stored`
+    /// positions of those that are, so that reading by position gives `list`: each run of new
+    /// destinations takes the integers right after the stayer before it (or right before the first
+    /// stayer). Nil when the stayers are out of `list`'s order or a run does not fit its gap.
+    static func positions(of list: [Int64], keeping stored: [Int64: Int64], staying: Set<Int64>) -> [(destination: Int64, position: Int64)]? {
+        var placed: [(destination: Int64, position: Int64)] = []
+        var run: [Int64] = []
+        var previous: Int64?
+        func place(before next: Int64?) -> Bool {
+            guard !run.isEmpty else { return true }
+            let first: Int64
+            switch (previous, next) {
+            case (let low?, let high?): guard high - low > Int64(run.count) else { return false }; first = low + 1
+            case (let low?, nil): first = low + 1
+            case (nil, let high?): first = high - Int64(run.count)
+            case (nil, nil): first = 0
+            }
+            for (offset, destination) in run.enumerated() { placed.append((destination, first + Int64(offset))) }
+            run.removeAll(keepingCapacity: true)
+            return true
+        }
+        for destination in list {
+            guard staying.contains(destination) else { run.append(destination); continue }
+            guard let position = stored[destination], previous.map({ $0 < position }) ?? true, place(before: position) else { return nil }
+            previous = position
+        }
+        guard place(before: nil) else { return nil }
+        return placed
     }
 
     // MARK: Deletion
