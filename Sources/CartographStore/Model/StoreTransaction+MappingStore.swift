@@ -40,8 +40,32 @@ extension StoreTransaction: MappingStore {
         try destinations(of: id, entity: entity, relationship: relationship)
     }
 
-    public func setDestinations(of id: Int64, entity: String, relationship: String, from current: [Int64], to destinations: [Int64]) throws(CartographError) {
+    @discardableResult
+    public func setDestinations(of id: Int64, entity: String, relationship: String, from current: [Int64], to destinations: [Int64]) throws(CartographError) -> Bool {
+        if Self.isSameState(current, destinations, orderIsWritten: keepsWrittenOrder(of: relationship, entity: entity)) { return false }
         try setRelationship(id: id, entity: entity, relationship: relationship, to: destinations, current: current)
+        return true
+    }
+
+    /// Whether a relationship's destinations are read back in the order they were written: a foreign key
+    /// (to-one) and the rows of a join table its side owns (`position`). The other sides are read from
+    /// the other side's column or rows in `_id` order (ObjectReader.destinationIDs), whatever order wrote them.
+    func keepsWrittenOrder(of relationship: String, entity: String) -> Bool {
+        switch layout.storage(of: relationship, entity: entity) {
+        case .foreignKey?, .joinTable(_, false)?, nil: true
+        case .inverseForeignKey?, .joinTable(_, true)?: false
+        }
+    }
+
+    /// Whether writing `destinations` over `current` (unique, as read) would store what is stored: the same
+    /// destinations, each once, in the same order where the order is stored (issue 29: a payload listing a
+    /// parent's children in another order than `_id` order rewrote nothing, yet counted the parent updated).
+    static func isSameState(_ current: [Int64], _ destinations: [Int64], orderIsWritten: Bool) -> Bool {
+        if current == destinations { return true }
+        var seen = Set<Int64>()
+        seen.reserveCapacity(destinations.count)
+        let unique = destinations.filter { seen.insert($0).inserted }
+        return orderIsWritten ? current == unique : unique.count == current.count && seen == Set(current)
     }
 
     public func isReferenced(_ id: Int64, through relationship: String, of entity: String) throws(CartographError) -> Bool {
