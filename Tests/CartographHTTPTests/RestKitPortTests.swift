@@ -903,6 +903,94 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
         }
     }
 
+    /// The mapping RestKit's benchmark maps benchmark_parents_and_children.json with.
+    private static let benchmarkParentsMapping: JSONValue = [
+        "entity": "Parent", "keyPath": "parents", "attributes": ["parentID", "name"], "identificationAttributes": ["parentID"],
+        "relationships": [["from": "children", "to": "children",
+                           "mapping": ["entity": "Child", "attributes": ["name", "childID"], "identificationAttributes": ["childID"]]]]]
+
+    /// Posts benchmark_parents_and_children.json, then twice again: the copies change nothing — no object
+    /// updated, no change-feed entry, every stored object as it was (R-P4, R-D3).
+    private static func postBenchmarkAgain(_ store: RestKitStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let fixture = try restKitFixture("benchmark_parents_and_children.json")
+        let first = try store.map("parents", fixture, sourceLocation: sourceLocation)
+        #expect(first["inserted"] == 76, sourceLocation: sourceLocation)
+        #expect(try store.count("Parent") == 25, sourceLocation: sourceLocation)
+        #expect(try store.count("Child") == 51, sourceLocation: sourceLocation)
+        let parents = try store.get("entities/Parent/objects?limit=1000")
+        let children = try store.get("entities/Child/objects?limit=1000")
+        let head = try #require(try store.get("changes?limit=1000")["next"]?.numberValue?.int64Value, sourceLocation: sourceLocation)
+        for _ in 0..<2 {
+            let again = try store.map("parents", fixture, sourceLocation: sourceLocation)
+            #expect(again["inserted"] == 0, sourceLocation: sourceLocation)
+            #expect(again["updated"] == 0, sourceLocation: sourceLocation)
+            #expect(again["unchanged"] == 76, sourceLocation: sourceLocation)
+            #expect(try store.get("changes?limit=1000")["next"]?.numberValue?.int64Value == head, "an identical payload adds no change-feed entry",
+                    sourceLocation: sourceLocation)
+            #expect(try store.get("changes?since=\(head)")["changes"] == [], sourceLocation: sourceLocation)
+            #expect(try store.get("entities/Parent/objects?limit=1000") == parents, sourceLocation: sourceLocation)
+            #expect(try store.get("entities/Child/objects?limit=1000") == children, sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func R_P4_R_D3_RKManagedObjectMappingOperationDataSourceTest_mappingAPayloadContainingRepeatedObjectsPerformsAcceptably() throws {
+        // RestKit's benchmark (…WithFetchRequestMappingCache and …WithInMemoryMappingCache) maps
+        // benchmark_parents_and_children.json 50 times and expects 25 parents and 51 children. Its children
+        // lists name one child several times, under different names, and 50 of the 51 children are named by
+        // several parents (Parent.children <-> Child.parents is many-to-many in RestKit's model, unordered).
+        // Mapping it again must change nothing.
+        try withRestKitStore(mappings: [("parents", Self.benchmarkParentsMapping)]) { (store) throws in
+            try Self.postBenchmarkAgain(store)
+            var named: [Int64: Set<Int64>] = [:]
+            for parent in try restKitFixture("benchmark_parents_and_children.json")["parents"]?.arrayValue ?? [] {
+                for child in parent["children"]?.arrayValue ?? [] {
+                    named[try #require(child["childID"]?.numberValue?.int64Value), default: []].insert(try #require(parent["parentID"]?.numberValue?.int64Value))
+                }
+            }
+            for child in try store.objects("Child") {
+                let id = try #require(child["childID"]?.numberValue?.int64Value)
+                #expect(Set(sortedInts(child["parents"])) == named[id], "child \(id) belongs to every parent naming it")
+            }
+        }
+    }
+
+    @Test func R_P4_R_D3_RKManagedObjectMappingOperationDataSourceTest_mappingAPayloadContainingRepeatedObjectsWithAToOneInverse() throws {
+        // The same payload where each child belongs to one parent (Child.parent is to-one): a child named by
+        // several parents belongs to the last one (each parent's relationship is written in payload order,
+        // and a child it takes leaves its previous parent). Mapping it again must change nothing either,
+        // although on the way the children's earlier parents name them again.
+        let model: JSONValue = ["entities": [
+            rkEntity("Parent", [rkAttribute("parentID", "integer64"), rkAttribute("name", "string")],
+                     relationships: [rkRelationship("children", "Child", toMany: true, inverse: "parent")]),
+            rkEntity("Child", [rkAttribute("childID", "integer64"), rkAttribute("name", "string")],
+                     relationships: [rkRelationship("parent", "Parent", inverse: "children")]),
+        ]]
+        try withRestKitStore(model: model, mappings: [("parents", Self.benchmarkParentsMapping)]) { (store) throws in
+            try Self.postBenchmarkAgain(store)
+            var owner: [Int64: Int64] = [:]
+            for parent in try restKitFixture("benchmark_parents_and_children.json")["parents"]?.arrayValue ?? [] {
+                for child in parent["children"]?.arrayValue ?? [] {
+                    owner[try #require(child["childID"]?.numberValue?.int64Value)] = parent["parentID"]?.numberValue?.int64Value
+                }
+            }
+            for child in try store.objects("Child") {
+                let id = try #require(child["childID"]?.numberValue?.int64Value)
+                #expect(child["parent"]?.numberValue?.int64Value == owner[id], "child \(id) belongs to the last parent naming it")
+            }
+            // A payload that moves a child: 77 (parent 23's) is named by parent 1, then by parent 2, which takes it.
+            // Parents 1 and 2 held no child (later parents took theirs): parent 1 ends as it was, not updated.
+            #expect(keys(try store.object("Parent", "1")["children"]) == [])
+            #expect(keys(try store.object("Parent", "2")["children"]) == [])
+            let moved = try store.map("parents", ["parents": [["parentID": 1, "children": [["childID": 77]]], ["parentID": 2, "children": [["childID": 77]]]]])
+            #expect(moved["updated"] == 1)
+            #expect(!keys(try store.object("Parent", "23")["children"]).contains(77))
+            #expect(keys(try store.object("Parent", "1")["children"]) == [])
+            #expect(keys(try store.object("Parent", "2")["children"]) == [77])
+            #expect(try store.object("Child", "77")["parent"] == 2)
+            #expect(try store.count("Child", where: "parent == nil") == 51 - 1 - (try store.count("Child", where: "parent.parentID > 2")))
+        }
+    }
+
     @Test func R_P4_RKObjectMappingNextGenTest_shouldNotSetAPropertyWhenTheValueIsTheSame() throws {
         try withRestKitStore(mappings: [("user", userMapping())]) { (store) throws in
             _ = try store.map("user", try restKitFixture("user.json"))

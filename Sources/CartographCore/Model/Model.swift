@@ -96,17 +96,6 @@ public struct Relationship: Sendable, Equatable {
     }
 }
 
-extension Relationship {
-    /// Whether two lists of destinations are the same value of this relationship: the same list for an
-    /// ordered or to-one relationship, the same members otherwise (an unordered to-many is a set, as in
-    /// Core Data, so a payload that names its destinations in another order changes nothing).
-    public func holdsSameDestinations<ID: Hashable>(_ a: [ID], _ b: [ID]) -> Bool {
-        if a == b { return true }
-        guard toMany, !ordered else { return false }
-        return Set(a) == Set(b)
-    }
-}
-
 /// An entity: its own properties (inherited ones are reached through `parent`, R-M3).
 public struct Entity: Sendable, Equatable {
     public var name: String

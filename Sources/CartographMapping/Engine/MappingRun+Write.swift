@@ -185,18 +185,25 @@ extension MappingRun {
         // R-P6 replace: destinations dropped from a relationship, deleted once every relationship is written
         // unless some object (another, or one later in the payload) still holds them through it.
         var dropped: [(id: Int64, entity: String, relationship: String, destination: String, pointer: String)] = []
+        let takenLater = destinationsTakenLater()
         for (index, node) in nodes.enumerated() where node.reachable && !node.discarded && !node.skipped {
             if index % 1000 == 0 { progress?("relationships", index, nodes.count) }
             guard let id = node.id else { continue }
             let entity = node.existing?.entity ?? node.entity
             for (mapping, destinations) in node.relationships {
                 guard let relationship = model.relationship(mapping.relationship, of: entity) else { continue }
-                let new = (destinations ?? []).filter { !$0.discarded }.compactMap(\.id)
+                var new = (destinations ?? []).filter { !$0.discarded }.compactMap(\.id)
                 let old = try store.destinationIDs(of: id, entity: entity, relationship: mapping.relationship)
+                if let taken = takenLater[index]?[mapping.relationship] {
+                    // One this object holds already stays (the later one takes it from it, as it always did).
+                    let held = Set(old)
+                    new.removeAll { taken.contains($0) && !held.contains($0) }
+                }
                 var target = new
                 if mapping.assignmentPolicy == .union { target = old + new.filter { !old.contains($0) } }
-                guard !relationship.holdsSameDestinations(old, target) else { continue }
-                try store.setDestinations(of: id, entity: entity, relationship: mapping.relationship, from: old, to: target)
+                guard target != old else { continue }
+                // False when the store holds these already (the same set in another order): nothing changed.
+                guard try store.setDestinations(of: id, entity: entity, relationship: mapping.relationship, from: old, to: target) else { continue }
                 node.changed = true
                 if mapping.assignmentPolicy == .replace {
                     for orphan in old where !target.contains(orphan) {
@@ -212,6 +219,50 @@ extension MappingRun {
             try delete(orphan.id, entity: orphan.destination, pointer: orphan.pointer,
                        reason: "no longer in '\(orphan.relationship)' of any object (assignmentPolicy replace)", in: store)
         }
+    }
+
+    /// A to-many relationship whose inverse is to-one holds a destination for one source only: written in
+    /// payload order, each source naming it takes it from the one before, and the last one keeps it. These
+    /// are, by node index and relationship, the destinations a later node of the payload takes. Left out of
+    /// an earlier node's write (unless that object holds one already: the later one takes it from it, as
+    /// before), the final state is the same and a destination moves at most once, to the source that ends
+    /// up holding it — so a payload posted again, whose last sources hold their destinations already,
+    /// writes nothing (issue 29: RestKit's benchmark payload names most children under several parents,
+    /// and moved each of them from parent to parent on every re-post).
+    /// A relationship whose inverse the payload also maps (from the destinations' side) is left as it is:
+    /// there the order of the two sides' writes decides.
+    private func destinationsTakenLater() -> [Int: [String: Set<Int64>]] {
+        // By pair ("root of the destinations' entity|to-many|to-one"): each destination's last source, and the
+        // earlier sources that named it.
+        var last: [String: [Int64: Int]] = [:]
+        var earlier: [String: [(node: Int, relationship: String, destination: Int64)]] = [:]
+        var mappedFromDestinations = Set<String>()
+        for (index, node) in nodes.enumerated() where node.reachable && !node.discarded && !node.skipped && node.id != nil {
+            let entity = node.existing?.entity ?? node.entity
+            for (mapping, destinations) in node.relationships {
+                guard let relationship = model.relationship(mapping.relationship, of: entity), let inverse = relationship.inverse else { continue }
+                guard relationship.toMany else {
+                    mappedFromDestinations.insert("\(tables.root(of: entity))|\(inverse)|\(relationship.name)")
+                    continue
+                }
+                guard model.relationship(inverse, of: relationship.destination)?.toMany == false else { continue }
+                let pair = "\(tables.root(of: relationship.destination))|\(relationship.name)|\(inverse)"
+                for destination in destinations ?? [] where !destination.discarded {
+                    guard let id = destination.id else { continue }
+                    if let previous = last[pair, default: [:]].updateValue(index, forKey: id), previous != index {
+                        earlier[pair, default: []].append((previous, mapping.relationship, id))
+                    }
+                }
+            }
+        }
+        var taken: [Int: [String: Set<Int64>]] = [:]
+        for (pair, claims) in earlier where !mappedFromDestinations.contains(pair) {
+            guard let owners = last[pair] else { continue }
+            for claim in claims where owners[claim.destination] != claim.node {
+                taken[claim.node, default: [:]][claim.relationship, default: []].insert(claim.destination)
+            }
+        }
+        return taken
     }
 
     /// The to-one destinations a new object's row can be inserted with: connections resolved before the

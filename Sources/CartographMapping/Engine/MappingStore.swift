@@ -83,7 +83,10 @@ public protocol MappingStore: AnyObject, MappingLookup {
                       stored: ExistingObject?) throws(CartographError) -> Bool
     func destinationIDs(of id: Int64, entity: String, relationship: String) throws(CartographError) -> [Int64]
     /// Makes a relationship exactly `destinations`; `current` is what the caller just read (saves a read).
-    func setDestinations(of id: Int64, entity: String, relationship: String, from current: [Int64], to destinations: [Int64]) throws(CartographError)
+    /// True when that changed what is stored; false when it was stored already (the same destinations in
+    /// another order, where the store keeps no order for this side), and nothing was written.
+    @discardableResult
+    func setDestinations(of id: Int64, entity: String, relationship: String, from current: [Int64], to destinations: [Int64]) throws(CartographError) -> Bool
     /// Whether any object of `entity` (or a sub-entity) still has `id` among its `relationship` destinations.
     func isReferenced(_ id: Int64, through relationship: String, of entity: String) throws(CartographError) -> Bool
     /// Deletes with delete rules; returns how many objects were deleted.

@@ -49,10 +49,14 @@ extension ModelStore {
                     let value = try body(transaction)
                     let seq = try ChangeFeed.record(transaction)
                     try beforeCommit?(transaction, value, seq)
-                    do {
-                        try connection.run("INSERT OR REPLACE INTO \(quoted(Self.metaTable)) (key, value) VALUES ('next_id', ?)",
-                                           [.integer(transaction.nextID)])
-                    } catch { throw CartographError.store(error, "Cannot record the id counter") }
+                    // A write that inserted nothing leaves the counter as it was: a payload that changes
+                    // nothing (posted again) writes no page at all.
+                    if transaction.nextID != nextID {
+                        do {
+                            try connection.run("INSERT OR REPLACE INTO \(quoted(Self.metaTable)) (key, value) VALUES ('next_id', ?)",
+                                               [.integer(transaction.nextID)])
+                        } catch { throw CartographError.store(error, "Cannot record the id counter") }
+                    }
                     do { bytesAfter = try Self.measureBytes(connection) } catch {
                         throw CartographError.store(error, "Cannot measure the store")
                     }

@@ -40,7 +40,8 @@ extension StoreTransaction: MappingStore {
         try destinations(of: id, entity: entity, relationship: relationship)
     }
 
-    public func setDestinations(of id: Int64, entity: String, relationship: String, from current: [Int64], to destinations: [Int64]) throws(CartographError) {
+    @discardableResult
+    public func setDestinations(of id: Int64, entity: String, relationship: String, from current: [Int64], to destinations: [Int64]) throws(CartographError) -> Bool {
         try setRelationship(id: id, entity: entity, relationship: relationship, to: destinations, current: current)
     }
 
