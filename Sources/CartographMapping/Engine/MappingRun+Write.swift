@@ -232,21 +232,22 @@ extension MappingRun {
     /// A relationship whose inverse the payload also maps (from the destinations' side) is left as it is:
     /// there the order of the two sides' writes decides.
     private func destinationsTakenLater() -> [Int: [String: Set<Int64>]] {
-        // By pair ("root of the destinations' entity|to-many|to-one"): each destination's last source, and the
-        // earlier sources that named it.
-        var last: [String: [Int64: Int]] = [:]
-        var earlier: [String: [(node: Int, relationship: String, destination: Int64)]] = [:]
-        var mappedFromDestinations = Set<String>()
+        /// A to-many and its to-one inverse, by the root of the destinations' entity (no string built per node).
+        struct Pair: Hashable { let root: String, toMany: String, toOne: String }
+        // By pair: each destination's last source, and the earlier sources that named it.
+        var last: [Pair: [Int64: Int]] = [:]
+        var earlier: [Pair: [(node: Int, relationship: String, destination: Int64)]] = [:]
+        var mappedFromDestinations = Set<Pair>()
         for (index, node) in nodes.enumerated() where node.reachable && !node.discarded && !node.skipped && node.id != nil {
             let entity = node.existing?.entity ?? node.entity
             for (mapping, destinations) in node.relationships {
                 guard let relationship = model.relationship(mapping.relationship, of: entity), let inverse = relationship.inverse else { continue }
                 guard relationship.toMany else {
-                    mappedFromDestinations.insert("\(tables.root(of: entity))|\(inverse)|\(relationship.name)")
+                    mappedFromDestinations.insert(Pair(root: tables.root(of: entity), toMany: inverse, toOne: relationship.name))
                     continue
                 }
                 guard model.relationship(inverse, of: relationship.destination)?.toMany == false else { continue }
-                let pair = "\(tables.root(of: relationship.destination))|\(relationship.name)|\(inverse)"
+                let pair = Pair(root: tables.root(of: relationship.destination), toMany: relationship.name, toOne: inverse)
                 for destination in destinations ?? [] where !destination.discarded {
                     guard let id = destination.id else { continue }
                     if let previous = last[pair, default: [:]].updateValue(index, forKey: id), previous != index {
