@@ -34,7 +34,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from server import BenchError, Server, post_phase, serve_lists, tiny_check, write_tiny_body  # noqa: E402
+from server import CLOCK_TICK_US, BenchError, Server, post_phase, serve_lists, tiny_check, write_tiny_body  # noqa: E402
 
 OBJECTS = int(os.environ.get("MATRIX_OBJECTS", "100000"))
 SHAPES = [s.strip() for s in os.environ.get("MATRIX_SHAPES", "a,b,c,d,e").split(",") if s.strip()]
@@ -114,7 +114,7 @@ def run_cartograph(shape, binary, work, run, out):
         for phase in PHASES:
             log("[%s] run %d cartograph %s" % (shape.name, run, phase))
             r = post_phase(server, key, route, shape.files[phase], POSTERS, PHASE_TIMEOUT)
-            r["disk"] = size_of(store, store + "-wal")
+            r["disk"], r["wal"] = size_of(store, store + "-wal"), size_of(store + "-wal")
             result[phase] = r
             if phase == "first":
                 result["counts"] = {e: server.count(key, c["modelName"], e) for e in shape.meta["counts"]}
@@ -183,6 +183,9 @@ def report(shape, cg, su, c, emit):
     def col(rows, phase, key):
         return [r[phase][key] for r in rows if phase in r]
 
+    emit("(objects/s: the shape's objects / the phase's wall time; CPU: cartograph's server process from /proc/PID/stat in %.0f ms ticks, "
+         "sqlite-utils' loop and the C process from getrusage; written: the server's write_bytes of /proc/PID/io, the C program's own wchar)"
+         % (CLOCK_TICK_US / 1000))
     emit("%-7s %-13s %-21s %-18s %-13s %s" % ("phase", "tool", "objects/s min / med", "CPU µs/object med", "written MB", "answers (cartograph, run 1)"))
     rates = {}
     for phase in PHASES:
@@ -219,9 +222,9 @@ def report(shape, cg, su, c, emit):
          "unchanged object %s µs (re-post)" % (fmt(new_cpu, 1), fmt(changed_cpu, 1), fmt(changed_full, 1), fmt(repost_cpu / n, 1)))
     cg_disk, su_disk = med([r["reload"]["disk"] for r in cg]), med([r["reload"]["disk"] for r in su]) if su else None
     disk = ratio(cg_disk, su_disk)
-    emit("disk after first load + re-load: cartograph %s MB (store + wal, server running; %s MB after the first load) / "
+    emit("disk after first load + re-load: cartograph %s MB (store + wal, server running; the wal %s MB; %s MB after the first load) / "
          "sqlite-utils %s MB (db + wal, loader exited) = %sx%s" % (
-             fmt(cg_disk / 1e6, 1), fmt(med([r["first"]["disk"] for r in cg]) / 1e6, 1), fmt(su_disk / 1e6 if su_disk else None, 1),
+             fmt(cg_disk / 1e6, 1), fmt(med([r["reload"]["wal"] for r in cg]) / 1e6, 1), fmt(med([r["first"]["disk"] for r in cg]) / 1e6, 1), fmt(su_disk / 1e6 if su_disk else None, 1),
              fmt(disk, 2), "; C %s MB" % fmt(med([r["reload"]["disk"] for r in c]) / 1e6, 1) if c else ""))
     peak = max(r["peak_kib"] for r in cg) / 1024
     emit("peak RSS over the loads and %ds of serving (VmHWM, worst run): %.1f MiB; serving %s req/s (median), non-2xx %s" % (
