@@ -239,6 +239,9 @@ def report(shape, cg, su, c, emit):
     parts.append("peakRSS=%.0fMiB (<=%d %s)" % (peak, PEAK_MIB, verdict(peak <= PEAK_MIB)))
     parts.append("disk/su=%sx (<=%.1f %s)" % (fmt(disk, 2), DISK_SU, verdict(disk is not None and disk <= DISK_SU)))
     parts.append("counts=%s" % ("match" if ok else "MISMATCH"))
+    repost_changed = max(r["repost"]["updated"] + r["repost"]["inserted"] + r["repost"]["deleted"] for r in cg)
+    if repost_changed:   # identical data must be unchanged (issue 29); a re-post that writes also skews changedCPU
+        parts.append("repost-of-identical-data-changed=%d (expected 0)" % repost_changed)
     return "SUMMARY shape=%s objects=%d runs=%d %s" % (shape.name, n, len(cg), " ".join(parts))
 
 
