@@ -130,11 +130,7 @@ model=$(cat bench/ingest/model.json)
 mapping=$(cat bench/ingest/mapping.json)
 token=bench-ingest-admin-token
 
-tiny_model='{"entities": [{"name": "Item", "userInfo": {"identityAttributes": "id"}, "attributes": [{"name": "id", "type": "integer64"}]}]}'
-tiny_mapping='{"entity": "Item", "keyPath": "items", "attributes": {"id": "id"}}'
-
 hwm_kib() { awk '/^VmHWM/{print $2}' "/proc/$1/status"; }
-rss_kib() { awk '/^VmRSS/{print $2}' "/proc/$1/status"; }
 json_field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 wchar() { awk '/^wchar/{print $2}' "/proc/$1/io"; }
 # bytes FILE...: their summed sizes (a missing file counts 0).
@@ -240,36 +236,20 @@ run_loader() {
   rm -f "$db" "$db-wal" "$db-shm"
 }
 
-# The tiny-object payload (run $1): on a fresh server, one POST of TINY_OBJECTS objects {"id": k}.
-# Appends "<HTTP status|failed> <seconds> <VmRSS before> <VmHWM after> <VmRSS 3 s after> <body bytes>" (KiB) to $work/tiny.
-# Whatever the server does (413, 503 after the request time limit, dying), the line is written.
+# The tiny-object payload (run $1): on a fresh server, one POST of TINY_OBJECTS objects {"id": k}, measured by
+# bench/matrix/server.py (shared with the workload matrix). Appends "<HTTP status|failed> <seconds> <VmRSS before>
+# <VmHWM after> <VmRSS 3 s after> <body bytes>" (KiB) to $work/tiny. Whatever the server does (413, 503 after the
+# request time limit, dying), the line is written.
 run_tiny() {
-  local data="$work/tiny-data" key body="$work/tiny.json" size status secs before hwm after code
-  size=$(stat -c %s "$body")
-  rm -rf "$data"
-  if [ "$size" -gt 67108864 ]; then start_server "$data" --max-body-bytes $(( size * 2 )); else start_server "$data"; fi
-  key=$(new_tenant)
-  curl -sf -o /dev/null -X PUT "$url/v1/tenants/bench/models/tiny" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -d "$tiny_model"
-  curl -sf -o /dev/null -X PUT "$url/v1/tenants/bench/models/tiny/mappings/items" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -d "$tiny_mapping"
-  sleep 0.5
-  before=$(rss_kib "$server_pid")
-  code=0
-  status=$(curl -s -o "$work/tiny-response.json" -w '%{http_code} %{time_total}' --max-time "$TINY_TIMEOUT" \
-           -X POST "$url/v1/tenants/bench/models/tiny/mappings/items/payloads" -H "Authorization: Bearer $key" \
-           -H 'Content-Type: application/json' --data-binary @"$body") || code=$?
-  secs=${status#* }; status=${status%% *}
-  if [ "$code" = 28 ]; then status="timeout-${TINY_TIMEOUT}s"; elif [ "$code" != 0 ]; then status="curl-exit-$code"; fi
-  if kill -0 "$server_pid" 2>/dev/null; then
-    hwm=$(hwm_kib "$server_pid"); sleep 3; after=$(rss_kib "$server_pid")
-  else
-    status="$status,server-died"; hwm=0; after=0
-  fi
-  echo "$status $secs $before $hwm $after $size" >>"$work/tiny"
-  echo "  tiny $TINY_OBJECTS objects ($size bytes): HTTP $status in ${secs}s, VmRSS before $before KiB, VmHWM after $hwm KiB, VmRSS 3 s later $after KiB; answer: $(head -c 300 "$work/tiny-response.json" 2>/dev/null)" >>"$work/detail.txt"
-  stop_server
-  rm -rf "$data"
+  local result line status secs before hwm after size
+  result=$(python3 bench/matrix/server.py tiny "$bin/cartograph" "$work/tiny.json" "$TINY_TIMEOUT") \
+    || result="failed 0 0 0 0 $(stat -c %s "$work/tiny.json")"
+  line=$(head -1 <<<"$result")
+  echo "$line" >>"$work/tiny"
+  read -r status secs before hwm after size <<<"$line"
+  echo "  tiny $TINY_OBJECTS objects ($size bytes): HTTP $status in ${secs}s, VmRSS before $before KiB, VmHWM after $hwm KiB, VmRSS 3 s later $after KiB; answer: $(sed -n 2p <<<"$result")" >>"$work/detail.txt"
 }
-python3 -c 'import sys; n = int(sys.argv[1]); open(sys.argv[2], "w").write("{\"items\":[" + ",".join("{\"id\":%d}" % k for k in range(n)) + "]}")' \
+python3 -c 'import sys; sys.path.insert(0, "bench/matrix"); import server; server.write_tiny_body(sys.argv[2], int(sys.argv[1]))' \
   "$TINY_OBJECTS" "$work/tiny.json"
 
 # Column $2 of the lines of file $1 whose phase is $3, sorted; or ($3 empty) of every line.

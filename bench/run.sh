@@ -4,7 +4,8 @@
 #   2. HTTP: wrk -t2 -c64 against cartograph and against a minimal C libmicrohttpd server serving the
 #      same bytes, for GET /healthz and an authenticated GET /v1/tenants/{t}.
 #   3. The store section: bench/store.sh (STORE_OBJECTS, default 1000000); 3b. queries: bench/query.sh.
-#   4. Ingestion: bench/ingest.sh.  5. Connections: bench/connect.sh.
+#   4. Ingestion: bench/ingest.sh.  4b. The workload matrix (five shapes of API data): bench/matrix.sh.
+#   5. Connections: bench/connect.sh.
 #   6. Noisy neighbour: bench/tenants.sh.
 # Environment: RUNS (default 3), DURATION seconds per wrk run (default 5), CONNECTIONS (default 64).
 set -euo pipefail
@@ -71,5 +72,6 @@ kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true
 echo; SCRATCH=.build bench/store.sh
 echo; bench/query.sh           # 3b. the filtered list over the ingestion articles: cartograph vs Datasette on sqlite-utils' database
 echo; bench/ingest.sh          # 4. ingestion: cartograph vs C (simdjson+SQLite) vs sqlite-utils; INGEST_FULL=1 adds 1M
+echo; bench/matrix.sh          # 4b. the workload matrix: shapes a-e, rates and server CPU/object vs sqlite-utils (and C on a, b)
 echo; bench/connect.sh         # 5. connections: plain vs connected (users first, late binding) at 10k and 100k projects
 echo; bench/tenants.sh         # 6. noisy neighbour: tenant A's p99 alone vs while rate-limited tenant B floods
