@@ -41,6 +41,27 @@ struct ChangeFeedTests {
 
     /// A follower reads two entries a page while a writer changes objects it has read and objects it has
     /// not reached yet: when it reaches the head it holds exactly what the store holds.
+    @Test func R_D4_runsOfNewObjectsGetDenseSequenceNumbersInFirstTouchOrderAroundADeletion() throws {
+        let store = try makeStore()
+        let old = try store.write { (tx) throws(CartographError) in
+            try tx.insert(entity: "Team", values: ["id": .integer(1)])
+        }.value
+        let head = try page(store).next
+        // Five new teams (one run), one of them deleted in the same transaction (it leaves no entry), an
+        // older team changed between them, then three new characters (a run of another entity).
+        _ = try store.write { (tx) throws(CartographError) in
+            var teams: [Int64] = []
+            for n in 2...4 { teams.append(try tx.insert(entity: "Team", values: ["id": .integer(Int64(n))])) }
+            try tx.update(id: old, entity: "Team", values: ["id": .integer(100)])
+            for n in 5...6 { teams.append(try tx.insert(entity: "Team", values: ["id": .integer(Int64(n))])) }
+            try tx.delete(id: teams[1], entity: "Team")
+            for n in 7...9 { _ = try tx.insert(entity: "Character", values: ["id": .integer(Int64(n))]) }
+        }
+        let changes = try page(store, since: head).changes
+        #expect(changes.map { $0["key"] } == [2, 4, 100, 5, 6, 7, 8, 9])
+        #expect(changes.map { $0["seq"]?.numberValue?.int64Value } == (1...8).map { head + Int64($0) })
+    }
+
     @Test func R_D4_aFollowerPagingWhileWritersCommitReachesEveryFinalState() throws {
         let store = try makeStore()
         _ = try store.write { (tx) throws(CartographError) in

@@ -99,6 +99,14 @@ enum ChangeFeed {
     }
 
     private static let upsertSQL = "INSERT OR REPLACE INTO \(quoted(table)) (object_id, seq, entity, key, deleted_at) VALUES (?, ?, ?, NULL, NULL)"
+    /// The entries of a run of consecutive ids of one entity (a payload's inserts are one run), each the
+    /// next sequence number, in one statement: a tiny object's entry took 13% of its first load's server
+    /// CPU when bound and stepped one by one (issue 29). Bound with the run's length, first id, first seq
+    /// and entity.
+    private static let upsertRunSQL = """
+        WITH RECURSIVE run(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM run WHERE i + 1 < ?1)
+        INSERT OR REPLACE INTO \(quoted(table)) (object_id, seq, entity, key, deleted_at) SELECT ?2 + i, ?3 + i, ?4, NULL, NULL FROM run
+        """
     private static let tombstoneSQL = "INSERT OR REPLACE INTO \(quoted(table)) (object_id, seq, entity, key, deleted_at) VALUES (?, ?, ?, ?, ?)"
 
     /// Gives every object the transaction changed its next sequence number, in first-touch order, then
@@ -108,12 +116,20 @@ enum ChangeFeed {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         do {
             var seq = try head(connection)
-            let upsert = try connection.cached(upsertSQL)
             let deleted = transaction.deletedIDs
-            for (id, entity) in transaction.touched where !deleted.contains(id) {
-                seq += 1
-                try upsert.bind([.integer(id), .integer(seq), .text(entity)])
-                try upsert.runBound()
+            for run in transaction.touched.idRuns {
+                let ids = run.first..<(run.first + Int64(run.count))
+                if run.count >= 2, deleted.isEmpty || !ids.contains(where: deleted.contains) {
+                    try connection.cached(upsertRunSQL).run([.integer(Int64(run.count)), .integer(run.first), .integer(seq + 1), .text(run.entity)])
+                    seq += Int64(run.count)
+                    continue
+                }
+                let upsert = try connection.cached(upsertSQL)
+                for id in ids where !deleted.contains(id) {
+                    seq += 1
+                    try upsert.bind([.integer(id), .integer(seq), .text(run.entity)])
+                    try upsert.runBound()
+                }
             }
             for (id, entity, key) in transaction.deleted where id < transaction.firstNewID {
                 seq += 1

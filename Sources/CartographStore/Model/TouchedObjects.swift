@@ -26,6 +26,11 @@ struct TouchedObjects: Sequence {
 
     func makeIterator() -> Iterator { Iterator(objects: self) }
 
+    /// The objects as runs of consecutive ids of one entity, in first-touch order.
+    var idRuns: [(first: Int64, count: Int, entity: String)] {
+        runs.map { ($0.first, Int($0.count), entities[Int($0.entity)]) }
+    }
+
     struct Iterator: IteratorProtocol {
         let objects: TouchedObjects
         var run = 0
