@@ -585,19 +585,34 @@ extension StoreRegistryTests {
         func logFileBytes() -> Int64 {
             ((try? FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? NSNumber)?.int64Value) ?? 0
         }
-        try insertPublishers(0..<45)  // about 1,100 frames: the pages of 4.5 MB of objects
+        try insertPublishers(0..<180)  // about 4,400 frames: the pages of 18 MB of objects
         let deadline = Date().addingTimeInterval(20)
         while databaseFileBytes() < store.usedBytes || logFileBytes() > 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         #expect(databaseFileBytes() >= store.usedBytes, "checkpointed in the background")
         #expect(logFileBytes() == 0, "and, no write running, the log's file was cut to nothing")
-        try insertPublishers(45..<500)  // over 11,000 frames: checkpointed by the commit itself
+        try insertPublishers(180..<600)  // over 10,000 frames: checkpointed by the commit itself
         #expect(databaseFileBytes() >= store.usedBytes, "checkpointed before the write returned")
         let count = try store.read { (r) throws(CartographError) in
             var query = ObjectQuery(entity: "Publisher")
             query.count = true
             return try r.page(query).total
         }
-        #expect(count == 500)
+        #expect(count == 600)
+    }
+
+    @Test func R_S4_aStoreWhoseWritesPauseHasItsShortLogCheckpointedAndCut() throws {
+        let store = try makeStore(checkpointsInBackground: true)
+        func fileBytes(_ suffix: String) -> Int64 {
+            ((try? FileManager.default.attributesOfItem(atPath: store.path + suffix)[.size] as? NSNumber)?.int64Value) ?? 0
+        }
+        _ = try store.write { (tx) throws(CartographError) in
+            for id in 0..<10 { _ = try tx.insert(entity: "Publisher", values: ["id": .integer(Int64(id)), "name": .string("p\(id)")]) }
+        }
+        #expect(fileBytes("-wal") > 0, "a short log is left to the pause")
+        let deadline = Date().addingTimeInterval(20)
+        while fileBytes("-wal") > 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(fileBytes("-wal") == 0, "cut once writes paused")
+        #expect(fileBytes("") >= store.usedBytes, "its pages are in the database file")
     }
 
     @Test func R_S2_aWriteCheckSeesTheStoresBytesAndCanRollItBack() throws {

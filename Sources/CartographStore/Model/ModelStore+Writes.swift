@@ -82,8 +82,17 @@ extension ModelStore {
     /// by the commit itself. Called under the write lock, right after a commit.
     func checkpointIfDue(writer: SQLiteConnection) {
         let frames = writer.walFrames
+        let commit = commits.add(1, ordering: .relaxed).newValue
         if frames >= Self.writerCheckpointFrames {
             _ = try? writer.checkpoint()  // a failed checkpoint leaves the log for the next one
+            return
+        }
+        if frames > 0, frames < Self.checkpointFrames {
+            // Weak: a store the registry has closed (or whose model was deleted) is not checkpointed.
+            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.idleCheckpointDelay) { [weak self] in
+                guard let self, commits.load(ordering: .relaxed) == commit else { return }
+                writeLock.withLockIfAvailable { try? self.writer.connection.truncateLog() }
+            }
             return
         }
         guard frames >= Self.checkpointFrames,
