@@ -59,17 +59,7 @@ TINY_TIMEOUT=${TINY_TIMEOUT:-300}
 SCRATCH=${SCRATCH:-.build-ingest}
 [ "$POSTERS" -ge 1 ] || { echo "POSTERS must be at least 1" >&2; exit 2; }
 out=bench/out; mkdir -p "$out"
-SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
-
-# Dependencies: g++, simdjson and SQLite headers, wrk (Debian), sqlite-utils (PyPI).
-missing=""
-for p in g++ libsimdjson-dev libsqlite3-dev wrk; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
-fi
-python3 -c 'import sqlite_utils' 2>/dev/null || python3 -m pip install -q sqlite-utils
+. bench/deps.sh   # g++, simdjson and SQLite headers, wrk, sqlite-utils
 
 sizes=()
 for n in 10000 100000 1000000; do [ "$n" -le "$INGEST_MAX" ] && sizes+=("$n"); done

@@ -33,16 +33,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SCRATCH=${SCRATCH:-.build-matrix}
 out=bench/out; mkdir -p "$out"
-SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
-
-missing=""
-for p in g++ libsimdjson-dev libsqlite3-dev wrk; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
-fi
-python3 -c 'import sqlite_utils' 2>/dev/null || python3 -m pip install -q sqlite-utils
+. bench/deps.sh   # g++, simdjson and SQLite headers, wrk, sqlite-utils
 
 swift build -c release --scratch-path "$SCRATCH" --product cartograph >/dev/null
 bin=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)

@@ -29,7 +29,9 @@ import random
 import sys
 from datetime import datetime, timedelta, timezone
 
-WORDS = """time year people way day man thing woman life child world school state family student group
+# The words of titles, bodies and tag names: common nouns, a few more, and some accented ones for
+# non-ASCII text (the workload matrix's shapes, bench/matrix/gen_common.py, use COMMON_WORDS + ACCENTED).
+COMMON_WORDS = """time year people way day man thing woman life child world school state family student group
 country problem hand part place case week company system program question work government number night
 point home water room mother area money story fact month lot right study book eye job word business issue
 side kind head house service friend father power hour game line end member law car city community name
@@ -38,11 +40,12 @@ art war history party result change morning reason research girl guy moment air 
 foot boy age policy process music market sense nation plan college interest death experience effect use
 class control care field development role effort rate heart drug show leader light voice wife police mind
 price report decision son view relationship town road arm difference value building action model season
-society tax director position player record paper space ground form event official matter center couple
-site project activity star table need court oil situation cost industry figure street image phone data
+society tax director position player record paper space ground form event official matter center couple""".split()
+ACCENTED = "café naïve résumé über straße".split()
+WORDS = COMMON_WORDS + """site project activity star table need court oil situation cost industry figure street image phone data
 picture practice piece land product doctor wall patient worker news test movie north love support
 technology step baby computer type attention film tree source organization hair window evidence
-population site energy climate café naïve résumé über straße""".split()
+population site energy climate""".split() + ACCENTED
 FIRST = "Ada Grace Alan Edsger Barbara Donald Margaret Ken Dennis Linus Frances Radia Tim Vint Leslie Niklaus".split()
 LAST = "Lovelace Hopper Turing Dijkstra Liskov Knuth Hamilton Thompson Ritchie Torvalds Allen Perlman Berners-Lee Cerf Lamport Wirth".split()
 

@@ -7,32 +7,46 @@ Each generator is deterministic (everything derives from --seed) and writes, und
   meta.json                {"objects": top-level objects, "changed": changed top-level objects in the
                             re-load, "counts": {entity: objects after the first load}, "bytes": {...}}
 """
+import argparse
+import importlib.util
 import json
 import os
+import random
 import sys
-from datetime import datetime, timedelta, timezone
-
-WORDS = """time year people way day man thing woman life child world school state family student group
-country problem hand part place case week company system program question work government number night
-point home water room mother area money story fact month lot right study book eye job word business issue
-side kind head house service friend father power hour game line end member law car city community name
-president team minute idea kid body information back parent face others level office door health person
-art war history party result change morning reason research girl guy moment air teacher force education
-foot boy age policy process music market sense nation plan college interest death experience effect use
-class control care field development role effort rate heart drug show leader light voice wife police mind
-price report decision son view relationship town road arm difference value building action model season
-society tax director position player record paper space ground form event official matter center couple
-café naïve résumé über straße""".split()
-FIRST = "Ada Grace Alan Edsger Barbara Donald Margaret Ken Dennis Linus Frances Radia Tim Vint Leslie Niklaus".split()
-LAST = "Lovelace Hopper Turing Dijkstra Liskov Knuth Hamilton Thompson Ritchie Torvalds Allen Perlman Berners-Lee Cerf Lamport Wirth".split()
-
-EPOCH = datetime(2015, 1, 1, tzinfo=timezone.utc)
-SPAN = 9 * 365 * 86400
 
 
-def iso(seconds, millis=None):
-    text = (EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S")
-    return text + ("Z" if millis is None else ".%03dZ" % millis)
+def _load_article_generator():
+    # bench/ingest/generate.py by its path: `import generate` could find the running shape's own generate.py.
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ingest", "generate.py")
+    spec = importlib.util.spec_from_file_location("ingest_generate", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_articles = _load_article_generator()
+# The article generator's name pools, dates and words: its common ones and accented ones, not its extra
+# ones (a longer list would change every shape's payloads).
+FIRST, LAST, SPAN, iso = _articles.FIRST, _articles.LAST, _articles.SPAN, _articles.iso
+WORDS = _articles.COMMON_WORDS + _articles.ACCENTED
+
+
+def parse_arguments(batch):
+    """The generators' command line: --objects N (a multiple of `batch`), --out DIR, --seed S (42)."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--objects", type=int, required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--seed", type=int, default=42)
+    a = p.parse_args()
+    if a.objects % batch:
+        p.error("--objects must be a multiple of %d" % batch)
+    return a
+
+
+def rngs(seed):
+    """The seeded streams (derived as bench/ingest/generate.py derives its own): the objects', the pools'
+    and the re-load's changes."""
+    return random.Random(seed), random.Random(seed * 7919 + 1), random.Random(seed * 104729 + 3)
 
 
 def sentence(rng, lo, hi):
@@ -68,6 +82,11 @@ class BatchWriter:
             f.write(text)
         self.bytes += len(text)
         self.number += 1
+
+
+def writers(out, key, size):
+    """The BatchWriters of the first load (out/first) and of the re-load (out/reload)."""
+    return BatchWriter(os.path.join(out, "first"), key, size), BatchWriter(os.path.join(out, "reload"), key, size)
 
 
 def write_meta(out, objects, changed, counts, writers, note=""):

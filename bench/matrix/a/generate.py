@@ -6,11 +6,11 @@ matrix's meta.json (counts read back from the first set).
 
 Usage: generate.py --objects N --out DIR [--seed S]
 """
-import argparse, glob, json, os, subprocess, sys
+import glob, json, os, subprocess, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(here))
-from gen_common import write_meta  # noqa: E402
+from gen_common import parse_arguments, write_meta  # noqa: E402
 
 
 class Written:  # what write_meta wants to know of a set
@@ -20,11 +20,7 @@ class Written:  # what write_meta wants to know of a set
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--objects", type=int, required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--seed", type=int, default=42)
-    a = p.parse_args()
+    a = parse_arguments(1000)  # bench/ingest/generate.py's batch
     generate = os.path.join(here, "..", "..", "ingest", "generate.py")
     for name, extra in (("first", []), ("reload", ["--changed", "0.1"])):
         subprocess.run([sys.executable, generate, "--articles", str(a.objects), "--out", os.path.join(a.out, name),

@@ -12,31 +12,22 @@ set (always a different set), and half of those also change author (another auth
 
 Usage: generate.py --objects N --out DIR [--seed S]
 """
-import argparse, os, random, sys
+import os, sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gen_common import SPAN, BatchWriter, iso, person, sentence, write_meta, WORDS  # noqa: E402
+from gen_common import SPAN, WORDS, iso, parse_arguments, person, rngs, sentence, write_meta, writers  # noqa: E402
 
 BATCH = 1000
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--objects", type=int, required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--seed", type=int, default=42)
-    a = p.parse_args()
-    if a.objects % BATCH:
-        p.error("--objects must be a multiple of %d" % BATCH)
-    rng = random.Random(a.seed)
-    pool_rng = random.Random(a.seed * 7919 + 1)
+    a = parse_arguments(BATCH)
+    rng, pool_rng, change = rngs(a.seed)
     authors = []
     for k in range(max(1, a.objects // 100)):
         name = person(pool_rng)
         authors.append({"id": 1000 + k, "name": name, "email": "%s%d@example.com" % (name.lower().replace(" ", "."), k)})
     tags = [{"id": k + 1, "name": "%s-%d" % (pool_rng.choice(WORDS), k + 1)} for k in range(200)]
-    change = random.Random(a.seed * 104729 + 3)
-    first = BatchWriter(os.path.join(a.out, "first"), "articles", BATCH)
-    reload = BatchWriter(os.path.join(a.out, "reload"), "articles", BATCH)
+    first, reload = writers(a.out, "articles", BATCH)
     used_authors, used_tags, changed_total = set(), set(), 0
     for start in range(0, a.objects, BATCH):
         changed = set(change.sample(range(BATCH), BATCH // 10))

@@ -15,23 +15,16 @@ labels and assignees (different sets) and updated_at (newer).
 
 Usage: generate.py --objects N --out DIR [--seed S]
 """
-import argparse, os, random, sys
+import os, sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gen_common import SPAN, BatchWriter, iso, person, sentence, write_meta, WORDS  # noqa: E402
+from gen_common import SPAN, WORDS, iso, parse_arguments, person, rngs, sentence, write_meta, writers  # noqa: E402
 
 BATCH = 100
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--objects", type=int, required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--seed", type=int, default=42)
-    a = p.parse_args()
-    if a.objects % BATCH:
-        p.error("--objects must be a multiple of %d" % BATCH)
-    rng = random.Random(a.seed)
-    pool = random.Random(a.seed * 7919 + 1)
+    a = parse_arguments(BATCH)
+    rng, pool, change = rngs(a.seed)
     users = []
     for k in range(max(100, a.objects // 20)):
         login = "%s-%d" % (person(pool).lower().replace(" ", "-"), k)
@@ -42,9 +35,7 @@ def main():
                "default": k < 8, "description": sentence(pool, 2, 6)} for k in range(60)]
     milestones = [{"id": 3000 + k, "number": k + 1, "title": "v1.%d" % k, "state": "open" if k % 3 else "closed",
                    "due_on": iso(pool.randrange(SPAN)) if k % 2 else None} for k in range(40)]
-    change = random.Random(a.seed * 104729 + 3)
-    first = BatchWriter(os.path.join(a.out, "first"), "issues", BATCH)
-    reload = BatchWriter(os.path.join(a.out, "reload"), "issues", BATCH)
+    first, reload = writers(a.out, "issues", BATCH)
     used = {"User": set(), "Label": set(), "Milestone": set()}
     changed_total = 0
 

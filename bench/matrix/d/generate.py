@@ -5,24 +5,17 @@ another v.
 
 Usage: generate.py --objects N --out DIR [--seed S]
 """
-import argparse, os, random, sys
+import os, sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gen_common import BatchWriter, write_meta  # noqa: E402
+from gen_common import parse_arguments, rngs, write_meta, writers  # noqa: E402
 
 BATCH = 5000
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--objects", type=int, required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--seed", type=int, default=42)
-    a = p.parse_args()
-    if a.objects % BATCH:
-        p.error("--objects must be a multiple of %d" % BATCH)
-    rng, change = random.Random(a.seed), random.Random(a.seed * 104729 + 3)
-    first = BatchWriter(os.path.join(a.out, "first"), "items", BATCH)
-    reload = BatchWriter(os.path.join(a.out, "reload"), "items", BATCH)
+    a = parse_arguments(BATCH)
+    rng, _, change = rngs(a.seed)
+    first, reload = writers(a.out, "items", BATCH)
     changed_total = 0
     for start in range(0, a.objects, BATCH):
         changed = set(change.sample(range(BATCH), BATCH // 10))

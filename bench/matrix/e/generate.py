@@ -10,9 +10,9 @@ the same subtree (never one of their descendants).
 
 Usage: generate.py --objects N --out DIR [--seed S]
 """
-import argparse, os, random, sys
+import os, sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gen_common import BatchWriter, write_meta, WORDS  # noqa: E402
+from gen_common import WORDS, parse_arguments, rngs, write_meta, writers  # noqa: E402
 
 BATCH, BRANCHING = 1000, 3
 
@@ -31,17 +31,10 @@ def descendants(j, children):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--objects", type=int, required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--seed", type=int, default=42)
-    a = p.parse_args()
-    if a.objects % BATCH:
-        p.error("--objects must be a multiple of %d" % BATCH)
+    a = parse_arguments(BATCH)
     sys.setrecursionlimit(10000)
-    rng, change = random.Random(a.seed), random.Random(a.seed * 104729 + 3)
-    first = BatchWriter(os.path.join(a.out, "first"), "categories", BATCH)
-    reload = BatchWriter(os.path.join(a.out, "reload"), "categories", BATCH)
+    rng, _, change = rngs(a.seed)
+    first, reload = writers(a.out, "categories", BATCH)
     changed_total = moved_total = 0
     for start in range(0, a.objects, BATCH):
         names = [(start + j + 1, "%s-%d" % (rng.choice(WORDS), start + j + 1)) for j in range(BATCH)]
