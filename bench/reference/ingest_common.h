@@ -1,6 +1,8 @@
 // Shared by the ingestion bench's C references (ingest_reference.cpp: bench/ingest's articles, shape (a) of
 // the workload matrix; ingest_reference_b.cpp: the matrix's shape (b)): SQLite helpers (one connection,
-// prepared statements), the bytes the process wrote, and ISO 8601 dates to milliseconds.
+// prepared statements), the bytes the process wrote, ISO 8601 dates to milliseconds, and the steps both
+// take alike: opening the store, the memoized upsert of an author or tag, finding an article, rewriting
+// its "Article.tags" rows, the counts they print.
 #pragma once
 #include <simdjson.h>
 #include <sqlite3.h>
@@ -38,6 +40,8 @@ struct Stmt {
   explicit Stmt(const char *sql) { check(sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr), sql); }
   Stmt &text(int i, std::string_view v) { sqlite3_bind_text(s, i, v.data(), (int)v.size(), SQLITE_STATIC); return *this; }
   Stmt &integer(int i, sqlite3_int64 v) { sqlite3_bind_int64(s, i, v); return *this; }
+  Stmt &bind(int i, std::string_view v) { return text(i, v); }
+  Stmt &bind(int i, int64_t v) { return integer(i, v); }
   bool step() { int rc = sqlite3_step(s); check(rc, sqlite3_sql(s)); return rc == SQLITE_ROW; }
   void reset() { sqlite3_reset(s); }
   void run() { step(); reset(); }
@@ -110,3 +114,95 @@ static bool iso8601_ms(std::string_view t, int64_t &out) {
   return true;
 }
 
+static int64_t date(ondemand::value v) {
+  std::string_view text = v.get_string();
+  int64_t ms;
+  if (!iso8601_ms(text, ms)) { fprintf(stderr, "bad date %.*s\n", (int)text.size(), text.data()); exit(1); }
+  return ms;
+}
+
+static bool sameText(sqlite3_stmt *s, int column, std::string_view v) {
+  const char *t = (const char *)sqlite3_column_text(s, column);
+  return t && std::string_view(t, sqlite3_column_bytes(s, column)) == v;
+}
+
+// Opens the store with a Cartograph store's settings (ModelStore: WAL, NORMAL, a 32 MiB page cache), so the
+// reference is the physical limit of the same store, not one handicapped by a 2 MiB default cache.
+static void openStore(const char *path) {
+  check(sqlite3_open(path, &db), "open");
+  exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768;");
+}
+
+struct Counts {
+  long articles = 0, inserted = 0, updated = 0, unchanged = 0, articlesInserted = 0, articlesUpdated = 0, articlesUnchanged = 0;
+};
+
+// Finds an author or tag by its API id (`find` selects "_id" and then the columns `same` compares), updates
+// it when `same` says its stored values differ, or inserts it; returns its "_id". Memoized per batch.
+template <class Key, class Same, class Insert, class Update>
+static int64_t upsert(std::unordered_map<Key, int64_t> &memo, Key key, Stmt &find, Same same, Insert insert, Update update,
+                      Counts &n) {
+  auto hit = memo.find(key);
+  if (hit != memo.end()) return hit->second;
+  int64_t id;
+  find.bind(1, key);
+  if (find.step()) {
+    id = sqlite3_column_int64(find.s, 0);
+    bool unchanged = same(find.s);
+    find.reset();
+    if (!unchanged) { update(id); n.updated++; } else { n.unchanged++; }
+  } else {
+    find.reset();
+    insert();
+    id = sqlite3_last_insert_rowid(db);
+    n.inserted++;
+  }
+  memo.emplace(key, id);
+  return id;
+}
+
+// The "_id" of the article `find` finds by its API id (it selects "_id", "updatedAt"), 0 when there is none;
+// `current`: its stored updatedAt is not older than `updated` (modificationAttribute: it is skipped).
+template <class Key>
+static int64_t existingArticle(Stmt &find, Key key, int64_t updated, bool &current) {
+  current = false;
+  find.bind(1, key);
+  if (!find.step()) { find.reset(); return 0; }
+  int64_t id = sqlite3_column_int64(find.s, 0);
+  current = sqlite3_column_type(find.s, 1) != SQLITE_NULL && sqlite3_column_int64(find.s, 1) >= updated;
+  find.reset();
+  return id;
+}
+
+// The join table "Article.tags" (source, destination, position): an article's tags in order.
+struct ArticleTags {
+  Stmt of{R"(SELECT "destination" FROM "Article.tags" WHERE "source" = ? ORDER BY "position", rowid)"};
+  Stmt clear{R"(DELETE FROM "Article.tags" WHERE "source" = ?)"};
+  Stmt insert{R"(INSERT INTO "Article.tags" ("source", "destination", "position") VALUES (?, ?, ?))"};
+  std::vector<int64_t> old;
+
+  // Rewrites an existing article's rows unless they already are `tags` (in order).
+  void replace(int64_t article, const std::vector<int64_t> &tags) {
+    old.clear();
+    of.integer(1, article);
+    while (of.step()) old.push_back(sqlite3_column_int64(of.s, 0));
+    of.reset();
+    if (old == tags) return;
+    clear.integer(1, article).run();
+    add(article, tags);
+  }
+  void add(int64_t article, const std::vector<int64_t> &tags) {
+    for (size_t i = 0; i < tags.size(); i++) insert.integer(1, article).integer(2, tags[i]).integer(3, (int64_t)i).run();
+  }
+};
+
+// Prints the one JSON line. The sqlite3_close before it returns SQLITE_BUSY (the prepared statements are
+// not finalized), so no last checkpoint runs: the WAL is left beside the database, out of bytesWritten.
+static void finish(const Counts &n, std::chrono::steady_clock::time_point start) {
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  sqlite3_close(db);
+  printf("{\"articles\": %ld, \"articlesInserted\": %ld, \"articlesUpdated\": %ld, \"articlesUnchanged\": %ld, "
+         "\"inserted\": %ld, \"updated\": %ld, \"unchanged\": %ld, \"seconds\": %.6f, \"bytesWritten\": %lld}\n",
+         n.articles, n.articlesInserted, n.articlesUpdated, n.articlesUnchanged, n.inserted, n.updated, n.unchanged, seconds,
+         bytesWritten());
+}

@@ -26,10 +26,7 @@ struct Article {
 
 int main(int argc, char **argv) {
   if (argc < 3) { fprintf(stderr, "usage: %s DB FILE...\n", argv[0]); return 2; }
-  check(sqlite3_open(argv[1], &db), "open");
-  // The same settings as a Cartograph store (ModelStore: WAL, NORMAL, a 32 MiB page cache), so the
-  // reference is the physical limit of the same store, not one handicapped by a 2 MiB default cache.
-  exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768;");
+  openStore(argv[1]);
   exec(R"(
     CREATE TABLE IF NOT EXISTS "Article" ("_id" INTEGER PRIMARY KEY AUTOINCREMENT, "_entity" TEXT NOT NULL, "_stub" INTEGER NOT NULL DEFAULT 0,
       "articleID" TEXT, "body" TEXT, "publishedAt" INTEGER, "title" TEXT, "updatedAt" INTEGER, "views" INTEGER, "author" INTEGER);
@@ -55,35 +52,16 @@ int main(int argc, char **argv) {
   Stmt findTag(R"(SELECT "_id", "name" FROM "Tag" WHERE "_entity" = 'Tag' AND "tagID" = ? ORDER BY "_id" LIMIT 1)");
   Stmt insertTag(R"(INSERT INTO "Tag" ("_entity", "tagID", "name") VALUES ('Tag', ?, ?))");
   Stmt updateTag(R"(UPDATE "Tag" SET "name" = ? WHERE "_id" = ?)");
-  Stmt tagsOf(R"(SELECT "destination" FROM "Article.tags" WHERE "source" = ? ORDER BY "position", rowid)");
-  Stmt clearTags(R"(DELETE FROM "Article.tags" WHERE "source" = ?)");
-  Stmt insertTagLink(R"(INSERT INTO "Article.tags" ("source", "destination", "position") VALUES (?, ?, ?))");
+  ArticleTags articleTags;
+  Counts n;
 
-  // Finds or inserts an author/tag; updates its name when it differs. Memoized per batch.
-  auto upsertNamed = [](Stmt &find, Stmt &insert, Stmt &update, const Named &n, std::unordered_map<std::string_view, int64_t> &memo,
-                        long &inserted, long &updated, long &unchanged) -> int64_t {
-    auto hit = memo.find(n.id);
-    if (hit != memo.end()) return hit->second;
-    int64_t id;
-    find.text(1, n.id);
-    if (find.step()) {
-      id = sqlite3_column_int64(find.s, 0);
-      const char *name = (const char *)sqlite3_column_text(find.s, 1);
-      bool same = name && std::string_view(name, sqlite3_column_bytes(find.s, 1)) == n.name;
-      find.reset();
-      if (!same) { update.text(1, n.name).integer(2, id).run(); updated++; } else { unchanged++; }
-    } else {
-      find.reset();
-      insert.text(1, n.id).text(2, n.name).run();
-      id = sqlite3_last_insert_rowid(db);
-      inserted++;
-    }
-    memo.emplace(n.id, id);
-    return id;
+  // An author or tag: found by its id, its name updated when it differs.
+  auto upsertNamed = [&n](Stmt &find, Stmt &insert, Stmt &update, const Named &v, std::unordered_map<std::string_view, int64_t> &memo) {
+    return upsert(memo, v.id, find, [&](sqlite3_stmt *s) { return sameText(s, 1, v.name); },
+                  [&] { insert.text(1, v.id).text(2, v.name).run(); }, [&](int64_t id) { update.text(1, v.name).integer(2, id).run(); }, n);
   };
 
   ondemand::parser parser;
-  long articles = 0, inserted = 0, updated = 0, unchanged = 0, articlesInserted = 0, articlesUpdated = 0, articlesUnchanged = 0;
   auto start = std::chrono::steady_clock::now();
   std::vector<Article> batch;
   for (int f = 2; f < argc; f++) {
@@ -98,12 +76,9 @@ int main(int argc, char **argv) {
         if (key == "id") art.id = field.value().get_string();
         else if (key == "title") art.title = field.value().get_string();
         else if (key == "body") art.body = field.value().get_string();
-        else if (key == "published_at" || key == "updated_at") {
-          std::string_view text = field.value().get_string();
-          int64_t ms;
-          if (!iso8601_ms(text, ms)) { fprintf(stderr, "bad date %.*s\n", (int)text.size(), text.data()); return 1; }
-          (key == "published_at" ? art.published : art.updated) = ms;
-        } else if (key == "views") art.views = field.value().get_int64();
+        else if (key == "published_at") art.published = date(field.value());
+        else if (key == "updated_at") art.updated = date(field.value());
+        else if (key == "views") art.views = field.value().get_int64();
         else if (key == "author") {
           for (auto af : field.value().get_object()) {
             std::string_view k = af.unescaped_key();
@@ -126,48 +101,31 @@ int main(int argc, char **argv) {
 
     exec("BEGIN IMMEDIATE");
     std::unordered_map<std::string_view, int64_t> authors, tags;
-    std::vector<int64_t> tagIDs, oldTags;
+    std::vector<int64_t> tagIDs;
     for (const Article &art : batch) {
-      articles++;
-      int64_t existing = 0;
-      findArticle.text(1, art.id);
-      if (findArticle.step()) {
-        existing = sqlite3_column_int64(findArticle.s, 0);
-        bool current = sqlite3_column_type(findArticle.s, 1) != SQLITE_NULL && sqlite3_column_int64(findArticle.s, 1) >= art.updated;
-        findArticle.reset();
-        if (current) { articlesUnchanged++; unchanged++; continue; }  // modificationAttribute: skipped
-      } else {
-        findArticle.reset();
-      }
-      int64_t author = art.hasAuthor ? upsertNamed(findAuthor, insertAuthor, updateAuthor, art.author, authors, inserted, updated, unchanged) : 0;
+      n.articles++;
+      bool current;
+      int64_t existing = existingArticle(findArticle, art.id, art.updated, current);
+      if (current) { n.articlesUnchanged++; n.unchanged++; continue; }  // modificationAttribute: skipped
+      int64_t author = art.hasAuthor ? upsertNamed(findAuthor, insertAuthor, updateAuthor, art.author, authors) : 0;
       tagIDs.clear();
-      for (const Named &t : art.tags) tagIDs.push_back(upsertNamed(findTag, insertTag, updateTag, t, tags, inserted, updated, unchanged));
+      for (const Named &t : art.tags) tagIDs.push_back(upsertNamed(findTag, insertTag, updateTag, t, tags));
       if (existing) {
         updateArticle.text(1, art.body).integer(2, art.published).text(3, art.title).integer(4, art.updated).integer(5, art.views);
         if (art.hasAuthor) updateArticle.integer(6, author); else sqlite3_bind_null(updateArticle.s, 6);
         updateArticle.integer(7, existing).run();
-        articlesUpdated++; updated++;
-        oldTags.clear();
-        tagsOf.integer(1, existing);
-        while (tagsOf.step()) oldTags.push_back(sqlite3_column_int64(tagsOf.s, 0));
-        tagsOf.reset();
-        if (oldTags == tagIDs) continue;
-        clearTags.integer(1, existing).run();
+        n.articlesUpdated++; n.updated++;
+        articleTags.replace(existing, tagIDs);
       } else {
         insertArticle.text(1, art.id).text(2, art.body).integer(3, art.published).text(4, art.title).integer(5, art.updated).integer(6, art.views);
         if (art.hasAuthor) insertArticle.integer(7, author); else sqlite3_bind_null(insertArticle.s, 7);
         insertArticle.run();
-        existing = sqlite3_last_insert_rowid(db);
-        articlesInserted++; inserted++;
+        n.articlesInserted++; n.inserted++;
+        articleTags.add(sqlite3_last_insert_rowid(db), tagIDs);
       }
-      for (size_t i = 0; i < tagIDs.size(); i++) insertTagLink.integer(1, existing).integer(2, tagIDs[i]).integer(3, (int64_t)i).run();
     }
     exec("COMMIT");
   }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  sqlite3_close(db);  // its last checkpoint counts among the bytes written
-  printf("{\"articles\": %ld, \"articlesInserted\": %ld, \"articlesUpdated\": %ld, \"articlesUnchanged\": %ld, "
-         "\"inserted\": %ld, \"updated\": %ld, \"unchanged\": %ld, \"seconds\": %.6f, \"bytesWritten\": %lld}\n",
-         articles, articlesInserted, articlesUpdated, articlesUnchanged, inserted, updated, unchanged, seconds, bytesWritten());
+  finish(n, start);
   return 0;
 }

@@ -26,22 +26,9 @@ struct Article {
   std::vector<Tag> tags;
 };
 
-static int64_t date(ondemand::value v) {
-  std::string_view text = v.get_string();
-  int64_t ms;
-  if (!iso8601_ms(text, ms)) { fprintf(stderr, "bad date %.*s\n", (int)text.size(), text.data()); exit(1); }
-  return ms;
-}
-
-static bool sameText(sqlite3_stmt *s, int column, std::string_view v) {
-  const char *t = (const char *)sqlite3_column_text(s, column);
-  return t && std::string_view(t, sqlite3_column_bytes(s, column)) == v;
-}
-
 int main(int argc, char **argv) {
   if (argc < 3) { fprintf(stderr, "usage: %s DB FILE...\n", argv[0]); return 2; }
-  check(sqlite3_open(argv[1], &db), "open");
-  exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768;");
+  openStore(argv[1]);
   exec(R"(
     CREATE TABLE IF NOT EXISTS "Article" ("_id" INTEGER PRIMARY KEY AUTOINCREMENT, "_entity" TEXT NOT NULL, "_stub" INTEGER NOT NULL DEFAULT 0,
       "body" TEXT, "commentIDs" TEXT, "id" INTEGER, "publishedAt" INTEGER, "title" TEXT, "updatedAt" INTEGER, "views" INTEGER, "author" INTEGER);
@@ -67,55 +54,23 @@ int main(int argc, char **argv) {
   Stmt findTag(R"(SELECT "_id", "name" FROM "Tag" WHERE "_entity" = 'Tag' AND "id" = ? ORDER BY "_id" LIMIT 1)");
   Stmt insertTag(R"(INSERT INTO "Tag" ("_entity", "id", "name") VALUES ('Tag', ?, ?))");
   Stmt updateTag(R"(UPDATE "Tag" SET "name" = ? WHERE "_id" = ?)");
-  Stmt tagsOf(R"(SELECT "destination" FROM "Article.tags" WHERE "source" = ? ORDER BY "position", rowid)");
-  Stmt clearTags(R"(DELETE FROM "Article.tags" WHERE "source" = ?)");
-  Stmt insertTagLink(R"(INSERT INTO "Article.tags" ("source", "destination", "position") VALUES (?, ?, ?))");
-
-  long articles = 0, inserted = 0, updated = 0, unchanged = 0, articlesInserted = 0, articlesUpdated = 0, articlesUnchanged = 0;
+  ArticleTags articleTags;
+  Counts n;
   std::unordered_map<int64_t, int64_t> authors, tags;  // per batch: API id -> _id
-  auto author = [&](const Author &a) -> int64_t {
-    auto hit = authors.find(a.id);
-    if (hit != authors.end()) return hit->second;
-    int64_t id;
-    findAuthor.integer(1, a.id);
-    if (findAuthor.step()) {
-      id = sqlite3_column_int64(findAuthor.s, 0);
-      bool same = sameText(findAuthor.s, 1, a.name) && sameText(findAuthor.s, 2, a.email);
-      findAuthor.reset();
-      if (!same) { updateAuthor.text(1, a.name).text(2, a.email).integer(3, id).run(); updated++; } else { unchanged++; }
-    } else {
-      findAuthor.reset();
-      insertAuthor.integer(1, a.id).text(2, a.name).text(3, a.email).run();
-      id = sqlite3_last_insert_rowid(db);
-      inserted++;
-    }
-    authors.emplace(a.id, id);
-    return id;
+  auto author = [&](const Author &a) {
+    return upsert(authors, a.id, findAuthor, [&](sqlite3_stmt *s) { return sameText(s, 1, a.name) && sameText(s, 2, a.email); },
+                  [&] { insertAuthor.integer(1, a.id).text(2, a.name).text(3, a.email).run(); },
+                  [&](int64_t id) { updateAuthor.text(1, a.name).text(2, a.email).integer(3, id).run(); }, n);
   };
-  auto tag = [&](const Tag &t) -> int64_t {
-    auto hit = tags.find(t.id);
-    if (hit != tags.end()) return hit->second;
-    int64_t id;
-    findTag.integer(1, t.id);
-    if (findTag.step()) {
-      id = sqlite3_column_int64(findTag.s, 0);
-      bool same = sameText(findTag.s, 1, t.name);
-      findTag.reset();
-      if (!same) { updateTag.text(1, t.name).integer(2, id).run(); updated++; } else { unchanged++; }
-    } else {
-      findTag.reset();
-      insertTag.integer(1, t.id).text(2, t.name).run();
-      id = sqlite3_last_insert_rowid(db);
-      inserted++;
-    }
-    tags.emplace(t.id, id);
-    return id;
+  auto tag = [&](const Tag &t) {
+    return upsert(tags, t.id, findTag, [&](sqlite3_stmt *s) { return sameText(s, 1, t.name); },
+                  [&] { insertTag.integer(1, t.id).text(2, t.name).run(); }, [&](int64_t id) { updateTag.text(1, t.name).integer(2, id).run(); }, n);
   };
 
   ondemand::parser parser;
   auto start = std::chrono::steady_clock::now();
   std::vector<Article> batch;
-  std::vector<int64_t> tagIDs, oldTags;
+  std::vector<int64_t> tagIDs;
   for (int f = 2; f < argc; f++) {
     padded_string json;
     if (padded_string::load(argv[f]).get(json)) { fprintf(stderr, "cannot read %s\n", argv[f]); return 1; }
@@ -163,17 +118,10 @@ int main(int argc, char **argv) {
     exec("BEGIN IMMEDIATE");
     authors.clear(); tags.clear();
     for (const Article &art : batch) {
-      articles++;
-      int64_t existing = 0;
-      findArticle.integer(1, art.id);
-      if (findArticle.step()) {
-        existing = sqlite3_column_int64(findArticle.s, 0);
-        bool current = sqlite3_column_type(findArticle.s, 1) != SQLITE_NULL && sqlite3_column_int64(findArticle.s, 1) >= art.updated;
-        findArticle.reset();
-        if (current) { articlesUnchanged++; unchanged++; continue; }
-      } else {
-        findArticle.reset();
-      }
+      n.articles++;
+      bool current;
+      int64_t existing = existingArticle(findArticle, art.id, art.updated, current);
+      if (current) { n.articlesUnchanged++; n.unchanged++; continue; }
       int64_t authorID = art.hasAuthor ? author(art.author) : 0;
       tagIDs.clear();
       for (const Tag &t : art.tags) tagIDs.push_back(tag(t));
@@ -181,28 +129,18 @@ int main(int argc, char **argv) {
         updateArticle.text(1, art.body).text(2, art.comments).integer(3, art.published).text(4, art.title).integer(5, art.updated).integer(6, art.views);
         if (art.hasAuthor) updateArticle.integer(7, authorID); else sqlite3_bind_null(updateArticle.s, 7);
         updateArticle.integer(8, existing).run();
-        articlesUpdated++; updated++;
-        oldTags.clear();
-        tagsOf.integer(1, existing);
-        while (tagsOf.step()) oldTags.push_back(sqlite3_column_int64(tagsOf.s, 0));
-        tagsOf.reset();
-        if (oldTags == tagIDs) continue;
-        clearTags.integer(1, existing).run();
+        n.articlesUpdated++; n.updated++;
+        articleTags.replace(existing, tagIDs);
       } else {
         insertArticle.integer(1, art.id).text(2, art.body).text(3, art.comments).integer(4, art.published).text(5, art.title).integer(6, art.updated).integer(7, art.views);
         if (art.hasAuthor) insertArticle.integer(8, authorID); else sqlite3_bind_null(insertArticle.s, 8);
         insertArticle.run();
-        existing = sqlite3_last_insert_rowid(db);
-        articlesInserted++; inserted++;
+        n.articlesInserted++; n.inserted++;
+        articleTags.add(sqlite3_last_insert_rowid(db), tagIDs);
       }
-      for (size_t i = 0; i < tagIDs.size(); i++) insertTagLink.integer(1, existing).integer(2, tagIDs[i]).integer(3, (int64_t)i).run();
     }
     exec("COMMIT");
   }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  sqlite3_close(db);
-  printf("{\"articles\": %ld, \"articlesInserted\": %ld, \"articlesUpdated\": %ld, \"articlesUnchanged\": %ld, "
-         "\"inserted\": %ld, \"updated\": %ld, \"unchanged\": %ld, \"seconds\": %.6f, \"bytesWritten\": %lld}\n",
-         articles, articlesInserted, articlesUpdated, articlesUnchanged, inserted, updated, unchanged, seconds, bytesWritten());
+  finish(n, start);
   return 0;
 }
