@@ -40,7 +40,7 @@ public final class SQLiteConnection {
         self.handle = db
         self.path = path
         // A writer waiting for another process's lock (e.g. a backup) waits instead of failing.
-        sqlite3_busy_timeout(db, 5_000)
+        sqlite3_busy_timeout(db, Self.busyTimeoutMilliseconds)
         sqlite3_extended_result_codes(db, 1)
         // R-S2: a statement running past the request's deadline is interrupted (SQLITE_INTERRUPT;
         // an interrupted write rolls its transaction back). The handler runs every few thousand
@@ -82,9 +82,14 @@ public final class SQLiteConnection {
         return logFrames == copiedFrames
     }
 
+    static let busyTimeoutMilliseconds: Int32 = 5_000
+
     /// A TRUNCATE checkpoint: copies the rest of the WAL and cuts its file to zero bytes; SQLITE_BUSY
-    /// (thrown) while a reader still uses the log. Call it only where no other connection writes.
+    /// (thrown) at once while a reader still uses the log — it does not wait for readers, as its caller
+    /// holds the write lock and writers would wait with it. Call it only where no other connection writes.
     public func truncateLog() throws(SQLiteError) {
+        sqlite3_busy_timeout(handle, 0)
+        defer { sqlite3_busy_timeout(handle, Self.busyTimeoutMilliseconds) }
         try check(sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil))
     }
 
