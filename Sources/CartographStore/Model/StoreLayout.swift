@@ -56,6 +56,7 @@ final class StoreLayout {
     private var lookups = BoundedMemo<LookupKey, String>()
     private var indexOrderedPages = BoundedMemo<String, Bool>()
     private var destinationQueries: [RelationshipStorage: IDListQuery] = [:]
+    private var joinRowDeletions: [String: IDListQuery] = [:]
     private var tables: [String: String] = [:]
     private var inserts: [String: InsertPlan] = [:]
     private var kinds: [String: Set<String>] = [:]
@@ -218,6 +219,15 @@ final class StoreLayout {
                 : IDListQuery(head: "SELECT source, destination FROM \(quoted(name)) WHERE source IN ", tail: " ORDER BY position, rowid")
         }
         destinationQueries[storage] = query
+        return query
+    }
+
+    /// `DELETE FROM <join table> WHERE source = ? AND destination IN (…)`: some of one source's rows,
+    /// bound with the source, then the destinations.
+    func joinRowDeletion(table: String) -> IDListQuery {
+        if let cached = joinRowDeletions[table] { return cached }
+        let query = IDListQuery(head: "DELETE FROM \(quoted(table)) WHERE source = ? AND destination IN ")
+        joinRowDeletions[table] = query
         return query
     }
 

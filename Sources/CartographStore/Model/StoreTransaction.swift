@@ -301,33 +301,28 @@ public final class StoreTransaction {
     private func writeJoinRows(table name: String, source id: Int64, ordered: Bool, old: [Int64], new: [Int64]) throws(SQLiteError) {
         let table = quoted(name)
         let staying = Set(old).intersection(new)
-        var rows: [(destination: Int64, position: Int64)] = []
-        if staying.isEmpty || !ordered {
-            let gone = old.filter { !staying.contains($0) }
-            if gone.count == old.count {
-                if !old.isEmpty { try connection.run("DELETE FROM \(table) WHERE source = ?", [.integer(id)]) }
-            } else {
-                for start in stride(from: 0, to: gone.count, by: 300) {
-                    let chunk = gone[start..<min(start + 300, gone.count)]
-                    try connection.run("DELETE FROM \(table) WHERE source = ? AND destination IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))",
-                                       [.integer(id)] + chunk.map { .integer($0) })
-                }
-            }
-            for (index, destination) in new.enumerated() where !staying.contains(destination) { rows.append((destination, Int64(index))) }
-        } else {
+        var gone = old.filter { !staying.contains($0) }
+        var rows: [(destination: Int64, position: Int64)]
+        if ordered, !staying.isEmpty {
             var stored: [Int64: Int64] = [:]
             for row in try connection.rows("SELECT destination, position FROM \(table) WHERE source = ?", [.integer(id)]) {
                 if let destination = row[0].integerValue, let position = row[1].integerValue { stored[destination] = position }
             }
             if let placed = Self.positions(of: new, keeping: stored, staying: staying) {
-                let gone = old.filter { !staying.contains($0) }
-                for destination in gone {
-                    try connection.run("DELETE FROM \(table) WHERE source = ? AND destination = ?", [.integer(id), .integer(destination)])
-                }
                 rows = placed
             } else {
-                try connection.run("DELETE FROM \(table) WHERE source = ?", [.integer(id)])
-                rows = new.enumerated().map { ($0.element, Int64($0.offset)) }
+                (gone, rows) = (old, new.enumerated().map { ($0.element, Int64($0.offset)) })
+            }
+        } else {
+            rows = new.enumerated().compactMap { staying.contains($0.element) ? nil : ($0.element, Int64($0.offset)) }
+        }
+        if !gone.isEmpty, gone.count == old.count {
+            try connection.run("DELETE FROM \(table) WHERE source = ?", [.integer(id)])
+        } else {
+            let deletion = layout.joinRowDeletion(table: name)
+            for start in stride(from: 0, to: gone.count, by: IDListQuery.maximumCount) {
+                let chunk = gone[start..<min(start + IDListQuery.maximumCount, gone.count)]
+                try connection.run(deletion.sql(count: chunk.count), [.integer(id)] + chunk.map { .integer($0) })
             }
         }
         // One statement per 300 rows rather than one per row (its text is cached per row count).
