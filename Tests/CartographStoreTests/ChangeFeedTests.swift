@@ -39,8 +39,8 @@ struct ChangeFeedTests {
         #expect(try page(store).changes.count == 3)
     }
 
-    /// A follower reads two entries a page while a writer changes objects it has read and objects it has
-    /// not reached yet: when it reaches the head it holds exactly what the store holds.
+    /// New objects are written to the feed a run at a time: the runs around a deletion and an update still
+    /// give each object the next sequence number, in first-touch order.
     @Test func R_D4_runsOfNewObjectsGetDenseSequenceNumbersInFirstTouchOrderAroundADeletion() throws {
         let store = try makeStore()
         let old = try store.write { (tx) throws(CartographError) in
@@ -62,6 +62,8 @@ struct ChangeFeedTests {
         #expect(changes.map { $0["seq"]?.numberValue?.int64Value } == (1...8).map { head + Int64($0) })
     }
 
+    /// A follower reads two entries a page while a writer changes objects it has read and objects it has
+    /// not reached yet: when it reaches the head it holds exactly what the store holds.
     @Test func R_D4_aFollowerPagingWhileWritersCommitReachesEveryFinalState() throws {
         let store = try makeStore()
         _ = try store.write { (tx) throws(CartographError) in

@@ -263,12 +263,17 @@ struct SnapshotReadTests {
         var touched = TouchedObjects()
         let appended: [(Int64, String)] = [(10, "A"), (11, "A"), (12, "A"), (13, "B"), (14, "B"), (3, "B"), (15, "A"), (16, "A"), (4, "C")]
         for (id, entity) in appended { touched.append(id, entity) }
+        /// Each object of the runs, in order.
+        func objects(_ touched: TouchedObjects) -> [(id: Int64, entity: String)] {
+            touched.idRuns.flatMap { run in (0..<Int64(run.count)).map { (run.first + $0, run.entity) } }
+        }
         #expect(touched.count == appended.count)
-        #expect(touched.map(\.id) == appended.map(\.0))
-        #expect(touched.map(\.entity) == appended.map(\.1))
+        #expect(objects(touched).map(\.id) == appended.map(\.0))
+        #expect(objects(touched).map(\.entity) == appended.map(\.1))
         var many = TouchedObjects()
         for id in Int64(1)...200_000 { many.append(id, "Item") }
         #expect(many.count == 200_000)
-        #expect(Array(many.suffix(2)).map(\.id) == [199_999, 200_000])
+        #expect(Array(objects(many).suffix(2)).map(\.id) == [199_999, 200_000])
+        #expect(Array(many.idRuns).count == 1, "consecutive ids of one entity are one run")
     }
 }

@@ -102,7 +102,7 @@ enum ChangeFeed {
     /// The entries of a run of consecutive ids of one entity (a payload's inserts are one run), each the
     /// next sequence number, in one statement: a tiny object's entry took 13% of its first load's server
     /// CPU when bound and stepped one by one (issue 29). Bound with the run's length, first id, first seq
-    /// and entity.
+    /// and entity. A run of one (an updated object) takes `upsertSQL`, which has no recursion to set up.
     private static let upsertRunSQL = """
         WITH RECURSIVE run(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM run WHERE i + 1 < ?1)
         INSERT OR REPLACE INTO \(quoted(table)) (object_id, seq, entity, key, deleted_at) SELECT ?2 + i, ?3 + i, ?4, NULL, NULL FROM run
@@ -117,19 +117,27 @@ enum ChangeFeed {
         do {
             var seq = try head(connection)
             let deleted = transaction.deletedIDs
+            let upsert = try connection.cached(upsertSQL), upsertRun = try connection.cached(upsertRunSQL)
+            /// The entries of `count` objects from `first` on, each the next sequence number.
+            func write(first: Int64, count: Int64, entity: String) throws(SQLiteError) {
+                if count == 1 {
+                    try upsert.run([.integer(first), .integer(seq + 1), .text(entity)])
+                } else if count > 1 {
+                    try upsertRun.run([.integer(count), .integer(first), .integer(seq + 1), .text(entity)])
+                }
+                seq += count
+            }
             for run in transaction.touched.idRuns {
-                let ids = run.first..<(run.first + Int64(run.count))
-                if run.count >= 2, deleted.isEmpty || !ids.contains(where: deleted.contains) {
-                    try connection.cached(upsertRunSQL).run([.integer(Int64(run.count)), .integer(run.first), .integer(seq + 1), .text(run.entity)])
-                    seq += Int64(run.count)
-                    continue
+                // An object inserted and deleted here has no entry: the run is written around it.
+                var first = run.first
+                let end = run.first + Int64(run.count)
+                if !deleted.isEmpty {
+                    for id in first..<end where deleted.contains(id) {
+                        try write(first: first, count: id - first, entity: run.entity)
+                        first = id + 1
+                    }
                 }
-                let upsert = try connection.cached(upsertSQL)
-                for id in ids where !deleted.contains(id) {
-                    seq += 1
-                    try upsert.bind([.integer(id), .integer(seq), .text(run.entity)])
-                    try upsert.runBound()
-                }
+                try write(first: first, count: end - first, entity: run.entity)
             }
             for (id, entity, key) in transaction.deleted where id < transaction.firstNewID {
                 seq += 1

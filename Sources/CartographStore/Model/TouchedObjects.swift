@@ -3,7 +3,7 @@
 /// Objects in first-touch order, each once, kept as runs of consecutive ids of one entity: a payload's
 /// inserts get consecutive ids, so 200,000 new objects are one run rather than 200,000 entries of an
 /// id and an entity name (6 MiB of a tiny-object payload's peak, issue 14).
-struct TouchedObjects: Sequence {
+struct TouchedObjects {
     /// Entity names, indexed by the runs.
     private var entities: [String] = []
     private var runs: [(first: Int64, count: UInt32, entity: UInt32)] = []
@@ -24,26 +24,8 @@ struct TouchedObjects: Sequence {
         runs.append((id, 1, UInt32(index)))
     }
 
-    func makeIterator() -> Iterator { Iterator(objects: self) }
-
     /// The objects as runs of consecutive ids of one entity, in first-touch order.
-    var idRuns: [(first: Int64, count: Int, entity: String)] {
-        runs.map { ($0.first, Int($0.count), entities[Int($0.entity)]) }
-    }
-
-    struct Iterator: IteratorProtocol {
-        let objects: TouchedObjects
-        var run = 0
-        var offset: UInt32 = 0
-
-        mutating func next() -> (id: Int64, entity: String)? {
-            guard run < objects.runs.count else { return nil }
-            let current = objects.runs[run]
-            defer {
-                offset += 1
-                if offset == current.count { (run, offset) = (run + 1, 0) }
-            }
-            return (current.first + Int64(offset), objects.entities[Int(current.entity)])
-        }
+    var idRuns: some Sequence<(first: Int64, count: Int, entity: String)> {
+        runs.lazy.map { ($0.first, Int($0.count), entities[Int($0.entity)]) }
     }
 }
