@@ -586,7 +586,17 @@ extension StoreRegistryTests {
             ((try? FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? NSNumber)?.int64Value) ?? 0
         }
         try insertPublishers(0..<180)  // about 4,400 frames: the pages of 18 MB of objects
-        let deadline = Date().addingTimeInterval(20)
+        // Small writes every 50 ms go on meanwhile, so writes never pause: only the threshold checkpoints.
+        let large = store.usedBytes
+        var deadline = Date().addingTimeInterval(20)
+        var small: Int64 = 10_000
+        while databaseFileBytes() < large, Date() < deadline {
+            try insertPublishers(small..<(small + 1))
+            small += 1
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(databaseFileBytes() >= large, "checkpointed in the background while writes went on")
+        deadline = Date().addingTimeInterval(20)
         while databaseFileBytes() < store.usedBytes || logFileBytes() > 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         #expect(databaseFileBytes() >= store.usedBytes, "checkpointed in the background")
         #expect(logFileBytes() == 0, "and, no write running, the log's file was cut to nothing")
@@ -597,7 +607,24 @@ extension StoreRegistryTests {
             query.count = true
             return try r.page(query).total
         }
-        #expect(count == 600)
+        #expect(count == 600 + Int(small - 10_000))
+    }
+
+    @Test func R_S3_cuttingTheLogDoesNotWaitForAReaderWhileHoldingTheWriteLock() throws {
+        let store = try makeStore()
+        _ = try store.write { (tx) throws(CartographError) in try tx.insert(entity: "Publisher", values: ["id": .integer(1)]) }
+        // A reader in a read transaction keeps using the log.
+        let reader = try SQLiteConnection(path: store.path, readOnly: true)
+        try reader.execute("BEGIN")
+        #expect(try reader.rows("SELECT count(*) FROM \"Publisher\"").first?.first?.integerValue == 1)
+        let writer = try SQLiteConnection(path: store.path)
+        let started = Date()
+        #expect(throws: SQLiteError.self) { try writer.truncateLog() }
+        // SQLite's busy timeout (5 s) would have had it wait for the reader, the writers waiting with it.
+        #expect(Date().timeIntervalSince(started) < Double(SQLiteConnection.busyTimeoutMilliseconds) / 2_000)
+        try reader.execute("COMMIT")
+        try writer.truncateLog()
+        #expect(((try? FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? NSNumber)?.int64Value ?? 0) == 0)
     }
 
     @Test func R_S4_aStoreWhoseWritesPauseHasItsShortLogCheckpointedAndCut() throws {

@@ -79,33 +79,46 @@ extension ModelStore {
     /// copying the log's pages into the database file and syncing it (a fifth of a large store's
     /// write time) runs on a pooled connection on another thread, while the writer goes on. Only a log
     /// that has outgrown that (long readers keep a PASSIVE checkpoint from finishing) is checkpointed
-    /// by the commit itself. Called under the write lock, right after a commit.
+    /// by the commit itself. Whatever its length, the log is cut once writes pause. Called under the
+    /// write lock, right after a commit.
     func checkpointIfDue(writer: SQLiteConnection) {
         let frames = writer.walFrames
-        let commit = commits.add(1, ordering: .relaxed).newValue
+        guard frames > 0 else { return }
         if frames >= Self.writerCheckpointFrames {
             _ = try? writer.checkpoint()  // a failed checkpoint leaves the log for the next one
-            return
+        } else if frames >= Self.checkpointFrames {
+            checkpointInBackground()
         }
-        if frames > 0, frames < Self.checkpointFrames {
-            // Weak: a store the registry has closed (or whose model was deleted) is not checkpointed.
-            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.idleCheckpointDelay) { [weak self] in
-                guard let self, commits.load(ordering: .relaxed) == commit else { return }
-                writeLock.withLockIfAvailable { try? self.writer.connection.truncateLog() }
-            }
-            return
-        }
-        guard frames >= Self.checkpointFrames,
-              checkpointing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        cutLogWhenWritesPause()
+    }
+
+    private func checkpointInBackground() {
+        guard checkpointing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         DispatchQueue.global(qos: .utility).async { [self] in
             defer { checkpointing.store(false, ordering: .releasing) }
             guard let pooled = try? pooledConnection() else { return }
             defer { release(pooled) }
             guard (try? pooled.connection.checkpoint()) == true else { return }
-            // The whole log is in the database file. If no write is running, cut the log's file to zero
-            // (nothing left to copy, so this is quick): a load that has ended leaves no WAL of its own
-            // size beside the database. A write in progress will restart the log itself.
-            writeLock.withLockIfAvailable { try? self.writer.connection.truncateLog() }
+            // The whole log is in the database file: cut it now (nothing left to copy, so this is quick)
+            // rather than at the pause.
+            truncateLogIfNoWriteRuns()
         }
+    }
+
+    /// Cuts the log `idleCheckpointDelay` after this commit if no commit followed it: a load that has
+    /// ended leaves no WAL beside the database. Weak: a store the registry has closed (or whose model
+    /// was deleted) is left alone.
+    private func cutLogWhenWritesPause() {
+        let commit = commits.add(1, ordering: .relaxed).newValue
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.idleCheckpointDelay) { [weak self] in
+            guard let self, commits.load(ordering: .relaxed) == commit else { return }
+            truncateLogIfNoWriteRuns()
+        }
+    }
+
+    /// A TRUNCATE checkpoint on the writer's connection, unless a write is running (it restarts the log
+    /// itself) or a reader still uses the log (it never waits for one: see `truncateLog`).
+    private func truncateLogIfNoWriteRuns() {
+        writeLock.withLockIfAvailable { try? writer.connection.truncateLog() }
     }
 }
