@@ -234,19 +234,15 @@ extension MappingRun {
     private func destinationsTakenLater() -> [Int: [String: Set<Int64>]] {
         /// A to-many and its to-one inverse, by the root of the destinations' entity (no string built per node).
         struct Pair: Hashable { let root: String, toMany: String, toOne: String }
+        let written = nodes.indices.filter { nodes[$0].reachable && !nodes[$0].discarded && !nodes[$0].skipped && nodes[$0].id != nil }
         // By pair: each destination's last source, and the earlier sources that named it.
         var last: [Pair: [Int64: Int]] = [:]
         var earlier: [Pair: [(node: Int, relationship: String, destination: Int64)]] = [:]
-        var mappedFromDestinations = Set<Pair>()
-        for (index, node) in nodes.enumerated() where node.reachable && !node.discarded && !node.skipped && node.id != nil {
-            let entity = node.existing?.entity ?? node.entity
+        for index in written {
+            let node = nodes[index], entity = node.existing?.entity ?? node.entity
             for (mapping, destinations) in node.relationships {
-                guard let relationship = model.relationship(mapping.relationship, of: entity), let inverse = relationship.inverse else { continue }
-                guard relationship.toMany else {
-                    mappedFromDestinations.insert(Pair(root: tables.root(of: entity), toMany: inverse, toOne: relationship.name))
-                    continue
-                }
-                guard model.relationship(inverse, of: relationship.destination)?.toMany == false else { continue }
+                guard let relationship = model.relationship(mapping.relationship, of: entity), relationship.toMany,
+                      let inverse = relationship.inverse, model.relationship(inverse, of: relationship.destination)?.toMany == false else { continue }
                 let pair = Pair(root: tables.root(of: relationship.destination), toMany: relationship.name, toOne: inverse)
                 for destination in destinations ?? [] where !destination.discarded {
                     guard let id = destination.id else { continue }
@@ -254,6 +250,17 @@ extension MappingRun {
                         earlier[pair, default: []].append((previous, mapping.relationship, id))
                     }
                 }
+            }
+        }
+        // Most payloads name each destination once: only then are the to-one sides the payload maps looked for.
+        guard !earlier.isEmpty else { return [:] }
+        var mappedFromDestinations = Set<Pair>()
+        for index in written {
+            let node = nodes[index], entity = node.existing?.entity ?? node.entity
+            for (mapping, _) in node.relationships {
+                guard let relationship = model.relationship(mapping.relationship, of: entity), !relationship.toMany,
+                      let inverse = relationship.inverse else { continue }
+                mappedFromDestinations.insert(Pair(root: tables.root(of: entity), toMany: inverse, toOne: relationship.name))
             }
         }
         var taken: [Int: [String: Set<Int64>]] = [:]
