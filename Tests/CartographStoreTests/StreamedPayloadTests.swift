@@ -11,8 +11,23 @@ import CartographMapping
 private let itemsModel: JSONValue = ["entities": [
     ["name": "Item", "userInfo": ["identityAttributes": "id"],
      "attributes": [["name": "id", "type": "integer64"], ["name": "name", "type": "string", "minLength": 1],
-                    ["name": "version", "type": "integer64"], ["name": "note", "type": "string", "default": "none"]]],
+                    ["name": "version", "type": "integer64"], ["name": "note", "type": "string", "default": "none"]],
+     "relationships": [["name": "tags", "destination": "Tag", "toMany": true, "inverse": "items"]]],
+    ["name": "Tag", "userInfo": ["identityAttributes": "name"],
+     "attributes": [["name": "name", "type": "string"], ["name": "color", "type": "string"]],
+     "relationships": [["name": "items", "destination": "Item", "toMany": true, "inverse": "tags"]]],
 ]]
+
+/// `itemsMapping` with the tags relationship mapped from `tags` (`{"name", "color"}` objects or bare names).
+private func taggedItemsMapping(policy: String = "set") throws -> EntityMapping {
+    try itemsMapping([("relationships", [["from": "tags", "to": "tags", "assignmentPolicy": .string(policy),
+                                          "mapping": ["entity": "Tag", "attributes": ["name": "name", "color": "color"]]]])])
+}
+
+/// `("tags", [{"name": n, "color": "c"}…])`, a change for `itemsPayload`.
+private func tags(_ names: String...) -> (String, JSONValue) {
+    ("tags", .array(names.map { ["name": .string($0), "color": .string("c-\($0)")] }))
+}
 
 private func itemsMapping(_ extra: [(String, JSONValue)] = []) throws -> EntityMapping {
     var document = JSONObject([("entity", "Item"), ("keyPath", "items"), ("attributes", ["id": "id", "name": "name", "version": "version"])])
@@ -78,7 +93,7 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
                     sourceLocation: sourceLocation)
             #expect(result.response?["objects"]?.arrayValue?.count == whole["items"]?.arrayValue?.filter { !$0.isNull }.count, sourceLocation: sourceLocation)
         }
-        result.contents = try storeContents(store, roots: ["Item"])
+        result.contents = try storeContents(store, roots: ["Item", "Tag"])
         result.feed = try replayFeed(store)
         return result
     }
@@ -183,7 +198,43 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
         #expect(chunked.response?["discarded"]?.arrayValue?.first?["pointer"] == "/items/5")
     }
 
-    @Test func streamingIsOnlyPlannedForFlatMappingsOfLargeArrays() throws {
+    @Test func R_P12_nestedObjectsOfOneChunkMapAsInTheWholePayload() throws {
+        // Ten items in four chunks, each with tags of its own; 0 and 1 (one chunk) share "both" under two
+        // colors (R-I5: the later wins); stored item 2 trades its tag "old" for new ones, and 9 has none.
+        let before = itemsPayload([2], [0: [tags("old")]])
+        var changes: [Int: [(String, JSONValue)]] = [:]
+        for index in 0..<9 { changes[index] = [tags("t\(index)a", "t\(index)b")] }
+        changes[0] = [tags("t0a", "both")]
+        changes[1] = [("tags", [["name": "both", "color": "later"], "t1a"])]
+        let (whole, chunked) = try mapBothWays(itemsPayload(Array(0..<10), changes), mapping: try taggedItemsMapping(), before: before)
+        #expect(chunked == whole)
+        #expect(chunked.response?["inserted"] == 26, "items 0-9 but 2, and 17 new tags")
+        #expect(chunked.response?["updated"] == 1)
+        let storedTags: [JSONValue] = chunked.contents.values.filter { $0["_entity"] == "Tag" }
+        var tagsByName: [String: JSONValue] = [:]
+        for tag in storedTags { tagsByName[tag["name"]?.stringValue ?? ""] = tag }
+        #expect(tagsByName["both"]?["color"] == "later")
+        #expect(tagsByName["both"]?["items"]?.arrayValue?.count == 2)
+        #expect(tagsByName["old"]?["items"]?.arrayValue?.isEmpty == true, "assignmentPolicy set: the old tag stays, disconnected")
+        #expect(tagsByName.count == 18)
+    }
+
+    @Test func R_I5_aNestedObjectMetInTwoChunksMapsTheWholePayload() throws {
+        // "shared" is named by item 0 (first chunk) and item 7 (third): one object, its later color winning.
+        let payload = itemsPayload(Array(0..<10), [0: [tags("shared")], 7: [("tags", [["name": "shared", "color": "later"]])]])
+        let (whole, chunked) = try mapBothWays(payload, mapping: try taggedItemsMapping(), streamed: false)
+        #expect(chunked == whole)
+        #expect(chunked.contents.values.filter { $0["_entity"] == "Tag" }.map { $0["color"] } == ["later"])
+    }
+
+    @Test func R_P12_aRelationshipMappingNoObjectUsesMapsInChunks() throws {
+        // Issue 30: a mapping with a relationship mapping kept a million-object payload whole (80x its body).
+        let (whole, chunked) = try mapBothWays(itemsPayload(Array(0..<10)), mapping: try taggedItemsMapping())
+        #expect(chunked == whole)
+        #expect(chunked.response?["inserted"] == 10)
+    }
+
+    @Test func streamingIsOnlyPlannedForMappingsThatMapAChunkAsTheWhole() throws {
         let model = try ModelDocument.parse(json: itemsModel, name: "items")
         let engine = try MappingEngine(model: model, chunkSize: chunkSize)
         let large = itemsPayload(Array(0..<10))
@@ -193,6 +244,8 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
         #expect(try engine.streamingPlan(body: large, reader: JSONReader(), mapping: try itemsMapping(), explain: true) == nil, "R-P13 explain")
         #expect(try engine.streamingPlan(body: large, reader: JSONReader(), mapping: try itemsMapping([("deletionPredicate", "version == 0")]),
                                          explain: false) == nil)
+        #expect(try engine.streamingPlan(body: large, reader: JSONReader(), mapping: try taggedItemsMapping(policy: "replace"), explain: false) == nil,
+                "assignmentPolicy replace: an object one chunk drops, a later one may take")
         #expect(try engine.streamingPlan(body: Array(#"[{"items": [1, 2, 3, 4]}]"#.utf8), reader: JSONReader(), mapping: try itemsMapping(),
                                          explain: false) == nil, "a root array with a key path")
         // A syntax error after the array is reported as parsing reports it, before anything is mapped.

@@ -6,7 +6,8 @@ tiny-object payload:
 
   server.py tiny BINARY BODY TIMEOUT
       On a fresh server (its own data directory, port 0 on 127.0.0.1), one POST of BODY ({"items": [{"id": k}, …]})
-      to a model Item {id}; prints "<HTTP status|timeout-Ns|error…> <seconds> <VmRSS before KiB> <VmHWM after KiB>
+      to a model Item {id, tags} mapped without the tags (the matrix also maps it with a tags mapping no object
+      uses); prints "<HTTP status|timeout-Ns|error…> <seconds> <VmRSS before KiB> <VmHWM after KiB>
       <VmRSS 3 s after KiB> <body bytes>" and, on a second line, the start of the answer. Whatever the server
       does (413, 503, dying), the line is printed.
 
@@ -200,16 +201,29 @@ def serve_lists(server, key, path, seconds, connections=16):
     return done / seconds, bad
 
 
-def tiny_check(binary, body_path, timeout):
-    """The tiny-object payload (issue 14, 29): see the module's docstring. Returns (line, answer)."""
+TINY_MODEL = {"entities": [
+    {"name": "Item", "userInfo": {"identityAttributes": "id"}, "attributes": [{"name": "id", "type": "integer64"}],
+     "relationships": [{"name": "tags", "destination": "Tag", "toMany": True, "inverse": "items"}]},
+    {"name": "Tag", "userInfo": {"identityAttributes": "name"}, "attributes": [{"name": "name", "type": "string"}],
+     "relationships": [{"name": "items", "destination": "Item", "toMany": True, "inverse": "tags"}]}]}
+
+
+def tiny_mapping(nested):
+    """The tiny payload's mapping; `nested` adds a relationship mapping (`tags`) that no object uses (issue 30)."""
+    mapping = {"entity": "Item", "keyPath": "items", "attributes": {"id": "id"}}
+    if nested:
+        mapping["relationships"] = [{"from": "tags", "to": "tags", "mapping": {"entity": "Tag", "attributes": {"name": "name"}}}]
+    return mapping
+
+
+def tiny_check(binary, body_path, timeout, nested=False):
+    """The tiny-object payload (issue 14, 29, 30): see the module's docstring. Returns (line, answer)."""
     size = os.path.getsize(body_path)
     extra = ("--max-body-bytes", str(size * 2)) if size > 64 * 1024 * 1024 else ()
     server = Server(binary, extra_args=extra)
     try:
         key = server.new_tenant()
-        route = server.register(key, "tiny", {"entities": [{"name": "Item", "userInfo": {"identityAttributes": "id"},
-                                                           "attributes": [{"name": "id", "type": "integer64"}]}]},
-                                "items", {"entity": "Item", "keyPath": "items", "attributes": {"id": "id"}})
+        route = server.register(key, "tiny", TINY_MODEL, "items", tiny_mapping(nested))
         time.sleep(0.5)
         before = server.status_kib("VmRSS")
         with open(body_path, "rb") as f:

@@ -38,7 +38,7 @@ extension MappingEngine {
         guard sources.allSatisfy({ $0.root == .representation && !$0.components.isEmpty }),
               mapping.attributes.allSatisfy({ $0.source.root != .parent }),
               mapping.relationships.allSatisfy({ $0.source?.root != .parent }),
-              !readsRoot(mapping, seen: []) else { return nil }
+              !readsRoot(mapping) else { return nil }
         let path = mapping.keyPath?.components ?? []
         guard let elements = try reader.shallowElements(in: body, at: path, members: Set(sources.map { $0.components[0] })) else { return nil }
         return ShallowPayload(body: body, reader: reader, elements: elements,
@@ -46,14 +46,10 @@ extension MappingEngine {
     }
 
     /// Whether a key path of `mapping`, or of a mapping nested in it, reads `@root`.
-    private func readsRoot(_ base: EntityMapping, seen: Set<MappingRun.ResolvedReference>) -> Bool {
-        // A reference may reach its own mapping again (models and mappings have cycles): each is looked at once.
-        let key: MappingRun.ResolvedReference? = base.reference.map { .named($0) } ?? (base.isAnnotationReference ? .annotations(base.entity) : nil)
-        if let key, seen.contains(key) { return false }
-        let mapping = resolve(base)
-        let seen = key.map { seen.union([$0]) } ?? seen
-        if mapping.attributes.contains(where: { $0.source.root == .root }) || mapping.dynamic?.keyPath.root == .root { return true }
-        let nested = mapping.relationships.map(\.mapping) + (mapping.dynamic?.cases.map(\.mapping) ?? [])
-        return mapping.relationships.contains { $0.source?.root == .root } || nested.contains { readsRoot($0, seen: seen) }
+    func readsRoot(_ base: EntityMapping) -> Bool {
+        reachableMappings(from: base).contains { mapping in
+            mapping.attributes.contains { $0.source.root == .root } || mapping.dynamic?.keyPath.root == .root
+                || mapping.relationships.contains { $0.source?.root == .root }
+        }
     }
 }

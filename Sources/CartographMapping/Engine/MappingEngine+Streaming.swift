@@ -85,41 +85,78 @@ extension MappingEngine {
     }
 
     /// Whether `body` can be mapped in chunks with `mapping`, checked before the transaction:
-    /// - the mapping is flat: no relationship mappings, connections, `dynamic`, dictionary transformer,
-    ///   `deleteMissing` (R-D5 needs every object mentioned), `deletionPredicate` (R-D1 runs before the
-    ///   objects are listed, which may name a deleted one by its identity), or key paths reading `@parent` or `@root`;
+    /// - no mapping it reaches has connections, `dynamic`, a dictionary transformer, `deleteMissing`
+    ///   (R-D5 needs every object mentioned), `deletionPredicate` (R-D1 runs before the objects are listed,
+    ///   which may name a deleted one by its identity), an `assignmentPolicy` of `replace` (an object one
+    ///   chunk drops, a later one may take), identities read from `@metadata`, or key paths reading `@root`;
+    ///   the top-level mapping reads nothing from `@parent`;
     /// - the payload is a JSON object whose key path is an array (or a root array, with no key path)
     ///   of more than one chunk of objects (or nulls);
-    /// - no two of them have the same identity (R-I5 merges those before anything is validated);
+    /// - no object is met in two chunks, at any depth (R-I5 merges the copies of one object before
+    ///   anything is validated; the run merges those of one chunk as it merges a whole payload's);
     /// - and no explain trace is asked for.
     /// Otherwise nil, and the payload is mapped whole. Checking the document costs one pass over it
-    /// without building values (after one to find the array); a syntax error is thrown as parsing would throw it.
+    /// (after one to find the array), building one element at a time: a flat mapping hashes its
+    /// identity, one with relationship mappings reads the element as the chunk will. A syntax error is
+    /// thrown as parsing would throw it.
     public func streamingPlan(body: [UInt8], reader: JSONReader, mapping base: EntityMapping,
                               explain: Bool) throws(JSONSyntaxError) -> StreamedPayload? {
         guard !explain, body.count > 0 else { return nil }
-        var run = MappingRun(engine: self, root: .null, metadata: .null)
         let mapping = resolve(base)
-        guard mapping.relationships.isEmpty, mapping.connections.isEmpty, mapping.dynamic == nil, mapping.dictionaryTransformer == nil,
-              mapping.deleteMissing == nil, mapping.deletionPredicate == nil,
-              mapping.attributes.allSatisfy({ $0.source.root == .representation || $0.source.root == .metadata }) else { return nil }
+        guard reachableMappings(from: base).allSatisfy(mapsInChunks),
+              mapping.attributes.allSatisfy({ $0.source.root != .parent }),
+              mapping.relationships.allSatisfy({ $0.source?.root != .parent }) else { return nil }
         let path = mapping.keyPath?.components ?? []
         guard let array = reader.locateArray(in: body, at: path), array.count > chunkSize else { return nil }
         try reader.validate(body)
-        var identities = Set<Int>()
-        identities.reserveCapacity(array.count)
-        var flat = true
+        let nested = !mapping.relationships.isEmpty
+        var run = MappingRun(engine: self, root: .null, metadata: .null)
+        // Identities met in earlier chunks, and in this one (copies within a chunk are merged by its run).
+        var earlier = Set<Int>()
+        var current = Set<Int>()
+        var inChunk = 0
+        var chunkable = true
+        func meet(_ hash: Int) {
+            if earlier.contains(hash) { chunkable = false } else { current.insert(hash) }
+        }
+        func endChunk() {
+            if nested {
+                run.nodeIdentityHashes().forEach(meet)
+                run.startChunk()
+            }
+            earlier.formUnion(current)
+            current.removeAll(keepingCapacity: true)
+            inChunk = 0
+        }
         reader.forEachElement(in: body, of: array) { (_, element) in
-            guard flat else { return }
+            guard chunkable else { return }
             switch element {
             case .null: return
             case .object:
-                if let hash = run.identityHash(of: element, mapping: mapping), !identities.insert(hash).inserted { flat = false }
-            default: flat = false  // a bare identity value (R-P5)
+                if nested {
+                    // Past the engine's maximumObjects: the whole payload's read reports it.
+                    do { _ = try run.read(element, mapping: base, parent: .null, pointer: "") } catch { chunkable = false }
+                } else if let hash = run.identityHash(of: element, mapping: mapping) {
+                    meet(hash)
+                }
+            default: chunkable = false  // a bare identity value (R-P5)
             }
+            inChunk += 1
+            if inChunk == chunkSize { endChunk() }
         }
-        guard flat else { return nil }
+        endChunk()
+        guard chunkable else { return nil }
         return StreamedPayload(body: body, reader: reader, array: array,
                                pointer: path.map { "/" + MappingRun.escape($0) }.joined(), mapping: base)
+    }
+
+    /// Whether `mapping` (resolved) maps a chunk as it maps the whole payload: see `streamingPlan`.
+    private func mapsInChunks(_ mapping: EntityMapping) -> Bool {
+        let identity = Set(mapping.resolvedIdentificationAttributes)
+        return mapping.connections.isEmpty && mapping.dynamic == nil && mapping.dictionaryTransformer == nil
+            && mapping.deleteMissing == nil && mapping.deletionPredicate == nil
+            && mapping.relationships.allSatisfy { $0.assignmentPolicy != .replace && $0.source?.root != .root }
+            && mapping.attributes.allSatisfy { $0.source.root != .root && !($0.source.root == .metadata && identity.contains($0.attribute)) }
     }
 
     /// Maps a payload `streamingPlan` accepted, in chunks, into `store` (already inside a transaction);

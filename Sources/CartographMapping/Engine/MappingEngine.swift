@@ -265,6 +265,22 @@ extension MappingEngine {
         named.identityReferences = false
         return named
     }
+
+    /// `base` and every mapping it reaches through relationship mappings and `dynamic` cases, resolved,
+    /// each reference once (models and mappings have cycles: a reference may reach its own mapping again).
+    func reachableMappings(from base: EntityMapping) -> [EntityMapping] {
+        var seen = Set<MappingRun.ResolvedReference>()
+        var reached: [EntityMapping] = []
+        var pending = [base]
+        while let next = pending.popLast() {
+            let key: MappingRun.ResolvedReference? = next.reference.map { .named($0) } ?? (next.isAnnotationReference ? .annotations(next.entity) : nil)
+            if let key, !seen.insert(key).inserted { continue }
+            let mapping = resolve(next)
+            reached.append(mapping)
+            pending += mapping.relationships.map(\.mapping) + (mapping.dynamic?.cases.map(\.mapping) ?? [])
+        }
+        return reached
+    }
 }
 
 /// A payload read into nodes (phase 1), waiting for `MappingEngine.map(_ read:)`. Not Sendable: its

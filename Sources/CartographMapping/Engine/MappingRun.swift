@@ -152,6 +152,18 @@ struct MappingRun {
         return hasher.finalize()
     }
 
+    /// A hash of each node's root entity and identity (nodes without one are never merged): what
+    /// `MappingEngine.streamingPlan` compares across chunks.
+    func nodeIdentityHashes() -> [Int] {
+        nodes.compactMap { node in
+            guard let identity = node.identity else { return nil }
+            var hasher = Hasher()
+            hasher.combine(tables.root(of: node.entity))
+            hasher.combine(identity)
+            return hasher.finalize()
+        }
+    }
+
     /// Reads the selected representations in payload order, registering the `current` ones (read ahead)
     /// as they are; stops when a representation meets a node read ahead (the caller starts again).
     private mutating func read(_ selected: [Selected], mapping: EntityMapping, current: [MappedNode?]) throws(CartographError)

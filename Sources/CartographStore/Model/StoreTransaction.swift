@@ -21,11 +21,14 @@ public final class StoreTransaction {
     /// one leaves no tombstone (no reader ever saw it).
     let firstNewID: Int64
     private(set) var deletedIDs: Set<Int64> = []
-    /// Objects inserted here whose relationship storage, on either side, nothing has written since,
-    /// with the to-one destinations their row was inserted with: every other relationship of theirs is
-    /// empty, so reading one needs no query (most of a payload's new objects are asked for their old
-    /// destinations right after they are inserted).
-    private var bareInserts: [Int64: [String: Int64]] = [:]
+    /// Objects inserted here whose relationship storage, on either side, something wrote since. The
+    /// others inserted here are bare: every relationship of theirs is empty but the to-ones their row was
+    /// inserted with, so reading one needs no query (most of a payload's new objects are asked for their
+    /// old destinations right after they are inserted).
+    private var writtenSinceInsert: IDBitSet
+    /// The to-one destinations bare objects' rows were inserted with, for those that have any; past
+    /// `maxKeptObjects` such objects, a new one counts as written (read with a query).
+    private var insertedToOnes: [Int64: [String: Int64]] = [:]
     /// Forward join-table destinations written here, in order, by object and relationship: writing one
     /// replaces all of its rows, so the list is exact until a write from the other side (which drops
     /// it). Relationship reads use it instead of a query. Kept for `maxKeptObjects` objects only: a huge
@@ -41,6 +44,7 @@ public final class StoreTransaction {
         self.layout = layout
         self.nextID = nextID
         self.firstNewID = nextID
+        self.writtenSinceInsert = IDBitSet(base: nextID)
     }
 
     public var model: Model { layout.model }
@@ -96,8 +100,9 @@ public final class StoreTransaction {
         record(id, entity)
         let written = toOne.filter { plan.toOne.contains($0.key) }
         relationshipsWritten(of: toOne.values)
-        // An entity without relationships is never asked for destinations: nothing to remember.
-        if !layout.properties(of: entity).relationships.isEmpty { bareInserts[id] = written }
+        if !written.isEmpty {
+            if insertedToOnes.count < Self.maxKeptObjects { insertedToOnes[id] = written } else { writtenSinceInsert.insert(id) }
+        }
         for (name, destination) in toOne where !plan.toOne.contains(name) {
             try setRelationship(id: id, entity: entity, relationship: name, to: [destination], current: [])
         }
@@ -155,7 +160,7 @@ public final class StoreTransaction {
 
     /// The destinations of a relationship, in order.
     public func destinations(of id: Int64, entity: String, relationship: String) throws(CartographError) -> [Int64] {
-        if let written = bareInserts[id] { return written[relationship].map { [$0] } ?? [] }
+        if id >= firstNewID, id < nextID, !writtenSinceInsert.contains(id) { return insertedToOnes[id]?[relationship].map { [$0] } ?? [] }
         if let written = writtenJoinDestinations[id]?[relationship] { return written }
         return try sqlite { () throws(SQLiteError) in try reader.destinationIDs(of: id, entity: entity, relationship: relationship) }
     }
@@ -235,10 +240,12 @@ public final class StoreTransaction {
         relationshipsWritten(of: ids + [destination])
     }
 
-    /// Records that the relationship storage of `ids` has been written (see `bareInserts`).
+    /// Records that the relationship storage of `ids` has been written (see `writtenSinceInsert`).
     private func relationshipsWritten(of ids: some Sequence<Int64>) {
-        guard !bareInserts.isEmpty else { return }
-        for id in ids { bareInserts[id] = nil }
+        for id in ids where id >= firstNewID {
+            writtenSinceInsert.insert(id)
+            if !insertedToOnes.isEmpty { insertedToOnes[id] = nil }
+        }
     }
 
     /// Writes one side's storage from `old` to `new` destinations, touching the objects whose stored
