@@ -6,7 +6,7 @@ tiny-object payload:
 
   server.py tiny BINARY BODY TIMEOUT
       On a fresh server (its own data directory, port 0 on 127.0.0.1), one POST of BODY ({"items": [{"id": k}, …]})
-      to a model Item {id, tags} mapped without the tags (the matrix also maps it with a tags mapping no object
+      to a model Item {id} (the matrix also posts it to Item {id, tags} through a mapping of the tags no object
       uses); prints "<HTTP status|timeout-Ns|error…> <seconds> <VmRSS before KiB> <VmHWM after KiB>
       <VmRSS 3 s after KiB> <body bytes>" and, on a second line, the start of the answer. Whatever the server
       does (413, 503, dying), the line is printed.
@@ -201,19 +201,18 @@ def serve_lists(server, key, path, seconds, connections=16):
     return done / seconds, bad
 
 
-TINY_MODEL = {"entities": [
-    {"name": "Item", "userInfo": {"identityAttributes": "id"}, "attributes": [{"name": "id", "type": "integer64"}],
-     "relationships": [{"name": "tags", "destination": "Tag", "toMany": True, "inverse": "items"}]},
-    {"name": "Tag", "userInfo": {"identityAttributes": "name"}, "attributes": [{"name": "name", "type": "string"}],
-     "relationships": [{"name": "items", "destination": "Item", "toMany": True, "inverse": "tags"}]}]}
-
-
-def tiny_mapping(nested):
-    """The tiny payload's mapping; `nested` adds a relationship mapping (`tags`) that no object uses (issue 30)."""
+def tiny_model_and_mapping(nested):
+    """The tiny payload's model and mapping: Item {id}; `nested` gives Item tags and maps them with a relationship
+    mapping that no object uses (issue 30)."""
+    item = {"name": "Item", "userInfo": {"identityAttributes": "id"}, "attributes": [{"name": "id", "type": "integer64"}]}
     mapping = {"entity": "Item", "keyPath": "items", "attributes": {"id": "id"}}
-    if nested:
-        mapping["relationships"] = [{"from": "tags", "to": "tags", "mapping": {"entity": "Tag", "attributes": {"name": "name"}}}]
-    return mapping
+    if not nested:
+        return {"entities": [item]}, mapping
+    item["relationships"] = [{"name": "tags", "destination": "Tag", "toMany": True, "inverse": "items"}]
+    tag = {"name": "Tag", "userInfo": {"identityAttributes": "name"}, "attributes": [{"name": "name", "type": "string"}],
+           "relationships": [{"name": "items", "destination": "Item", "toMany": True, "inverse": "tags"}]}
+    mapping["relationships"] = [{"from": "tags", "to": "tags", "mapping": {"entity": "Tag", "attributes": {"name": "name"}}}]
+    return {"entities": [item, tag]}, mapping
 
 
 def tiny_check(binary, body_path, timeout, nested=False):
@@ -223,7 +222,8 @@ def tiny_check(binary, body_path, timeout, nested=False):
     server = Server(binary, extra_args=extra)
     try:
         key = server.new_tenant()
-        route = server.register(key, "tiny", TINY_MODEL, "items", tiny_mapping(nested))
+        model, mapping = tiny_model_and_mapping(nested)
+        route = server.register(key, "tiny", model, "items", mapping)
         time.sleep(0.5)
         before = server.status_kib("VmRSS")
         with open(body_path, "rb") as f:
