@@ -32,7 +32,9 @@ stop_server() {
 }
 
 # release_binary SCRATCH: builds cartograph in release under that scratch path; sets bin to its directory.
+# BENCH_BINARY=path/to/cartograph uses that build instead (to compare two builds).
 release_binary() {
+  if [ -n "${BENCH_BINARY:-}" ]; then bin=$(cd "$(dirname "$BENCH_BINARY")" && pwd); return; fi
   swift build -c release --scratch-path "$1" --product cartograph >/dev/null
   bin=$(swift build -c release --scratch-path "$1" --show-bin-path)
 }

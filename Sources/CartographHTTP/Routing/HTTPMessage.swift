@@ -42,6 +42,15 @@ public struct HTTPRequest: Sendable {
         self.arrival = arrival
     }
 
+    /// The tenant segment of a `/v1/tenants/{tenant}/…` path as sent, "" for other paths: whose turn a
+    /// request waits for among the request workers (see `TenantTurns`), before anything is authorized.
+    var tenantSegment: Substring {
+        let prefix = "/v1/tenants/"
+        guard path.hasPrefix(prefix) else { return "" }
+        let rest = path.dropFirst(prefix.count)
+        return rest.prefix { $0 != "/" }
+    }
+
     /// Builds a request from a request target such as `/v1/tenants?x=1` (query decoded here).
     public init(method: String, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)

@@ -10,7 +10,7 @@
 // no data: the body is accumulated in a per-request `RequestState` (retained in `*req_cls` and
 // released in the completion callback, the one place that sees every request end) and answered on
 // the last call. The request path stays synchronous on MHD's threads (LIBMICROHTTPD.md), except for
-// requests with large bodies, answered by `RequestWorkers` while their connection is suspended.
+// requests with a body, answered by `RequestWorkers` while their connection is suspended.
 import Foundation
 public import Synchronization
 import Logging
@@ -59,16 +59,20 @@ public final class MicroHTTPDServer: Sendable {
         }
     }
 
-    /// Answers requests whose body is at least `offloadBodyBytes` long.
+    /// Answers requests with a body (issue 30, noisy neighbours): a payload takes milliseconds to seconds
+    /// to map, and on a request thread it held up every other connection of that thread — another
+    /// tenant's GETs too. The request threads keep the short requests; workers take bodies by tenant in turn.
     let workers: RequestWorkers
-    /// A body this large takes milliseconds to map: its request goes to `workers`.
-    static let offloadBodyBytes = 64 * 1024
+    /// The workers' nice value: mapping payloads is batch work, so on a busy machine the request threads
+    /// (reads, whoever's) run first; alone, the workers still get every idle core.
+    static let workerNiceness: Int32 = 10
 
     public init(application: Application) {
         self.application = application
         // One per core: their work is CPU-bound, and each worker's malloc arena keeps what its payloads
         // freed (a worker per request thread raised a 100k re-load's peak RSS from ~100 to ~110 MiB).
-        workers = RequestWorkers(count: max(2, ProcessInfo.processInfo.activeProcessorCount), stackBytes: Self.threadStackBytes)
+        workers = RequestWorkers(count: max(2, ProcessInfo.processInfo.activeProcessorCount), stackBytes: Self.threadStackBytes,
+                                 niceness: Self.workerNiceness)
     }
 
     /// Each request thread's stack.
@@ -313,10 +317,10 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         return queue(response, on: connection)
     }
     let application = server.application
-    if state.receivedBytes >= MicroHTTPDServer.offloadBodyBytes {
+    if state.receivedBytes > 0 {
         let workers = server.workers
         return answerWhileSuspended(state) { answer in
-            workers.submit { application.park(application.respond(to: request), for: request, resolve: answer) }
+            workers.submit(tenant: String(request.tenantSegment)) { application.park(application.respond(to: request), for: request, resolve: answer) }
         }
     }
     let response = application.respond(to: request)
