@@ -12,16 +12,23 @@ private let itemsModel: JSONValue = ["entities": [
     ["name": "Item", "userInfo": ["identityAttributes": "id"],
      "attributes": [["name": "id", "type": "integer64"], ["name": "name", "type": "string", "minLength": 1],
                     ["name": "version", "type": "integer64"], ["name": "note", "type": "string", "default": "none"]],
-     "relationships": [["name": "tags", "destination": "Tag", "toMany": true, "inverse": "items"]]],
+     "relationships": [["name": "tags", "destination": "Tag", "toMany": true, "inverse": "items"],
+                       ["name": "parts", "destination": "Part", "toMany": true, "inverse": "item"]]],
     ["name": "Tag", "userInfo": ["identityAttributes": "name"],
-     "attributes": [["name": "name", "type": "string"], ["name": "color", "type": "string"]],
+     "attributes": [["name": "name", "type": "string"], ["name": "color", "type": "string", "minLength": 1]],
      "relationships": [["name": "items", "destination": "Item", "toMany": true, "inverse": "tags"]]],
+    ["name": "Part", "userInfo": ["identityAttributes": "name"], "attributes": [["name": "name", "type": "string"]],
+     "relationships": [["name": "item", "destination": "Item", "inverse": "parts"]]],
 ]]
 
-/// `itemsMapping` with the tags relationship mapped from `tags` (`{"name", "color"}` objects or bare names).
-private func taggedItemsMapping(policy: String = "set") throws -> EntityMapping {
-    try itemsMapping([("relationships", [["from": "tags", "to": "tags", "assignmentPolicy": .string(policy),
-                                          "mapping": ["entity": "Tag", "attributes": ["name": "name", "color": "color"]]]])])
+/// `itemsMapping` with the tags relationship mapped from `tags` (`{"name", "color"}` objects or bare names)
+/// and the parts relationship from `parts` (`{"name"}`: a part belongs to one item).
+private func taggedItemsMapping(policy: String = "set", discardInvalidTags: Bool = false) throws -> EntityMapping {
+    try itemsMapping([("relationships", [
+        ["from": "tags", "to": "tags", "assignmentPolicy": .string(policy),
+         "mapping": ["entity": "Tag", "attributes": ["name": "name", "color": "color"], "discardsInvalidObjectsOnInsert": .bool(discardInvalidTags)]],
+        ["from": "parts", "to": "parts", "mapping": ["entity": "Part", "attributes": ["name": "name"]]],
+    ])])
 }
 
 /// `("tags", [{"name": n, "color": "c"}…])`, a change for `itemsPayload`.
@@ -93,7 +100,7 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
                     sourceLocation: sourceLocation)
             #expect(result.response?["objects"]?.arrayValue?.count == whole["items"]?.arrayValue?.filter { !$0.isNull }.count, sourceLocation: sourceLocation)
         }
-        result.contents = try storeContents(store, roots: ["Item", "Tag"])
+        result.contents = try storeContents(store, roots: ["Item", "Tag", "Part"])
         result.feed = try replayFeed(store)
         return result
     }
@@ -225,6 +232,43 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
         let (whole, chunked) = try mapBothWays(payload, mapping: try taggedItemsMapping(), streamed: false)
         #expect(chunked == whole)
         #expect(chunked.contents.values.filter { $0["_entity"] == "Tag" }.map { $0["color"] } == ["later"])
+    }
+
+    @Test func R_I5_R_P12_aNestedObjectNamedAlikeInSeveralChunksIsMappedOnceInChunks() throws {
+        // Tags from a pool of three, named alike by every item (four chunks): each chunk writes them, the
+        // first counts them; stored tag "t1" is named too, unchanged.
+        let before = itemsPayload([100], [0: [tags("t1")]])
+        var changes: [Int: [(String, JSONValue)]] = [:]
+        for index in 0..<10 { changes[index] = [tags("t\(index % 3)", "t\((index + 1) % 3)")] }
+        let (whole, chunked) = try mapBothWays(itemsPayload(Array(0..<10), changes), mapping: try taggedItemsMapping(), before: before)
+        #expect(chunked == whole)
+        #expect(chunked.response?["inserted"] == 12, "ten items and tags t0 and t2")
+        #expect(chunked.response?["unchanged"] == 1, "t1, counted once")
+        let stored = chunked.contents.values.filter { $0["_entity"] == "Tag" }
+        #expect(stored.count == 3)
+        #expect(stored.first { $0["name"] == "t0" }?["items"]?.arrayValue?.count == 7)
+    }
+
+    @Test func R_P8_R_P11_anInvalidNestedObjectNamedInSeveralChunksIsReportedOnce() throws {
+        // Tag "bad" (an empty color) is named by items 0 and 7: discarded once, or the one error of the whole payload.
+        var changes: [Int: [(String, JSONValue)]] = [:]
+        for index in [0, 7] { changes[index] = [("tags", [["name": "bad", "color": ""], ["name": "ok", "color": "c"]])] }
+        let payload = itemsPayload(Array(0..<10), changes)
+        let (wholeDiscarding, chunkedDiscarding) = try mapBothWays(payload, mapping: try taggedItemsMapping(discardInvalidTags: true))
+        #expect(chunkedDiscarding == wholeDiscarding)
+        #expect(chunkedDiscarding.response?["discarded"]?.arrayValue?.count == 1)
+        let (whole, chunked) = try mapBothWays(payload, mapping: try taggedItemsMapping())
+        #expect(chunked == whole)
+        #expect(chunked.error?.errors.count == 1)
+        #expect(chunked.contents.isEmpty, "R-P11: nothing stored")
+    }
+
+    @Test func R_I5_aNestedObjectWithAToOneInverseNamedInSeveralChunksMapsTheWholePayload() throws {
+        // Part "p" belongs to one item: named by items 1 and 8, it moves to the last (R-I5), which a chunk cannot know.
+        let payload = itemsPayload(Array(0..<10), [1: [("parts", [["name": "p"]])], 8: [("parts", [["name": "p"]])]])
+        let (whole, chunked) = try mapBothWays(payload, mapping: try taggedItemsMapping(), streamed: false)
+        #expect(chunked == whole)
+        #expect(chunked.contents.values.first { $0["_entity"] == "Part" }?["item"] != nil)
     }
 
     @Test func R_P12_aRelationshipMappingNoObjectUsesMapsInChunks() throws {

@@ -16,6 +16,9 @@ public struct StreamedPayload: Sendable {
     let pointer: String
     /// The mapping the plan was made for: a transaction under another model maps the whole payload.
     public let mapping: EntityMapping
+    /// Nested objects met in several chunks, every copy alike, by identity hash (`MappingRun.identityHash(of:)`):
+    /// each chunk writes them, the first to map them counts and lists them.
+    let shared: Set<Int>
 }
 
 /// A request body ready to map: parsed whole, planned for mapping in chunks, or read shallowly.
@@ -92,8 +95,11 @@ extension MappingEngine {
     ///   the top-level mapping reads nothing from `@parent`;
     /// - the payload is a JSON object whose key path is an array (or a root array, with no key path)
     ///   of more than one chunk of objects (or nulls);
-    /// - no object is met in two chunks, at any depth (R-I5 merges the copies of one object before
-    ///   anything is validated; the run merges those of one chunk as it merges a whole payload's);
+    /// - no object is met in two chunks (R-I5 merges the copies of one object before anything is
+    ///   validated; the run merges those of one chunk as it merges a whole payload's), except a nested
+    ///   one whose copies are all alike (`MappingRun.contentHash`), never at the top level, reached only
+    ///   through relationships whose inverse is to-many (so no copy moves it from one object to
+    ///   another): an author or a tag many objects name, written by each chunk, counted by the first;
     /// - and no explain trace is asked for.
     /// Otherwise nil, and the payload is mapped whole. Checking the document costs one pass over it
     /// (after one to find the array), building one element at a time: a flat mapping hashes its
@@ -111,22 +117,55 @@ extension MappingEngine {
         try reader.validate(body)
         let nested = !mapping.relationships.isEmpty
         var run = MappingRun(engine: self, root: .null, metadata: .null)
-        // Identities met in earlier chunks, and in this one (copies within a chunk are merged by its run).
+        // A flat mapping's identities met in earlier chunks, and in this one (copies within a chunk are
+        // merged by its run).
         var earlier = Set<Int>()
         var current = Set<Int>()
+        // With relationship mappings: the top-level objects of earlier chunks, the nested ones with their
+        // content (`unshareable` when no copy may stand for another), and those named alike in several.
+        var topLevel = Set<Int>()
+        var topHere = Set<Int>()
+        var nestedMet: [Int: Int] = [:]
+        let unshareable = Int.min
+        var shared = Set<Int>()
+        var movesByRelationship: [String: Bool] = [:]
         var inChunk = 0
         var chunkable = true
-        func meet(_ hash: Int) {
-            if earlier.contains(hash) { chunkable = false } else { current.insert(hash) }
-        }
         func endChunk() {
-            if nested {
-                run.nodeIdentityHashes().forEach(meet)
-                run.startChunk()
+            defer { inChunk = 0 }
+            guard nested else {
+                earlier.formUnion(current)
+                current.removeAll(keepingCapacity: true)
+                return
             }
-            earlier.formUnion(current)
-            current.removeAll(keepingCapacity: true)
-            inChunk = 0
+            // Objects named here through a relationship whose inverse is to-one: another copy would move them.
+            var moving = Set<Int>()
+            for node in run.nodes {
+                for (relationshipMapping, destinations) in node.relationships {
+                    let key = node.entity + "\u{0}" + relationshipMapping.relationship
+                    let moves = movesByRelationship[key] ?? movesDestinations(of: relationshipMapping.relationship, entity: node.entity)
+                    movesByRelationship[key] = moves
+                    if moves { moving.formUnion((destinations ?? []).compactMap(run.identityHash(of:))) }
+                }
+            }
+            for node in run.nodes {
+                guard let hash = run.identityHash(of: node) else { continue }
+                if topHere.contains(hash) {
+                    if topLevel.contains(hash) || nestedMet[hash] != nil { chunkable = false }
+                    continue
+                }
+                let content = moving.contains(hash) ? unshareable : run.contentHash(of: node) ?? unshareable
+                if topLevel.contains(hash) {
+                    chunkable = false
+                } else if let first = nestedMet[hash] {
+                    if first != unshareable, first == content { shared.insert(hash) } else { chunkable = false }
+                } else {
+                    nestedMet[hash] = content
+                }
+            }
+            topLevel.formUnion(topHere)
+            topHere.removeAll(keepingCapacity: true)
+            run.startChunk()
         }
         reader.forEachElement(in: body, of: array) { (_, element) in
             guard chunkable else { return }
@@ -135,9 +174,14 @@ extension MappingEngine {
             case .object:
                 if nested {
                     // Past the engine's maximumObjects: the whole payload's read reports it.
-                    do { _ = try run.read(element, mapping: base, parent: .null, pointer: "") } catch { chunkable = false }
+                    do {
+                        let node = try run.read(element, mapping: base, parent: .null, pointer: "")
+                        if let hash = run.identityHash(of: node) { topHere.insert(hash) }
+                    } catch {
+                        chunkable = false
+                    }
                 } else if let hash = run.identityHash(of: element, mapping: mapping) {
-                    meet(hash)
+                    if earlier.contains(hash) { chunkable = false } else { current.insert(hash) }
                 }
             default: chunkable = false  // a bare identity value (R-P5)
             }
@@ -147,7 +191,15 @@ extension MappingEngine {
         endChunk()
         guard chunkable else { return nil }
         return StreamedPayload(body: body, reader: reader, array: array,
-                               pointer: path.map { "/" + MappingRun.escape($0) }.joined(), mapping: base)
+                               pointer: path.map { "/" + MappingRun.escape($0) }.joined(), mapping: base, shared: shared)
+    }
+
+    /// Whether a relationship moves a destination another object names: its inverse is to-one (a
+    /// to-many with one moves the destination to its last parent, R-I5; a one-to-one steals it).
+    private func movesDestinations(of name: String, entity: String) -> Bool {
+        guard let relationship = model.relationship(name, of: entity) else { return true }
+        guard let inverse = relationship.inverse else { return false }
+        return !(model.relationship(inverse, of: relationship.destination)?.toMany ?? false)
     }
 
     /// Whether `mapping` (resolved) maps a chunk as it maps the whole payload: see `streamingPlan`.
@@ -188,6 +240,7 @@ extension MappingEngine {
                 topLevel = try run.readSelected(chunk, mapping: mapping, lookup: store)
                 try run.identify(in: store)
             }
+            run.markRepeatedShared(streamed.shared)
             failures += try run.validationFailures(topLevel: topLevel.map(\.node), in: store)
             if failures.isEmpty {
                 try run.preconnect(in: store)

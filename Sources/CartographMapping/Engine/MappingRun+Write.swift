@@ -48,7 +48,8 @@ extension MappingRun {
             if node.isNew && node.mapping.discardsInvalidObjectsOnInsert {
                 node.discarded = true
                 node.errors = problems  // listed in `discarded`
-            } else {
+            } else if !isRepeatedShared(node) {
+                // A shared object's copy in a later chunk had these problems in the chunk that listed them first.
                 failures += problems
             }
         }
@@ -311,7 +312,8 @@ extension MappingRun {
 
     /// Counts every object the payload touched and lists the top-level ones (R-P12, R-P13).
     mutating func summarize(topLevel: [(node: MappedNode, pointer: String)], in store: some MappingStore) throws(CartographError) -> MappingResult {
-        for node in nodes where node.reachable {
+        // A shared object a chunk before this one mapped was counted and listed there (see `repeatedShared`).
+        for node in nodes where node.reachable && !isRepeatedShared(node) {
             if node.discarded {
                 try record(pointer: node.pointer, entity: node.entity, key: Self.key(of: node), action: "discard",
                            reason: node.errors.map(\.message).joined(separator: "; "))
@@ -327,7 +329,7 @@ extension MappingRun {
                            reason: node.isReference ? "\(why): inserted as a stub" : why)
             }
         }
-        for node in nodes where node.reachable && node.discarded {
+        for node in nodes where node.reachable && node.discarded && !isRepeatedShared(node) {
             result.discarded.append(.object(JSONObject([
                 ("pointer", .string(node.pointer)), ("entity", .string(node.entity)),
                 ("key", Self.key(of: node)),

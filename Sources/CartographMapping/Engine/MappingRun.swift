@@ -124,6 +124,7 @@ struct MappingRun {
         nodes = []
         byIdentity = [:]
         knownAbsent = [:]
+        repeatedShared = []
         readAheadMet = false
         self.readsAhead = readsAhead
     }
@@ -152,16 +153,61 @@ struct MappingRun {
         return hasher.finalize()
     }
 
-    /// A hash of each node's root entity and identity (nodes without one are never merged): what
-    /// `MappingEngine.streamingPlan` compares across chunks.
-    func nodeIdentityHashes() -> [Int] {
-        nodes.compactMap { node in
-            guard let identity = node.identity else { return nil }
-            var hasher = Hasher()
-            hasher.combine(tables.root(of: node.entity))
-            hasher.combine(identity)
-            return hasher.finalize()
+    /// A hash of a node's root entity and identity, nil without one (such a node is never merged):
+    /// what `MappingEngine.streamingPlan` compares across chunks.
+    func identityHash(of node: MappedNode) -> Int? {
+        guard let identity = node.identity else { return nil }
+        var hasher = Hasher()
+        hasher.combine(tables.root(of: node.entity))
+        hasher.combine(identity)
+        return hasher.finalize()
+    }
+
+    /// A hash of what a node maps: its values, whether it is only an identity (R-P5), its problems so
+    /// far and its relationships' destinations by identity. Nil when a destination has no identity (each
+    /// copy of the node would insert its own). Copies in several chunks with one content hash map as one.
+    func contentHash(of node: MappedNode) -> Int? {
+        var hasher = Hasher()
+        hasher.combine(node.values)
+        hasher.combine(node.isReference)
+        hasher.combine(node.errors.count)
+        for (mapping, destinations) in node.relationships {
+            hasher.combine(mapping.relationship)
+            guard let destinations else {
+                hasher.combine(-1)
+                continue
+            }
+            hasher.combine(destinations.count)
+            for destination in destinations {
+                guard let hash = identityHash(of: destination) else { return nil }
+                hasher.combine(hash)
+            }
         }
+        return hasher.finalize()
+    }
+
+    /// Objects a streamed payload names in several chunks, all alike (see `MappingEngine.streamingPlan`),
+    /// by identity hash, once an earlier chunk has mapped them.
+    private var sharedMapped: Set<Int> = []
+    /// The nodes of this chunk that stand for such an object: written again (an unchanged object, or
+    /// discarded again), but neither counted nor listed again.
+    private(set) var repeatedShared: Set<ObjectIdentifier> = []
+
+    /// Finds the nodes of this chunk that stand for shared objects an earlier chunk mapped; the others
+    /// count as mapped for later chunks.
+    mutating func markRepeatedShared(_ shared: Set<Int>) {
+        guard !shared.isEmpty else { return }
+        var mappedHere: [Int] = []
+        for node in nodes {
+            guard let hash = identityHash(of: node), shared.contains(hash) else { continue }
+            if sharedMapped.contains(hash) { repeatedShared.insert(ObjectIdentifier(node)) } else { mappedHere.append(hash) }
+        }
+        sharedMapped.formUnion(mappedHere)
+    }
+
+    /// Whether `node` stands for a shared object an earlier chunk mapped (see `repeatedShared`).
+    func isRepeatedShared(_ node: MappedNode) -> Bool {
+        !repeatedShared.isEmpty && repeatedShared.contains(ObjectIdentifier(node))
     }
 
     /// Reads the selected representations in payload order, registering the `current` ones (read ahead)
