@@ -33,10 +33,7 @@ struct Map: ParsableCommand {
     func run() throws {
         do {
             let modelDocument = try Self.read(model)
-            let isXML = modelDocument.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }.first == UInt8(ascii: "<")
-            let parsedModel = isXML ? try ModelDocument.parse(coreDataXML: modelDocument, name: "model")
-                : try ModelDocument.parse(jsonBytes: modelDocument, name: "model")
-            _ = try ValueTransformerRegistry(model: parsedModel)
+            let parsedModel = try ModelIntake.read(modelDocument, format: .of(modelDocument), name: "model")
             let modelStore = try ModelStore(name: "model", path: store)
             let (registered, _) = try modelStore.register(parsedModel, allowDestructive: allowDestructive)
             let source: MappingSource

@@ -24,12 +24,9 @@ struct Validate: ParsableCommand {
             throw ValidationError("Cannot read '\(model)'.")
         }
         let bytes = Array(data)
-        let isXML = bytes.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }.first == UInt8(ascii: "<")
         do {
-            let parsed = isXML ? try ModelDocument.parse(coreDataXML: bytes, name: name) : try ModelDocument.parse(jsonBytes: bytes, name: name)
+            let parsed = try ModelIntake.read(bytes, format: .of(bytes), name: name)
             for warning in parsed.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
-            _ = try ValueTransformerRegistry(model: parsed)
-            _ = try DictionaryTransformerRegistry(model: parsed)
             guard let mapping else {
                 print(parsed.normalizedJSON.jsonText)
                 return

@@ -40,6 +40,37 @@ struct CommandTests {
         #expect(stderr.contains("max-json-depth must be a whole number in 1...2048"), "\(stderr)")
     }
 
+    @Test func R_M5_mapAndValidateRefuseWhatTheModelRouteRefuses() throws {
+        // A model whose dictionary transformer has an unknown operation: `map` used to register it (issue 31).
+        let model: JSONValue = ["entities": [["name": "Item", "userInfo": ["identityAttributes": "id"],
+                                              "attributes": [["name": "id", "type": "integer64"]]]],
+                                "dictionaryTransformers": ["Legacy": [["op": "rename", "from": "a", "to": "b"]]]]
+        let server = try InProcessServer()
+        let key = try #require(try server.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+        let refused = try server.sendJSON("PUT", "/v1/tenants/acme/models/m", model, token: key)
+        #expect(refused.status == 422)
+        let pointers = try #require(try refused.json()["errors"]?.arrayValue?.compactMap { $0["pointer"]?.stringValue })
+        #expect(pointers.contains { $0.hasPrefix("/dictionaryTransformers/Legacy/0") }, "\(pointers)")
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("intake-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = (model: directory.appendingPathComponent("model.json"), mapping: directory.appendingPathComponent("mapping.json"),
+                     payload: directory.appendingPathComponent("payload.json"))
+        try Data(model.jsonBytes).write(to: files.model)
+        try Data(#"{"entity": "Item", "keyPath": "items", "attributes": ["id"]}"#.utf8).write(to: files.mapping)
+        try Data(#"{"items": [{"id": 1}]}"#.utf8).write(to: files.payload)
+        let store = directory.appendingPathComponent("store.sqlite").path
+        let (mapStatus, mapOut, mapErr) = try run(["map", "--model", files.model.path, "--mapping", files.mapping.path, "--store", store, files.payload.path])
+        #expect(mapStatus == 1)
+        #expect(mapOut.isEmpty)
+        for pointer in pointers { #expect(mapErr.contains(pointer), "map names \(pointer): \(mapErr)") }
+        #expect(!FileManager.default.fileExists(atPath: store), "a refused model leaves no store file")
+        let (validateStatus, _, validateErr) = try run(["validate", files.model.path])
+        #expect(validateStatus == 1)
+        for pointer in pointers { #expect(validateErr.contains(pointer), "validate names \(pointer): \(validateErr)") }
+    }
+
     @Test func versionPrintsTheVersion() throws {
         let (status, stdout, _) = try run(["version"])
         #expect(status == 0)

@@ -23,10 +23,7 @@ enum ModelRoutes {
         Route("PUT", model, access: .tenant(.admin), body: .modelDocument, query: ["allowDestructive"]) { context in
             let tenant = try ControlPlaneRoutes.existingTenant(context)
             let name = context.parameter("model")
-            let proposed = try parseModelDocument(context, name: name)
-            // Declared value and dictionary transformers must be well-formed before anything is stored.
-            _ = try ValueTransformerRegistry(model: proposed)
-            _ = try DictionaryTransformerRegistry(model: proposed)
+            let proposed = try ModelIntake.checked(try parseModelDocument(context, name: name))
             // Every client mistake is found before the store is created: a refused request leaves no file.
             let allowDestructive = try booleanQuery(context, "allowDestructive") ?? false
             let store = try storeForRegistration(context, tenant: tenant, model: name)
