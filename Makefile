@@ -98,6 +98,7 @@ test-walkthrough:
 # and docs/configuration.md is what scripts/generate-configuration-doc.py makes from the binary's --help.
 test-docs:
 	swift build --product cartograph
+	python3 scripts/check-imports.py
 	python3 scripts/check-docs.py
 	python3 scripts/generate-configuration-doc.py .build/debug/cartograph --check
 

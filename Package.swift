@@ -1,7 +1,8 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// Dependency direction: cartograph -> {CartographHTTP, CartographStore} -> CartographCore, CartographPredicate.
+// Dependency direction (docs/architecture.md): cartograph -> CartographHTTP -> CartographStore -> CartographMapping
+// -> CartographPredicate -> CartographCore; each module may import any module after it in that order, never one before.
 // Each C library is imported by exactly one module: CSQLite by CartographStore, CMicroHTTPD and CZlib by CartographHTTP.
 let package = Package(
     name: "Cartograph",
@@ -57,7 +58,6 @@ let package = Package(
             dependencies: [
                 "CSQLite", "CartographCore", "CartographPredicate", "CartographMapping",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Everything that speaks HTTP.

@@ -52,7 +52,7 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable, CustomStrin
         case .integer16: Int64(Int16.min)...Int64(Int16.max)
         case .integer32: Int64(Int32.min)...Int64(Int32.max)
         case .integer64: Int64.min...Int64.max
-        default: nil
+        case .decimal, .double, .float, .string, .boolean, .date, .binary, .uuid, .uri, .transformable: nil
         }
     }
 }

@@ -251,7 +251,7 @@ private struct PredicateChecker {
         if type.isNumeric { return "numeric" }
         switch type {
         case .string, .uuid, .uri: return "text"
-        default: return type.rawValue
+        case .integer16, .integer32, .integer64, .decimal, .double, .float, .boolean, .date, .binary, .transformable: return type.rawValue
         }
     }
 
@@ -277,7 +277,8 @@ private struct PredicateChecker {
         case .date?: domain = .date
         case .boolean?: domain = .boolean
         case .binary?: domain = .binary
-        default: domain = .nilOnly
+        case .transformable?: domain = .nilOnly
+        case .integer16?, .integer32?, .integer64?, .decimal?, .double?, .float?: domain = .numeric(involvesDecimal: type == .decimal)
         }
         let isOrdering = op != .equalTo && op != .notEqualTo
         if isOrdering, domain == .nilOnly {
@@ -328,8 +329,8 @@ private struct PredicateChecker {
             case .double, .float:
                 guard let double = number.doubleValue else { throw fail("\(text) is out of range") }
                 return .double(double)
-            default:
-                // An integer attribute compared with 12.5 compares by value, as Foundation does.
+            case .integer16, .integer32, .integer64, .string, .boolean, .date, .binary, .uuid, .uri, .transformable:
+                // An integer attribute compared with 12.5 compares by value, as Foundation does (only numeric types reach here).
                 if let integer = number.int64Value { return .integer(integer) }
                 guard let double = number.doubleValue else { throw fail("\(text) is out of range") }
                 return .double(double)

@@ -66,13 +66,16 @@ final class StoreLayout {
     /// True when a relationship and its inverse read and write the same column or join table.
     func sharesStorageWithInverse(_ relationship: Relationship, of entity: String) -> Bool {
         guard let inverse = relationship.inverse else { return false }
-        switch (storage(of: relationship.name, entity: entity), storage(of: inverse, entity: relationship.destination)) {
-        case (.foreignKey(let t1, let c1)?, .inverseForeignKey(let t2, let c2)?), (.inverseForeignKey(let t1, let c1)?, .foreignKey(let t2, let c2)?):
-            return t1 == t2 && c1 == c2
-        case (.joinTable(let n1, _)?, .joinTable(let n2, _)?):
-            return n1 == n2
-        default:
-            return false
+        let inverseStorage = storage(of: inverse, entity: relationship.destination)
+        switch storage(of: relationship.name, entity: entity) {
+        case .foreignKey(let table, let column)?: return inverseStorage == .inverseForeignKey(table: table, column: column)
+        case .inverseForeignKey(let table, let column)?: return inverseStorage == .foreignKey(table: table, column: column)
+        case .joinTable(let name, _)?:
+            // A many-to-many and its inverse share the table whatever side reads it reversed (its own
+            // inverse too, as a self-referencing `friends` is).
+            guard case .joinTable(name, _)? = inverseStorage else { return false }
+            return true
+        case nil: return false
         }
     }
 
@@ -318,7 +321,7 @@ final class StoreLayout {
     func isDerived(_ relationship: String, entity: String) -> Bool {
         switch storage(of: relationship, entity: entity) {
         case .inverseForeignKey?, .joinTable(_, true)?: true
-        default: false
+        case .foreignKey?, .joinTable(_, false)?, nil: false
         }
     }
 }

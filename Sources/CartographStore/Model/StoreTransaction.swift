@@ -395,7 +395,7 @@ public final class StoreTransaction {
                     throw CartographError(.conflict, "Cannot delete \(object.entity) \(reader.key(of: object).jsonText): its relationship '\(relationship.name)' has the delete rule 'deny' and still has \(destinations.count) destination(s).").quotingRequestValues()
                 case .cascade:
                     pending.append(contentsOf: destinations.map { ($0, relationship.destination) })
-                default:
+                case .deny, .nullify, .noAction:
                     break
                 }
             }
@@ -446,8 +446,8 @@ public final class StoreTransaction {
                             writtenJoinDestinations[id] = nil
                         }
                     }
-                default:
-                    break
+                case .inverseForeignKey, nil:
+                    break  // a relationship without an inverse stores itself: never the inverse's column
                 }
             }
         }

@@ -43,16 +43,6 @@ public final class SQLiteStatement {
         try connection.check(rc, sql: sql)
     }
 
-    /// Binds UTF-8 `text` (copied by SQLite) to the 1-based parameter `index`: text rendered into a
-    /// reused buffer goes in without becoming a String first.
-    public func bindText(_ text: UnsafeBufferPointer<UInt8>, at index: Int32) throws(SQLiteError) {
-        guard let base = text.baseAddress, !text.isEmpty else { return try bind(.text(""), at: index) }
-        let rc = base.withMemoryRebound(to: CChar.self, capacity: text.count) {
-            sqlite3_bind_text64(handle, index, $0, sqlite3_uint64(text.count), csqlite_transient(), UInt8(SQLITE_UTF8))
-        }
-        try connection.check(rc, sql: sql)
-    }
-
     /// Advances to the next row; false when the statement is done.
     public func step() throws(SQLiteError) -> Bool {
         let rc = sqlite3_step(handle)
