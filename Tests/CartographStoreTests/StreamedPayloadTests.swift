@@ -8,7 +8,7 @@ import CartographCore
 import CartographMapping
 @testable import CartographStore
 
-private let itemsModel: JSONValue = ["entities": [
+private let itemsModel: JSONValue = ["dictionaryTransformers": ["Legacy": [["op": "move", "from": "legacy_id", "to": "id"]]], "entities": [
     ["name": "Item", "userInfo": ["identityAttributes": "id"],
      "attributes": [["name": "id", "type": "integer64"], ["name": "name", "type": "string", "minLength": 1],
                     ["name": "version", "type": "integer64"], ["name": "note", "type": "string", "default": "none"]],
@@ -17,6 +17,7 @@ private let itemsModel: JSONValue = ["entities": [
     ["name": "Tag", "userInfo": ["identityAttributes": "name"],
      "attributes": [["name": "name", "type": "string"], ["name": "color", "type": "string", "minLength": 1]],
      "relationships": [["name": "items", "destination": "Item", "toMany": true, "inverse": "tags"]]],
+    ["name": "SpecialItem", "parent": "Item", "attributes": [["name": "level", "type": "integer64"]]],
     ["name": "Part", "userInfo": ["identityAttributes": "name"], "attributes": [["name": "name", "type": "string"]],
      "relationships": [["name": "item", "destination": "Item", "inverse": "parts"]]],
 ]]
@@ -269,6 +270,32 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
         let (whole, chunked) = try mapBothWays(payload, mapping: try taggedItemsMapping(), streamed: false)
         #expect(chunked == whole)
         #expect(chunked.contents.values.first { $0["_entity"] == "Part" }?["item"] != nil)
+    }
+
+    @Test func R_P9_aDynamicMappingMapsInChunksAsTheWholePayload() throws {
+        // Every third item is special (a sub-entity with a level); stored item 4 was plain and is named special now.
+        let mapping = try itemsMapping([("dynamic", ["keyPath": "kind", "map": ["special": ["entity": "SpecialItem",
+                                                                                          "attributes": ["id", "name", "version", "level"]]]])])
+        var changes: [Int: [(String, JSONValue)]] = [:]
+        for index in stride(from: 0, to: 10, by: 3) { changes[index] = [("kind", "special"), ("level", .number(JSONNumber(index)))] }
+        changes[4] = [("kind", "special"), ("level", 40)]
+        let (whole, chunked) = try mapBothWays(itemsPayload(Array(0..<10), changes), mapping: mapping, before: itemsPayload([4]))
+        #expect(chunked == whole)
+        #expect(chunked.contents.values.filter { $0["_entity"] == "SpecialItem" }.count == 4)
+    }
+
+    @Test func R_P14_aDictionaryTransformerMapsInChunksAsTheWholePayload() throws {
+        // Items name themselves by legacy_id; the transformer moves it to id before anything is read, so
+        // 1 (legacy) and 7 (id) are one object met in two chunks: mapped whole.
+        let mapping = try itemsMapping([("dictionaryTransformer", "Legacy")])
+        var changes: [Int: [(String, JSONValue)]] = [:]
+        for index in 0..<10 { changes[index] = [("legacy_id", .number(JSONNumber(100 + index)))] }
+        let (whole, chunked) = try mapBothWays(itemsPayload(Array(0..<10), changes), mapping: mapping)
+        #expect(chunked == whole)
+        #expect(Set(chunked.contents.values.compactMap { $0["id"]?.numberValue?.int64Value }) == Set(100..<110))
+        changes[7] = [("legacy_id", 101)]
+        let (wholeAgain, chunkedAgain) = try mapBothWays(itemsPayload(Array(0..<10), changes), mapping: mapping, streamed: false)
+        #expect(chunkedAgain == wholeAgain)
     }
 
     @Test func R_P12_aRelationshipMappingNoObjectUsesMapsInChunks() throws {

@@ -88,7 +88,7 @@ extension MappingEngine {
     }
 
     /// Whether `body` can be mapped in chunks with `mapping`, checked before the transaction:
-    /// - no mapping it reaches has connections, `dynamic`, a dictionary transformer, `deleteMissing`
+    /// - no mapping it reaches has connections, `deleteMissing`
     ///   (R-D5 needs every object mentioned), `deletionPredicate` (R-D1 runs before the objects are listed,
     ///   which may name a deleted one by its identity), an `assignmentPolicy` of `replace` (an object one
     ///   chunk drops, a later one may take), identities read from `@metadata`, or key paths reading `@root`;
@@ -103,19 +103,22 @@ extension MappingEngine {
     /// - and no explain trace is asked for.
     /// Otherwise nil, and the payload is mapped whole. Checking the document costs one pass over it
     /// (after one to find the array), building one element at a time: a flat mapping hashes its
-    /// identity, one with relationship mappings reads the element as the chunk will. A syntax error is
-    /// thrown as parsing would throw it.
+    /// identity, one with relationship mappings, `dynamic` or a dictionary transformer reads the element
+    /// as the chunk will. A syntax error is thrown as parsing would throw it.
     public func streamingPlan(body: [UInt8], reader: JSONReader, mapping base: EntityMapping,
                               explain: Bool) throws(JSONSyntaxError) -> StreamedPayload? {
         guard !explain, body.count > 0 else { return nil }
         let mapping = resolve(base)
         guard reachableMappings(from: base).allSatisfy(mapsInChunks),
               mapping.attributes.allSatisfy({ $0.source.root != .parent }),
-              mapping.relationships.allSatisfy({ $0.source?.root != .parent }) else { return nil }
+              mapping.relationships.allSatisfy({ $0.source?.root != .parent }),
+              mapping.dynamic?.keyPath.root != .parent else { return nil }
         let path = mapping.keyPath?.components ?? []
         guard let array = reader.locateArray(in: body, at: path), array.count > chunkSize else { return nil }
         try reader.validate(body)
-        let nested = !mapping.relationships.isEmpty
+        // A mapping that reads more than a flat representation's identity — nested objects, a case chosen
+        // per representation (R-P9), a representation reshaped first (R-P14) — has its elements read.
+        let nested = !mapping.relationships.isEmpty || mapping.dynamic != nil || mapping.dictionaryTransformer != nil
         var run = MappingRun(engine: self, root: .null, metadata: .null)
         // A flat mapping's identities met in earlier chunks, and in this one (copies within a chunk are
         // merged by its run).
@@ -205,8 +208,7 @@ extension MappingEngine {
     /// Whether `mapping` (resolved) maps a chunk as it maps the whole payload: see `streamingPlan`.
     private func mapsInChunks(_ mapping: EntityMapping) -> Bool {
         let identity = Set(mapping.resolvedIdentificationAttributes)
-        return mapping.connections.isEmpty && mapping.dynamic == nil && mapping.dictionaryTransformer == nil
-            && mapping.deleteMissing == nil && mapping.deletionPredicate == nil
+        return mapping.connections.isEmpty && mapping.deleteMissing == nil && mapping.deletionPredicate == nil
             && mapping.relationships.allSatisfy { $0.assignmentPolicy != .replace && $0.source?.root != .root }
             && mapping.attributes.allSatisfy { $0.source.root != .root && !($0.source.root == .metadata && identity.contains($0.attribute)) }
     }
