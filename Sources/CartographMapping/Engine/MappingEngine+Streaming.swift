@@ -90,8 +90,8 @@ extension MappingEngine {
     /// Whether `body` can be mapped in chunks with `mapping`, checked before the transaction:
     /// - no mapping it reaches has connections, `deleteMissing`
     ///   (R-D5 needs every object mentioned), `deletionPredicate` (R-D1 runs before the objects are listed,
-    ///   which may name a deleted one by its identity), an `assignmentPolicy` of `replace` (an object one
-    ///   chunk drops, a later one may take), identities read from `@metadata`, or key paths reading `@root`;
+    ///   which may name a deleted one by its identity), identities read from `@metadata`, or key paths
+    ///   reading `@root` (R-P6 `replace` deletes what chunks dropped once the last chunk is written);
     ///   the top-level mapping reads nothing from `@parent`;
     /// - the payload is a JSON object whose key path is an array (or a root array, with no key path)
     ///   of more than one chunk of objects (or nulls);
@@ -209,7 +209,7 @@ extension MappingEngine {
     private func mapsInChunks(_ mapping: EntityMapping) -> Bool {
         let identity = Set(mapping.resolvedIdentificationAttributes)
         return mapping.connections.isEmpty && mapping.deleteMissing == nil && mapping.deletionPredicate == nil
-            && mapping.relationships.allSatisfy { $0.assignmentPolicy != .replace && $0.source?.root != .root }
+            && mapping.relationships.allSatisfy { $0.source?.root != .root }
             && mapping.attributes.allSatisfy { $0.source.root != .root && !($0.source.root == .metadata && identity.contains($0.attribute)) }
     }
 
@@ -266,6 +266,7 @@ extension MappingEngine {
         try flush()
         guard failures.isEmpty else { throw MappingRun.invalidPayload(failures) }
         run.startChunk()
+        try run.deleteDroppedDestinations(in: store)
         try run.applyDeletions(of: mapping, in: store)
         return run.result
     }

@@ -241,6 +241,7 @@ public struct MappingEngine: Sendable {
         try run.preconnect(in: store)
         timer.lap("preconnect")
         try run.write(progress: progress, into: store)
+        try run.deleteDroppedDestinations(in: store)
         timer.lap("write")
         try run.connect(in: store)
         timer.lap("connect")

@@ -183,9 +183,6 @@ extension MappingRun {
             }
         }
         progress?("objects", nodes.count, nodes.count)
-        // R-P6 replace: destinations dropped from a relationship, deleted once every relationship is written
-        // unless some object (another, or one later in the payload) still holds them through it.
-        var dropped: [(id: Int64, entity: String, relationship: String, destination: String, pointer: String)] = []
         let takenLater = destinationsTakenLater()
         for (index, node) in nodes.enumerated() where node.reachable && !node.discarded && !node.skipped {
             if index % 1000 == 0 { progress?("relationships", index, nodes.count) }
@@ -208,18 +205,25 @@ extension MappingRun {
                 node.changed = true
                 if mapping.assignmentPolicy == .replace {
                     for orphan in old where !target.contains(orphan) {
-                        dropped.append((orphan, entity, mapping.relationship, relationship.destination, node.pointer))
+                        droppedDestinations.append((orphan, entity, mapping.relationship, relationship.destination, node.pointer))
                     }
                 }
             }
         }
+    }
+
+    /// R-P6 replace: deletes the destinations dropped from a relationship (`droppedDestinations`) that no
+    /// object holds through it any more, once the whole payload's relationships are written (a later
+    /// object of the payload, in a later chunk too, may still take one).
+    mutating func deleteDroppedDestinations(in store: some MappingStore) throws(CartographError) {
         var considered = Set<Int64>()
-        for orphan in dropped where considered.insert(orphan.id).inserted {
+        for orphan in droppedDestinations where considered.insert(orphan.id).inserted {
             // A label removed from one issue stays on the others: only one no object holds any more goes.
             guard try !store.isReferenced(orphan.id, through: orphan.relationship, of: orphan.entity) else { continue }
             try delete(orphan.id, entity: orphan.destination, pointer: orphan.pointer,
                        reason: "no longer in '\(orphan.relationship)' of any object (assignmentPolicy replace)", in: store)
         }
+        droppedDestinations = []
     }
 
     /// A to-many relationship whose inverse is to-one holds a destination for one source only: written in

@@ -29,6 +29,9 @@ struct MappingRun {
     let tables: EntityTables
     /// Counts and lists as they happen (R-P12).
     var result = MappingResult()
+    /// R-P6 replace: destinations dropped from a relationship as it was written, with what dropped them
+    /// (see `deleteDroppedDestinations`); kept across the chunks of a streamed payload.
+    var droppedDestinations: [(id: Int64, entity: String, relationship: String, destination: String, pointer: String)] = []
     /// The explain trace (R-P13); nil when not asked for.
     var trace: [JSONValue]?
     /// The engine's model, stored: a computed copy cost a retain of every part of it per property lookup.
