@@ -309,6 +309,21 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
         #expect(Set(chunked.contents.values.filter { $0["_entity"] == "Tag" }.compactMap { $0["name"]?.stringValue }) == ["kept", "new"])
     }
 
+    @Test func R_D5_deleteMissingKeepsWhatAnyChunkMentioned() throws {
+        // Stored 0-11 at version 1; the payload lists 0-9 but 5, in four chunks: 5, 10 and 11 go, at the end.
+        let mapping = try itemsMapping([("deleteMissing", ["scope": "version == 1", "maxDeletes": 5])])
+        let (whole, chunked) = try mapBothWays(itemsPayload(Array(0..<10).filter { $0 != 5 }), mapping: mapping, before: itemsPayload(Array(0..<12)))
+        #expect(chunked == whole)
+        #expect(chunked.response?["deleted"] == 3)
+        #expect(Set(chunked.contents.values.compactMap { $0["id"]?.numberValue?.int64Value }) == Set([0, 1, 2, 3, 4, 6, 7, 8, 9]))
+        // Past maxDeletes: refused whole or in chunks, nothing stored (R-P11).
+        let strict = try itemsMapping([("deleteMissing", ["scope": "version == 1", "maxDeletes": 2])])
+        let (refusedWhole, refusedChunked) = try mapBothWays(itemsPayload(Array(0..<10).filter { $0 != 5 }), mapping: strict, before: itemsPayload(Array(0..<12)))
+        #expect(refusedChunked == refusedWhole)
+        #expect(refusedChunked.error?.code == .conflict)
+        #expect(refusedChunked.contents.count == 12)
+    }
+
     @Test func R_P12_aRelationshipMappingNoObjectUsesMapsInChunks() throws {
         // Issue 30: a mapping with a relationship mapping kept a million-object payload whole (80x its body).
         let (whole, chunked) = try mapBothWays(itemsPayload(Array(0..<10)), mapping: try taggedItemsMapping())

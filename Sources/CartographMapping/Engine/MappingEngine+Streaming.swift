@@ -88,10 +88,10 @@ extension MappingEngine {
     }
 
     /// Whether `body` can be mapped in chunks with `mapping`, checked before the transaction:
-    /// - no mapping it reaches has connections, `deleteMissing`
-    ///   (R-D5 needs every object mentioned), `deletionPredicate` (R-D1 runs before the objects are listed,
-    ///   which may name a deleted one by its identity), identities read from `@metadata`, or key paths
-    ///   reading `@root` (R-P6 `replace` deletes what chunks dropped once the last chunk is written);
+    /// - no mapping it reaches has connections, `deletionPredicate` (R-D1 runs before the objects are
+    ///   listed, which may name a deleted one by its identity), identities read from `@metadata`, or key
+    ///   paths reading `@root` (R-P6 `replace` deletes what chunks dropped, and R-D5 `deleteMissing` what
+    ///   no chunk mentioned, once the last chunk is written);
     ///   the top-level mapping reads nothing from `@parent`;
     /// - the payload is a JSON object whose key path is an array (or a root array, with no key path)
     ///   of more than one chunk of objects (or nulls);
@@ -208,7 +208,7 @@ extension MappingEngine {
     /// Whether `mapping` (resolved) maps a chunk as it maps the whole payload: see `streamingPlan`.
     private func mapsInChunks(_ mapping: EntityMapping) -> Bool {
         let identity = Set(mapping.resolvedIdentificationAttributes)
-        return mapping.connections.isEmpty && mapping.deleteMissing == nil && mapping.deletionPredicate == nil
+        return mapping.connections.isEmpty && mapping.deletionPredicate == nil
             && mapping.relationships.allSatisfy { $0.source?.root != .root }
             && mapping.attributes.allSatisfy { $0.source.root != .root && !($0.source.root == .metadata && identity.contains($0.attribute)) }
     }
@@ -249,6 +249,7 @@ extension MappingEngine {
                 let offset = done
                 try run.write(progress: progress.map { report in { phase, count, _ in report(phase, offset + count, total) } }, into: store)
                 try run.connect(in: store)
+                if mapping.deleteMissing != nil { run.rememberMentioned() }
                 _ = try run.summarize(topLevel: topLevel, in: store)
                 if done == 0 {
                     // The objects list is as long as the first chunk's entries say: reserved once, not doubled.

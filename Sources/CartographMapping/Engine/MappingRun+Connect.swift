@@ -288,7 +288,7 @@ extension MappingRun {
             }
         }
         guard let snapshot = topLevel.deleteMissing else { return }
-        let mentioned = Set(nodes.compactMap(\.id))
+        let mentioned = mentionedInEarlierChunks.union(nodes.compactMap(\.id))
         if engine.defersDeleteMissing {
             // A page of a snapshot session: its completion deletes, keeping what every page mentioned.
             result.mentionedIDs = mentioned

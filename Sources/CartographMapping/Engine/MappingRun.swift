@@ -29,6 +29,9 @@ struct MappingRun {
     let tables: EntityTables
     /// Counts and lists as they happen (R-P12).
     var result = MappingResult()
+    /// R-D5: the objects the chunks of a streamed payload before this one wrote (their nodes are gone),
+    /// kept when the top-level mapping has `deleteMissing` (see `rememberMentioned`).
+    private(set) var mentionedInEarlierChunks: Set<Int64> = []
     /// R-P6 replace: destinations dropped from a relationship as it was written, with what dropped them
     /// (see `deleteDroppedDestinations`); kept across the chunks of a streamed payload.
     var droppedDestinations: [(id: Int64, entity: String, relationship: String, destination: String, pointer: String)] = []
@@ -119,6 +122,11 @@ struct MappingRun {
     typealias Selected = (value: JSONValue, parent: JSONValue, pointer: String)
 
     // MARK: Chunks of a streamed payload
+
+    /// Keeps the ids of this chunk's objects for R-D5's `deleteMissing` at the end of the payload.
+    mutating func rememberMentioned() {
+        mentionedInEarlierChunks.formUnion(nodes.compactMap(\.id))
+    }
 
     /// Starts the next chunk of a streamed payload (see `MappingEngine.map(_ streamed:)`): the nodes of
     /// the chunk before are written and summarized, so they are dropped; what the run counts and lists
