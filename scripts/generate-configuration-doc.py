@@ -13,7 +13,7 @@ import sys
 
 repo = pathlib.Path(__file__).resolve().parent.parent
 target = repo / "docs" / "configuration.md"
-COMMANDS = ["map", "validate", "check-store", "version"]
+COMMANDS = ["map", "validate", "check-store", "backup-store", "version"]
 
 
 def help_text(binary, *command):
@@ -101,9 +101,10 @@ What some of them mean in practice:
 
 - `--host` is an IPv4 interface. `--threads` request threads each listen on the port with a socket of
   their own: the kernel spreads connections over them, and a connection stays on its thread. A
-  request whose body is 64 KiB or more is answered by one of the worker threads (one per core) while
-  its connection waits, so that two connections posting payloads use two cores even when they share a
-  request thread (R-S11).
+  request with a body is answered by one of the worker threads (one per core, at nice 10) while its
+  connection waits, tenants taking turns, so that two connections posting payloads use two cores even
+  when they share a request thread, and one tenant's payloads neither hold up another's reads nor
+  queue ahead of its payloads (R-S11).
 - `--max-body-bytes` is checked from `Content-Length` and again while a body streams (413);
   `--max-json-depth` refuses deeper JSON with a 400; `--max-objects-per-payload` counts nested objects
   too (413, nothing stored); past `--request-time-limit` a request's work stops and nothing it did is

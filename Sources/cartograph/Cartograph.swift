@@ -1,4 +1,4 @@
-// The `cartograph` command: `serve`, `map`, `validate`, `check-store`, `cluster-tenants` and `version`.
+// The `cartograph` command: `serve`, `map`, `validate`, `check-store`, `backup-store`, `cluster-tenants` and `version`.
 import ArgumentParser
 
 @main
@@ -7,7 +7,7 @@ struct Cartograph: AsyncParsableCommand {
         commandName: "cartograph",
         abstract: "Mapping-as-a-service: map API payloads into per-tenant SQLite stores.",
         version: CartographVersion.current,
-        subcommands: [Serve.self, Map.self, Validate.self, CheckStore.self, ClusterTenants.self, Version.self],
+        subcommands: [Serve.self, Map.self, Validate.self, CheckStore.self, BackupStore.self, ClusterTenants.self, Version.self],
         defaultSubcommand: Serve.self
     )
 }

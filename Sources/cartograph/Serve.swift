@@ -97,7 +97,7 @@ struct Serve: AsyncParsableCommand {
             logger.info("using the admin token stored on disk", metadata: ["path": "\(directory.adminTokenFile.path)"])
         }
         let stores = StoreRegistry(directory: directory, synchronous: configuration.synchronous,
-                                   maxOpenStores: configuration.maxOpenStores, readersPerStore: max(8, configuration.threads))
+                                   maxOpenStores: configuration.maxOpenStores, readersPerStore: max(8, configuration.threads), logger: logger)
         let application = Application(configuration: configuration, control: control, stores: stores, adminToken: admin.token, logger: logger,
                                       metricsExposition: { registry.emitToBuffer() })
         let service = HTTPService(server: MicroHTTPDServer(application: application), logger: logger)

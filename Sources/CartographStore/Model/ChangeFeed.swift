@@ -70,9 +70,14 @@ enum ChangeFeed {
     }
 
     /// 128 random bits as hex.
-    private static func newEpoch() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
+    private static func newEpoch() -> String { RandomToken.hex(bytes: 16) }
+
+    /// Gives the store a new epoch, inside the caller's transaction, and returns it (R-D7: the store is a
+    /// restored older copy, see `StoreInstance`).
+    static func renewEpoch(_ connection: SQLiteConnection) throws(SQLiteError) -> String {
+        let epoch = newEpoch()
+        try connection.run("INSERT OR REPLACE INTO \(quoted(ModelStore.metaTable)) (key, value) VALUES ('epoch', ?)", [.text(epoch)])
+        return epoch
     }
 
     /// The last sequence number given (0 for a store that has none).
@@ -196,11 +201,5 @@ enum ChangeFeed {
         } catch {
             throw CartographError.store(error, "Cannot read the change feed")
         }
-    }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

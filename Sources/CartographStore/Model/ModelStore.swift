@@ -15,8 +15,11 @@ public enum ModelRegistration: Sendable, Equatable {
 public final class ModelStore: Sendable {
     public let name: String
     public let path: String
-    /// A random id fixed when the store file was created (R-D7): change-feed pages carry it.
+    /// A random id given when the store file was created, and again when it opens as a restored older copy
+    /// (R-D7, `StoreInstance`): change-feed pages carry it.
     public let epoch: String
+    /// The epoch this open replaced because the file is a restored older copy; nil when it kept its epoch.
+    public let replacedEpoch: String?
     let synchronous: SQLiteSynchronous
 
     /// The writer connection and the model it last applied. @unchecked Sendable: it is reached only
@@ -104,10 +107,13 @@ public final class ModelStore: Sendable {
     /// Opens or creates the store file at `path`. `checkpointsInBackground` is for the server, whose
     /// writer goes on to the next request meanwhile; a one-shot writer (`cartograph map`) keeps SQLite's
     /// own checkpoints, so that nothing is left running when it closes the store and exits.
-    /// - Parameter idleReaders: read connections kept open between reads: one per thread that may read at
-    ///   once, or reads past it open (and register functions on) a connection each time.
+    /// - Parameters:
+    ///   - idleReaders: read connections kept open between reads: one per thread that may read at once, or
+    ///     reads past it open (and register functions on) a connection each time.
+    ///   - detectsRestoredCopies: the store is a data directory's, whose restores from an older copy give it a
+    ///     new epoch (`StoreInstance`, with a sidecar file beside it); a file of `cartograph map` is not.
     public init(name: String, path: String, synchronous: SQLiteSynchronous = .normal, checkpointsInBackground: Bool = false,
-                idleReaders: Int = 8) throws(CartographError) {
+                idleReaders: Int = 8, detectsRestoredCopies: Bool = false) throws(CartographError) {
         self.idleReaderLimit = idleReaders
         self.checkpointsInBackground = checkpointsInBackground
         self.name = name
@@ -130,7 +136,10 @@ public final class ModelStore: Sendable {
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.idempotencyTable)) (
                     key TEXT PRIMARY KEY NOT NULL, request_sha256 BLOB NOT NULL, response TEXT NOT NULL, at INTEGER NOT NULL);
                 """ + StoreTransaction.pendingConnectionsSchema + SnapshotSessionTables.schema)
-            epoch = try ChangeFeed.prepare(connection)
+            let preparedEpoch = try ChangeFeed.prepare(connection)
+            let renewedEpoch = detectsRestoredCopies ? try StoreInstance(storePath: path).open(connection) : nil
+            epoch = renewedEpoch ?? preparedEpoch
+            replacedEpoch = renewedEpoch == nil ? nil : preparedEpoch
             let loaded = try Self.loadModel(connection, name: name)
             if let model = loaded?.model { try SchemaPlan.reconcileIndexes(of: StoreLayout(model: model), connection) }
             bytes = try Self.measureBytes(connection)

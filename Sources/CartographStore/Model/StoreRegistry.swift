@@ -4,6 +4,7 @@
 import Foundation
 import Synchronization
 public import CartographCore
+public import Logging
 
 /// The open stores of every tenant.
 public final class StoreRegistry: Sendable {
@@ -16,13 +17,19 @@ public final class StoreRegistry: Sendable {
     /// that are not open: the value a store had when it closed, or for one not opened since start-up
     /// its file sizes. An open store's own `usedBytes` wins over the entry. Lock order: `open`, then this.
     private let closedSizes = Mutex<[String: [String: Int64]]>([:])
+    /// Where a store that opened as a restored older copy is reported (R-D7).
+    private let logger: Logger
 
-    /// - Parameter readersPerStore: read connections each open store keeps idle: the server's thread count.
-    public init(directory: DataDirectory, synchronous: SQLiteSynchronous = .normal, maxOpenStores: Int = 256, readersPerStore: Int = 8) {
+    /// - Parameters:
+    ///   - readersPerStore: read connections each open store keeps idle: the server's thread count.
+    ///   - logger: tells the operator which stores were restored from an older copy and got a new epoch.
+    public init(directory: DataDirectory, synchronous: SQLiteSynchronous = .normal, maxOpenStores: Int = 256, readersPerStore: Int = 8,
+                logger: Logger = Logger(label: "cartograph", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.directory = directory
         self.synchronous = synchronous
         self.maxOpenStores = maxOpenStores
         self.readersPerStore = readersPerStore
+        self.logger = logger
     }
 
     private func file(tenant: String, model: String) -> URL {
@@ -75,7 +82,11 @@ public final class StoreRegistry: Sendable {
                 rememberSize(of: coldest.key, coldest.value.usedBytes)
             }
             let store = try ModelStore(name: model, path: path, synchronous: synchronous, checkpointsInBackground: true,
-                                       idleReaders: readersPerStore)
+                                       idleReaders: readersPerStore, detectsRestoredCopies: true)
+            if let replaced = store.replacedEpoch {
+                logger.notice("store restored from an older copy: its change feed has a new epoch, followers start again from 0",
+                              metadata: ["store": "\(path)", "epoch": "\(store.epoch)", "replacedEpoch": "\(replaced)"])
+            }
             open[key] = store
             if !exists { rememberSize(of: key, store.usedBytes) }
             return store
@@ -130,7 +141,7 @@ public final class StoreRegistry: Sendable {
                 throw unknownModel(model, tenant: tenant)
             }
             open["\(tenant)/\(model)"] = nil
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+            for suffix in ["", "-wal", "-shm", StoreInstance.sidecarSuffix] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
             closedSizes.withLock { _ = $0[tenant]?.removeValue(forKey: model) }
         }
     }
