@@ -76,6 +76,9 @@ router = named[("Deployment", "cartograph-router")]["spec"]["template"]["spec"]
 check(router["containers"][0]["readinessProbe"]["httpGet"]["path"] == "/router/healthz", "cluster: the router has a readiness probe")
 check(named[("ConfigMap", "cartograph-router")]["data"]["nginx.conf"] == kubernetes_configuration(replicas),
       f"cluster: the router's nginx.conf is `python3 scripts/cluster/router.py {replicas}`")
+# R-D7: a store restored from the replica lacks its last writes; marked so, it opens with a new epoch.
+check(re.search(r'echo restored > "/data/tenants/\$store-instance"', settings["restore.sh"]),
+      "cluster: the restore step marks each restored store (its -instance sidecar says 'restored')")
 for d in cluster:
     spec = d.get("spec", {}).get("template", {}).get("spec")
     if spec:

@@ -30,6 +30,14 @@ LITESTREAM = _litestream()
 # death may lose (docs/cluster.md measures it).
 SYNC_INTERVAL = "1s"
 
+# Beside each store, the file that tells the server whether the store is the copy it last opened
+# (R-D7, Sources/CartographStore/Model/StoreInstance.swift). It is not replicated (Litestream takes
+# `*.sqlite`). A restore writes RESTORED_MARK into it: the store then opens with a new change-feed epoch,
+# so followers start again from 0 instead of missing the writes that reuse the lost writes' sequence
+# numbers — even for a store of a build that gave it no instance id.
+INSTANCE_SIDECAR_SUFFIX = "-instance"
+RESTORED_MARK = "restored"
+
 
 def litestream_config(data_dir, replica_dir):
     """The control database and every store under tenants/ (watched: a store created while running is
@@ -80,22 +88,41 @@ def tenant_ids(control_database):
 
 
 def restore_stores(data_dir, replica_dir, tenants):
-    """Restores every store the replica holds for `tenants` into `data_dir`; returns how many."""
-    restored = 0
+    """Restores every store the replica holds for `tenants` into `data_dir`; returns their paths."""
+    restored = []
     for tenant, model in replica_databases(replica_dir):
         if tenant in tenants:
             store = os.path.join(data_dir, "tenants", tenant, f"{model}.sqlite")
-            restored += litestream_restore(os.path.join(replica_dir, "tenants", tenant, f"{model}.sqlite"), store)
+            if litestream_restore(os.path.join(replica_dir, "tenants", tenant, f"{model}.sqlite"), store):
+                restored.append(store)
     for tenant in tenants:
         os.makedirs(os.path.join(data_dir, "tenants", tenant), mode=0o700, exist_ok=True)
     return restored
+
+
+def mark_restored(store):
+    """The store came back from the replica, which lacks its last writes: it opens with a new epoch."""
+    with open(store + INSTANCE_SIDECAR_SUFFIX, "w") as sidecar:
+        sidecar.write(RESTORED_MARK + "\n")
+
+
+def keep_epoch(store):
+    """The store came through the replica once the replica held every write (a tenant moving to a new
+    node, rebalance.py): it keeps its epoch, its followers their positions. The sidecar accepts the
+    instance id the store came with; a store without one (an older build's) needs no sidecar."""
+    with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as connection:
+        row = connection.execute("SELECT value FROM _cartograph_meta WHERE key = 'instance'").fetchone()
+    if row:
+        with open(store + INSTANCE_SIDECAR_SUFFIX, "w") as sidecar:
+            sidecar.write(row[0] + "\n")
 
 
 def restore_data_directory(data_dir, replica_dir):
     """Fills an empty data directory from the replica: the stores of the tenants the replica's control
     database lists (a replica keeps the files of deleted or moved tenants; they are not restored), then
     the control database. It comes last because its presence is what says the directory is not empty:
-    a restore interrupted before it is started again from scratch. Returns the databases restored."""
+    a restore interrupted before it is started again from scratch. Each store is marked restored (R-D7).
+    Returns the databases restored."""
     shutil.rmtree(os.path.join(data_dir, "tenants"), ignore_errors=True)
     control = os.path.join(data_dir, "control.sqlite.restoring")
     for leftover in (control, control + "-wal", control + "-shm"):
@@ -103,9 +130,11 @@ def restore_data_directory(data_dir, replica_dir):
             os.remove(leftover)
     if not litestream_restore(os.path.join(replica_dir, "control.sqlite"), control):
         return 0
-    restored = 1 + restore_stores(data_dir, replica_dir, set(tenant_ids(control)))
+    stores = restore_stores(data_dir, replica_dir, set(tenant_ids(control)))
+    for store in stores:
+        mark_restored(store)
     os.rename(control, os.path.join(data_dir, "control.sqlite"))
-    return restored
+    return 1 + len(stores)
 
 
 class Node:

@@ -5,7 +5,7 @@ replica with its writes paused at the router for the time of the move, its reads
 1. the router answers the moving tenants' writes 503 with Retry-After (reloaded, no restart);
 2. once their nodes' replicas hold their last writes (a few sync intervals), the new node's data
    directory is filled from those replicas: the tenants' rows of each old node's control database
-   (tenant, keys, limits) and their stores;
+   (tenant, keys, limits) and their stores, which keep their epochs (nothing was lost: step 3 checks);
 3. the new node starts, and each moved store is checked against the old node through the API (same
    epoch, change-feed head, model and mappings); a store behind is restored again;
 4. the router gets the new ring, without the pause; the old nodes delete their copies."""
@@ -16,7 +16,7 @@ import tempfile
 import time
 
 from client import Client
-from node import SYNC_INTERVAL, litestream_restore, replica_databases, restore_stores
+from node import SYNC_INTERVAL, keep_epoch, litestream_restore, replica_databases, restore_stores
 from ring import Ring
 
 SYNC_SECONDS = float(SYNC_INTERVAL.rstrip("s"))
@@ -86,7 +86,8 @@ def fill(new, moves, nodes):
     finally:
         shutil.rmtree(scratch)
     for node in set(moves.values()):
-        restore_stores(new.data_dir, node.replica_dir, {t for t, n in moves.items() if n is node})
+        for store in restore_stores(new.data_dir, node.replica_dir, {t for t, n in moves.items() if n is node}):
+            keep_epoch(store)
 
 
 def behind(new, moves, token):
