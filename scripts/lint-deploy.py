@@ -74,8 +74,17 @@ check("watch: true" in settings["litestream.yml"] and "/data/control.sqlite" in 
 check(all(("Service", f"cartograph-{i}") in named for i in range(replicas)), "cluster: one Service per node (the ring's names)")
 router = named[("Deployment", "cartograph-router")]["spec"]["template"]["spec"]
 check(router["containers"][0]["readinessProbe"]["httpGet"]["path"] == "/router/healthz", "cluster: the router has a readiness probe")
-check(named[("ConfigMap", "cartograph-router")]["data"]["nginx.conf"] == kubernetes_configuration(replicas),
+router_conf = named[("ConfigMap", "cartograph-router")]["data"]["nginx.conf"]
+check(router_conf == kubernetes_configuration(replicas),
       f"cluster: the router's nginx.conf is `python3 scripts/cluster/router.py {replicas}`")
+# A body goes to its node only once the router has read it whole (a 502 to a POST then keeps the client's
+# keep-alive connection), so the router refuses what the nodes would refuse, and takes what they take.
+check(re.search(r"^\s*proxy_request_buffering on;", router_conf, re.M), "cluster: the router reads request bodies whole")
+node_env = {e["name"]: e.get("value") for e in pod["containers"][0].get("env", [])}
+default_body = re.search(r"^\| `--max-body-bytes[^|]*\| `CARTOGRAPH_MAX_BODY_BYTES` \| `(\d+)`", open("docs/configuration.md").read(), re.M)
+router_body = re.search(r"^\s*client_max_body_size (\d+);", router_conf, re.M)
+check(default_body and router_body and router_body.group(1) == node_env.get("CARTOGRAPH_MAX_BODY_BYTES", default_body.group(1)),
+      "cluster: the router's client_max_body_size is the nodes' --max-body-bytes")
 # R-D7: a store restored from the replica lacks its last writes; marked so, it opens with a new epoch.
 check(re.search(r'echo restored > "/data/tenants/\$store-instance"', settings["restore.sh"]),
       "cluster: the restore step marks each restored store (its -instance sidecar says 'restored')")

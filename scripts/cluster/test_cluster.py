@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The cluster's tests (docs/cluster.md), against real nodes, Litestream and nginx on loopback:
 python3 scripts/cluster/test_cluster.py path/to/cartograph"""
+import http.client
+import json
 import os
 import shutil
 import sqlite3
@@ -15,6 +17,7 @@ from drill import spread_tenants
 from node import litestream_restore
 from rebalance import add_node
 from ring import Ring
+from router import NODE_MAX_BODY_BYTES
 from workload import create_tenant, stored_ids, Writer, NOTES
 
 BINARY = ".build/debug/cartograph"
@@ -99,6 +102,61 @@ class ClusterTests(unittest.TestCase):
         answer = client.send("POST", NOTES.format(tenant="acme") + "/mappings/notes/payloads", {"notes": [{"id": 21}]})
         self.assertEqual(answer.status, 200, answer.body)
         self.assertEqual(len(stored_ids(self.cluster.router.url, key, "acme")), 21)
+
+    def test_R_N1_while_a_node_is_down_a_keep_alive_connection_shared_by_tenants_gets_an_answer_to_every_request(self):
+        """A client posting for several tenants on one keep-alive connection: the dead node's tenant gets 502
+        from the router, the others their 200s, every request an answer, on the same connection throughout.
+        (With request bodies passed on unbuffered, nginx closed the connection after a 502 to a POST whose
+        body it had not read yet, though it had answered keep-alive: the next request got no answer.)"""
+        owners = [tenants[0] for tenants in spread_tenants(self.cluster, 1, "shared-").values()]
+        keys = {tenant: create_tenant(self.cluster.router.url, self.cluster.admin_token, tenant) for tenant in owners}
+        dead = self.cluster.node_of(owners[0])
+        dead.kill()
+        host, port = self.cluster.router.listen.split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=10)
+        answers, dropped, local_ports = [], [], set()
+        for note in range(1, 31):
+            # The dead node's tenant, then a live node's, in turn.
+            for tenant in (owners[0], owners[1 + note % 2]):
+                body = json.dumps({"notes": [{"id": note, "text": f"note {note}"}]})
+                try:
+                    connection.request("POST", NOTES.format(tenant=tenant) + "/mappings/notes/payloads", body=body,
+                                       headers={"Authorization": f"Bearer {keys[tenant]}", "Content-Type": "application/json"})
+                    answer = connection.getresponse()
+                    answer.read()
+                    answers.append((tenant == owners[0], answer.status))
+                    local_ports.add(connection.sock.getsockname()[1] if connection.sock else None)
+                except (OSError, http.client.HTTPException) as error:
+                    dropped.append(f"note {note} for {tenant}: {type(error).__name__}")
+                    connection.close()
+        connection.close()
+        self.assertEqual(dropped, [], f"{len(dropped)} of 60 requests got no answer")
+        self.assertEqual(len(local_ports), 1, f"the router closed the shared connection: local ports {local_ports}")
+        self.assertEqual({status for to_dead, status in answers if to_dead}, {502})
+        self.assertEqual({status for to_dead, status in answers if not to_dead}, {200})
+
+    def test_R_N1_the_router_takes_the_bodies_a_node_takes_and_refuses_larger_ones_as_a_node_does(self):
+        key = create_tenant(self.cluster.router.url, self.cluster.admin_token, "acme")
+        path = NOTES.format(tenant="acme") + "/mappings/notes/payloads"
+        # A payload of a few MiB: more than the router holds in memory, so it goes through its temporary file.
+        notes = [{"id": n, "text": "x" * 1000} for n in range(1, 3001)]
+        answer = Client(self.cluster.router.url, key).send("POST", path, {"notes": notes})
+        self.assertEqual((answer.status, answer.json()["inserted"]), (200, 3000), answer.body[:200])
+        # One byte over the limit, from Content-Length alone: the router answers for the node, as the node would.
+        refusals = []
+        for url in (self.cluster.router.url, self.cluster.node_of("acme").url):
+            host, port = url.split("://")[1].split(":")
+            connection = http.client.HTTPConnection(host, int(port), timeout=10)
+            connection.putrequest("POST", path)
+            for name, value in (("Authorization", f"Bearer {key}"), ("Content-Type", "application/json"),
+                                ("Content-Length", str(NODE_MAX_BODY_BYTES + 1))):
+                connection.putheader(name, value)
+            connection.endheaders()
+            answer = connection.getresponse()
+            refusals.append((answer.status, answer.getheader("Content-Type"), json.loads(answer.read())["type"]))
+            connection.close()
+        self.assertEqual(refusals[0], (413, "application/problem+json", "urn:cartograph:problem:payload-too-large"))
+        self.assertEqual(refusals[0], refusals[1])
 
     def test_R_N4_adding_a_node_moves_its_tenants_through_the_replica_pausing_only_their_writes(self):
         port = free_port()
