@@ -403,7 +403,7 @@
         return;
       }
       if (epoch !== null && page.epoch !== epoch) {
-        // The store was created anew: start again from 0.
+        // The store was created anew or restored from an older copy (R-D7): start again from 0.
         list.replaceChildren();
         since = 0; epoch = page.epoch; caughtUp = false;
         continue;

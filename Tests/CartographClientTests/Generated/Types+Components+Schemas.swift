@@ -1593,7 +1593,7 @@ extension Components {
         }
         /// - Remark: Generated from `#/components/schemas/ChangePage`.
         internal struct ChangePage: Codable, Hashable, Sendable {
-            /// The store's epoch, fixed when its file was created: a follower whose saved epoch differs starts again from 0.
+            /// The store's epoch, given when its file was created and again when it is restored from an older copy: a follower whose saved epoch differs starts again from 0.
             ///
             /// - Remark: Generated from `#/components/schemas/ChangePage/epoch`.
             internal var epoch: Swift.String
@@ -1606,7 +1606,7 @@ extension Components {
             /// Creates a new `ChangePage`.
             ///
             /// - Parameters:
-            ///   - epoch: The store's epoch, fixed when its file was created: a follower whose saved epoch differs starts again from 0.
+            ///   - epoch: The store's epoch, given when its file was created and again when it is restored from an older copy: a follower whose saved epoch differs starts again from 0.
             ///   - changes:
             ///   - next: The `since` to ask for the next page with; equals `since` on an empty page.
             internal init(

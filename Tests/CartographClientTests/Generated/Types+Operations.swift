@@ -10715,7 +10715,7 @@ internal enum Operations {
     }
     /// The change feed (read)
     ///
-    /// Compacted (docs/change-feed.md): each object appears once, at the sequence number of its latest change, with its state when read; deleted objects appear as tombstones. Replaying from 0 rebuilds the store; a follower that keeps paging reaches every object's final state. A `since` beyond the head is a 400 naming the head. When `epoch` differs from the one a follower saved, the store was created anew: start again from 0.
+    /// Compacted (docs/change-feed.md): each object appears once, at the sequence number of its latest change, with its state when read; deleted objects appear as tombstones. Replaying from 0 rebuilds the store; a follower that keeps paging reaches every object's final state. A `since` beyond the head is a 400 naming the head. When `epoch` differs from the one a follower saved, the store was created anew or restored from an older copy (R-D7): start again from 0.
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/changes`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/changes/get(getChanges)`.
