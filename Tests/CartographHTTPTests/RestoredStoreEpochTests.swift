@@ -2,8 +2,11 @@
 // writes made after it was taken, and hands their sequence numbers out again to new writes: a follower
 // that kept its position would never see those. Each test puts a copy back as an operator or a restore
 // step would — with the volume lost (no sidecar left), or by hand over the live file — and follows the
-// feed through the application as docs/change-feed.md tells a follower to.
+// feed through the application as docs/change-feed.md tells a follower to. The last test reads the
+// notice the operator gets.
 import Foundation
+import Logging
+import Synchronization
 import Testing
 import CartographCore
 import CartographHTTP
@@ -211,5 +214,51 @@ struct RestoredStoreEpochTests {
             #expect(try api.get("changes")["epoch"]?.stringValue == epoch, "a crash after the sidecar took the next id")
             #expect(try storedIDs(api).count == 10)
         }
+    }
+
+    /// What the operator sees: one notice per store that opened as a restored copy, naming it with its new
+    /// epoch and the one it replaced; nothing for a store that kept its epoch. A deleted model's sidecar goes
+    /// with its files.
+    @Test func R_D7_theServerLogsEachStoreThatOpenedAsARestoredCopy() throws {
+        let directory = DataDirectory(path: FileManager.default.temporaryDirectory.appendingPathComponent("restored-\(UUID().uuidString)").path)
+        defer { try? FileManager.default.removeItem(at: directory.root) }
+        let notices = LogRecorder()
+        let registry = StoreRegistry(directory: directory, logger: Logger(label: "test") { _ in notices })
+        let created = try registry.storeForRegistration(tenant: "acme", model: "m")
+        let sidecar = created.path + StoreInstance.sidecarSuffix
+        registry.closeStore(tenant: "acme", model: "m")
+        _ = try registry.store(tenant: "acme", model: "m")
+        #expect(notices.lines.withLock { $0.isEmpty }, "reopened: nothing to say")
+
+        registry.closeStore(tenant: "acme", model: "m")
+        try FileManager.default.removeItem(atPath: sidecar)  // the volume was lost: the store came from a replica
+        let restored = try #require(try registry.store(tenant: "acme", model: "m"))
+        let logged = notices.lines.withLock { $0 }
+        #expect(logged.map(\.message) == ["store restored from an older copy: its change feed has a new epoch, followers start again from 0"])
+        #expect(logged.first?.metadata == ["store": "\(created.path)", "epoch": "\(restored.epoch)", "replacedEpoch": "\(created.epoch)"])
+        #expect(restored.epoch != created.epoch)
+
+        try registry.deleteModel(tenant: "acme", model: "m")
+        #expect(!FileManager.default.fileExists(atPath: sidecar))
+    }
+}
+
+/// Keeps the notices logged to it, for a test to read.
+private struct LogRecorder: LogHandler {
+    final class Lines: Sendable {
+        let value = Mutex<[(message: String, metadata: Logger.Metadata)]>([])
+        func withLock<T>(_ body: (inout [(message: String, metadata: Logger.Metadata)]) -> T) -> T { value.withLock { body(&$0) } }
+    }
+    let lines = Lines()
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .notice
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+        lines.withLock { $0.append((message.description, metadata ?? [:])) }
     }
 }

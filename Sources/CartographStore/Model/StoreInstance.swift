@@ -47,18 +47,22 @@ public struct StoreInstance: Sendable {
         // The sidecar accepts the new id before the store has it, and the store's current id until then: a
         // crash in between leaves a store whose id the sidecar accepts, unless the store is an older copy.
         try writeSidecar(isOlderCopy ? [next] : [current ?? Self.noInstanceID, next])
-        let renewed: String?
+        let renewed = try record(next, renewingEpoch: isOlderCopy, connection)
+        try writeSidecar([next])
+        return renewed
+    }
+
+    /// Stores the instance id `next` and, when `renewingEpoch`, a new epoch, which it returns.
+    private func record(_ next: String, renewingEpoch: Bool, _ connection: SQLiteConnection) throws(CartographError) -> String? {
         do {
-            renewed = try connection.transaction { () throws(SQLiteError) -> String? in
+            return try connection.transaction { () throws(SQLiteError) -> String? in
                 try connection.run("INSERT OR REPLACE INTO \(quoted(ModelStore.metaTable)) (key, value) VALUES (?, ?)",
                                    [.text(Self.metaKey), .text(next)])
-                return isOlderCopy ? try ChangeFeed.renewEpoch(connection) : nil
+                return renewingEpoch ? try ChangeFeed.renewEpoch(connection) : nil
             }
         } catch {
             throw CartographError.store(error, "Cannot record the store's instance id")
         }
-        try writeSidecar([next])
-        return renewed
     }
 
     /// The ids the sidecar accepts, one a line; nil when there is no sidecar.
