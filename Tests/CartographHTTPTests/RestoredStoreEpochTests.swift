@@ -258,7 +258,7 @@ private struct LogRecorder: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-        lines.withLock { $0.append((message.description, metadata ?? [:])) }
+    func log(event: LogEvent) {
+        lines.withLock { $0.append((event.message.description, event.metadata ?? [:])) }
     }
 }
