@@ -97,7 +97,10 @@ struct Serve: AsyncParsableCommand {
             logger.info("using the admin token stored on disk", metadata: ["path": "\(directory.adminTokenFile.path)"])
         }
         let stores = StoreRegistry(directory: directory, synchronous: configuration.synchronous,
-                                   maxOpenStores: configuration.maxOpenStores, readersPerStore: max(8, configuration.threads), logger: logger)
+                                   maxOpenStores: configuration.maxOpenStores, readersPerStore: max(8, configuration.threads)) { store in
+            logger.notice("store restored from an older copy: its change feed has a new epoch, followers start again from 0",
+                          metadata: ["store": "\(store.path)", "epoch": "\(store.epoch)", "replacedEpoch": "\(store.replacedEpoch ?? "")"])
+        }
         let application = Application(configuration: configuration, control: control, stores: stores, adminToken: admin.token, logger: logger,
                                       metricsExposition: { registry.emitToBuffer() })
         let service = HTTPService(server: MicroHTTPDServer(application: application), logger: logger)

@@ -2,11 +2,9 @@
 // writes made after it was taken, and hands their sequence numbers out again to new writes: a follower
 // that kept its position would never see those. Each test puts a copy back as an operator or a restore
 // step would — with the volume lost (no sidecar left), or by hand over the live file — and follows the
-// feed through the application as docs/change-feed.md tells a follower to. The last test reads the
-// notice the operator gets.
+// feed through the application as docs/change-feed.md tells a follower to; one reads the notice the
+// operator gets in a live server's log.
 import Foundation
-import Logging
-import Synchronization
 import Testing
 import CartographCore
 import CartographHTTP
@@ -216,49 +214,46 @@ struct RestoredStoreEpochTests {
         }
     }
 
-    /// What the operator sees: one notice per store that opened as a restored copy, naming it with its new
-    /// epoch and the one it replaced; nothing for a store that kept its epoch. A deleted model's sidecar goes
-    /// with its files.
+    /// What the operator sees: the server logs one notice per store that opened as a restored copy, naming it
+    /// with its new epoch and the one it replaced; nothing for a store that kept its epoch.
     @Test func R_D7_theServerLogsEachStoreThatOpenedAsARestoredCopy() throws {
-        let directory = DataDirectory(path: FileManager.default.temporaryDirectory.appendingPathComponent("restored-\(UUID().uuidString)").path)
-        defer { try? FileManager.default.removeItem(at: directory.root) }
-        let notices = LogRecorder()
-        let registry = StoreRegistry(directory: directory, logger: Logger(label: "test") { _ in notices })
-        let created = try registry.storeForRegistration(tenant: "acme", model: "m")
-        let sidecar = created.path + StoreInstance.sidecarSuffix
-        registry.closeStore(tenant: "acme", model: "m")
-        _ = try registry.store(tenant: "acme", model: "m")
-        #expect(notices.lines.withLock { $0.isEmpty }, "reopened: nothing to say")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("restored-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("data/tenants/acme/m.sqlite").path
+        /// A server on the data directory reads the feed's epoch, and says whether it logged a restored store.
+        func epochAtStart() throws -> (epoch: String, logged: String?) {
+            let server = try LiveServer(dataDirectory: directory)
+            defer { server.stop() }
+            let page = try server.client.send("GET", "/v1/tenants/acme/models/m/changes", token: server.adminToken)
+            let epoch = try #require(try page.json()["epoch"]?.stringValue, "\(page.text)")
+            let notice = "store restored from an older copy: its change feed has a new epoch, followers start again from 0"
+            return (epoch, server.logContains(notice, timeout: 1) ? server.log : nil)
+        }
+        do {
+            let server = try LiveServer(dataDirectory: directory)
+            defer { server.stop() }
+            let api = ModelAPI(client: server.client, key: server.adminToken, base: "/v1/tenants/acme/models/m")
+            #expect(try server.client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).status == 201)
+            #expect(try server.client.sendJSON("PUT", api.base, notesModel, token: server.adminToken).status == 201)
+        }
+        let kept = try epochAtStart()
+        #expect(kept.logged == nil, "a restart keeps the epoch and says nothing")
 
-        registry.closeStore(tenant: "acme", model: "m")
-        try FileManager.default.removeItem(atPath: sidecar)  // the volume was lost: the store came from a replica
-        let restored = try #require(try registry.store(tenant: "acme", model: "m"))
-        let logged = notices.lines.withLock { $0 }
-        #expect(logged.map(\.message) == ["store restored from an older copy: its change feed has a new epoch, followers start again from 0"])
-        #expect(logged.first?.metadata == ["store": "\(created.path)", "epoch": "\(restored.epoch)", "replacedEpoch": "\(created.epoch)"])
-        #expect(restored.epoch != created.epoch)
-
-        try registry.deleteModel(tenant: "acme", model: "m")
-        #expect(!FileManager.default.fileExists(atPath: sidecar))
-    }
-}
-
-/// Keeps the notices logged to it, for a test to read.
-private struct LogRecorder: LogHandler {
-    final class Lines: Sendable {
-        let value = Mutex<[(message: String, metadata: Logger.Metadata)]>([])
-        func withLock<T>(_ body: (inout [(message: String, metadata: Logger.Metadata)]) -> T) -> T { value.withLock { body(&$0) } }
-    }
-    let lines = Lines()
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .notice
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
+        try FileManager.default.removeItem(atPath: store + StoreInstance.sidecarSuffix)  // the volume was lost
+        let restored = try epochAtStart()
+        #expect(restored.epoch != kept.epoch)
+        let line = try #require(restored.logged?.split(separator: "\n").first { $0.contains("store restored from an older copy") })
+        #expect(line.contains("notice") && line.contains("epoch=\(restored.epoch)") && line.contains("replacedEpoch=\(kept.epoch)")
+                && line.contains("store=\(store)"), "\(line)")
     }
 
-    func log(event: LogEvent) {
-        lines.withLock { $0.append((event.message.description, event.metadata ?? [:])) }
+    /// Deleting a model deletes the instance file beside its store with its other files.
+    @Test func R_D7_aDeletedModelTakesItsInstanceFileAlong() throws {
+        try withNotes { api, files in
+            try post(api, 1...3)
+            #expect(FileManager.default.fileExists(atPath: files.sidecar))
+            #expect(try api.client.send("DELETE", api.base, token: api.key).status == 204)
+            #expect(!FileManager.default.fileExists(atPath: files.sidecar))
+        }
     }
 }

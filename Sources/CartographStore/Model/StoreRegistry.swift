@@ -4,7 +4,6 @@
 import Foundation
 import Synchronization
 public import CartographCore
-public import Logging
 
 /// The open stores of every tenant.
 public final class StoreRegistry: Sendable {
@@ -17,19 +16,20 @@ public final class StoreRegistry: Sendable {
     /// that are not open: the value a store had when it closed, or for one not opened since start-up
     /// its file sizes. An open store's own `usedBytes` wins over the entry. Lock order: `open`, then this.
     private let closedSizes = Mutex<[String: [String: Int64]]>([:])
-    /// Where a store that opened as a restored older copy is reported (R-D7).
-    private let logger: Logger
+    /// Told of each store that opened as a restored older copy, with a new epoch (R-D7).
+    private let restoredCopyOpened: @Sendable (ModelStore) -> Void
 
     /// - Parameters:
     ///   - readersPerStore: read connections each open store keeps idle: the server's thread count.
-    ///   - logger: tells the operator which stores were restored from an older copy and got a new epoch.
+    ///   - restoredCopyOpened: called with each store that opened as a restored older copy (the server logs
+    ///     it for the operator), under the registry's lock.
     public init(directory: DataDirectory, synchronous: SQLiteSynchronous = .normal, maxOpenStores: Int = 256, readersPerStore: Int = 8,
-                logger: Logger = Logger(label: "cartograph", factory: { _ in SwiftLogNoOpLogHandler() })) {
+                restoredCopyOpened: @escaping @Sendable (ModelStore) -> Void = { _ in }) {
         self.directory = directory
         self.synchronous = synchronous
         self.maxOpenStores = maxOpenStores
         self.readersPerStore = readersPerStore
-        self.logger = logger
+        self.restoredCopyOpened = restoredCopyOpened
     }
 
     private func file(tenant: String, model: String) -> URL {
@@ -83,10 +83,7 @@ public final class StoreRegistry: Sendable {
             }
             let store = try ModelStore(name: model, path: path, synchronous: synchronous, checkpointsInBackground: true,
                                        idleReaders: readersPerStore, detectsRestoredCopies: true)
-            if let replaced = store.replacedEpoch {
-                logger.notice("store restored from an older copy: its change feed has a new epoch, followers start again from 0",
-                              metadata: ["store": "\(path)", "epoch": "\(store.epoch)", "replacedEpoch": "\(replaced)"])
-            }
+            if store.replacedEpoch != nil { restoredCopyOpened(store) }
             open[key] = store
             if !exists { rememberSize(of: key, store.usedBytes) }
             return store
