@@ -17,6 +17,9 @@ batch's objects to the next revision. After each restart the harness checks that
 - no unacknowledged POST is partially present: a batch's objects exist all or none and share one
   revision (mixed revisions would be a half-applied update);
 - the change feed has no gap in `seq` (1, 2, 3, …) and replaying it gives exactly the stored objects;
+- the store keeps its epoch: a kill with the volume kept loses nothing, so no follower has to start over
+  (R-D7: only a store restored from an older copy gets a new one, and a kill while the server opens the
+  store must not look like that);
 - after an interrupted migration the model is the old or the new version (never half): the store's
   tables have exactly the columns of the version the store records, and the store takes writes;
 - re-sending an unacknowledged POST with its Idempotency-Key answers 200 and applies it once.
@@ -241,6 +244,7 @@ class Harness:
         self.acked_unchecked = 0
         self.feed_seq = 0
         self.feed_objects = {}         # (entity, _id) -> object, from replaying the feed
+        self.feed_epoch = None
 
     def path(self, suffix=""):
         return f"/v1/tenants/{TENANT}/models/{self.model}{suffix}"
@@ -588,6 +592,9 @@ class Harness:
         since = self.feed_seq
         while True:
             page = self.get(self.path(f"/changes?since={since}&limit=1000"))
+            if self.feed_epoch not in (None, page["epoch"]):
+                self.fail(f"the store's epoch changed from {self.feed_epoch} to {page['epoch']} though its volume was kept")
+            self.feed_epoch = page["epoch"]
             for change in page["changes"]:
                 if change["seq"] <= self.feed_seq:
                     self.fail(f"change feed out of order: seq {change['seq']} follows {self.feed_seq}")
