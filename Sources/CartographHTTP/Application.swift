@@ -232,8 +232,8 @@ public final class Application: Sendable {
             let context = RequestContext(application: self, request: request, parameters: parameters, principal: principal,
                                          requestID: requestID)
             let store = parameters["tenant"].flatMap { tenant in parameters["model"].map { (tenant: tenant, model: $0) } }
+            if let store, let refusal = storeFaults.refusal(tenant: store.tenant, model: store.model) { throw refusal }
             let writes = route.access != .tenant(.read) && request.method != "GET"
-            if writes, let store, let refusal = storeFaults.refusal(tenant: store.tenant, model: store.model) { throw refusal }
             do {
                 let response = try route.handler(context)
                 // A route that may write a model's store (its scope is above read) wakes the long polls of its change feed.
@@ -243,7 +243,7 @@ public final class Application: Sendable {
                 }
                 return response
             } catch let error as CartographError {
-                if error.code.isStorageFault, let store { storageFault(error, tenant: store.tenant, model: store.model, requestID: requestID) }
+                if error.code.isStorageFault, let store { noteStorageFault(error, tenant: store.tenant, model: store.model, requestID: requestID) }
                 throw error
             } catch {
                 logger.error("unhandled error", metadata: ["request.id": "\(requestID)", "error": "\(error)"])
@@ -254,7 +254,7 @@ public final class Application: Sendable {
 
     /// Records a store's fault for `/readyz` and the log; a store that could not be written is closed, so
     /// that a later request opens it again (SQLite opens a file it cannot write read-only, and stays so).
-    private func storageFault(_ error: CartographError, tenant: String, model: String, requestID: String) {
+    func noteStorageFault(_ error: CartographError, tenant: String, model: String, requestID: String) {
         storeFaults.record(error, tenant: tenant, model: model)
         logger.error("storage fault", metadata: ["request.id": "\(requestID)", "problem": "\(error.code.rawValue)",
                                                  "store": "\(stores.path(tenant: tenant, model: model))", "error": "\(error.detail)"])
