@@ -28,7 +28,7 @@ public final class Application: Sendable {
     private let metricsExposition: @Sendable () -> [UInt8]
     let rateLimiter = TenantRateLimiter()
     /// Long polls waiting for a store to change.
-    let changeWaiters = ChangeWaiters()
+    let changeWaiters: ChangeWaiters
     /// Notes lists that keep scanning whole tables, and logs which index would serve them.
     let indexAdvisor = IndexAdvisor()
     /// Stores whose disk is full or whose file cannot be written or is damaged (`/readyz` lists them).
@@ -55,6 +55,7 @@ public final class Application: Sendable {
         self.router = Router(routes: Self.routes)
         self.cors = CORSPolicy(origins: configuration.corsOrigins)
         self.metrics = ServerMetrics(tenantLabels: configuration.metricsTenantLabels)
+        self.changeWaiters = ChangeWaiters(wakeInterval: configuration.longPollWakeInterval)
         refreshRateLimiting()
     }
 
@@ -102,7 +103,7 @@ public final class Application: Sendable {
 
     /// The Prometheus exposition text, with the gauges read at scrape time brought up to date first.
     func renderMetrics() -> [UInt8] {
-        metrics.refreshGauges(stores: stores, tenants: control.tenants().map(\.id))
+        metrics.refreshGauges(stores: stores, tenants: control.tenants().map(\.id), parkedLongPolls: changeWaiters.parkedCount)
         return metricsExposition()
     }
 
@@ -123,7 +124,8 @@ public final class Application: Sendable {
     /// on another thread, with the answer, as `respond` would have given it.
     public func park(_ response: HTTPResponse, for request: HTTPRequest, resolve: @escaping @Sendable (HTTPResponse) -> Void) {
         guard let pending = response.pending else { return resolve(response) }
-        changeWaiters.park(pending) { [self] answer in
+        changeWaiters.park(pending, admission: { [self] in refusal(of: request, access: pending.access, tenant: pending.labels.tenant) }) {
+            [self] answer in
             var answer = answer.compressed(accepting: request.headers["Accept-Encoding"])
             answer.headers.append(("X-Request-Id", pending.requestID))
             cors.decorate(&answer, for: request)
@@ -132,6 +134,23 @@ public final class Application: Sendable {
             resolve(answer)
         }
     }
+
+    /// The problem a parked request is answered with instead once it would no longer be let in, as it
+    /// would be answered if it came now: 404 when its tenant was deleted, 401 or 403 when its token no
+    /// longer opens the route (a revoked key); nil while it may have its answer.
+    private func refusal(of request: HTTPRequest, access: Access, tenant: String?) -> HTTPResponse? {
+        do throws(CartographError) {
+            if let tenant, control.tenant(tenant) == nil { throw ControlPlaneRoutes.unknownTenant(tenant) }
+            _ = try authenticate(request, access: access, tenant: tenant)
+            return nil
+        } catch {
+            return .problem(error, instance: request.path)
+        }
+    }
+
+    /// After a key was revoked or a tenant deleted: the tenant's parked long polls that may no longer have
+    /// an answer are answered now with their refusal.
+    func dismissRefusedLongPolls(tenant: String) { changeWaiters.dismissRefused(tenant: tenant) }
 
     /// Answers every parked long poll now (the server is draining).
     public func answerParkedRequests() { changeWaiters.answerAll() }
@@ -235,7 +254,8 @@ public final class Application: Sendable {
             if let store, let refusal = storeFaults.refusal(tenant: store.tenant, model: store.model) { throw refusal }
             let writes = route.access != .tenant(.read) && request.method != "GET"
             do {
-                let response = try route.handler(context)
+                var response = try route.handler(context)
+                response.pending?.access = route.access
                 // A route that may write a model's store (its scope is above read) wakes the long polls of its change feed.
                 if writes, response.status < 300, let store {
                     changeWaiters.notify("\(store.tenant)/\(store.model)")

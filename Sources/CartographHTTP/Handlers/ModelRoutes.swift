@@ -137,11 +137,13 @@ enum ModelRoutes {
                 return (page.changes.isEmpty,
                         .json(["epoch": .string(store.epoch), "changes": .array(page.changes), "next": .number(JSONNumber(page.next))]))
             }
-            let first = try page()
-            guard first.isEmpty, wait > 0 else { return first.response }
-            // R-D8: nothing after `since` yet: answer when a write commits, or with the empty page at the deadline.
+            guard wait > 0 else { return try page().response }
+            // R-D8: answered when the store is next woken (at once unless it was woken within the last
+            // `ChangeWaiters.defaultWakeInterval`) if entries follow `since` by then, else after a commit, or with the
+            // empty page at the deadline. The requests at one position of the feed share one read.
             let path = context.request.path
-            return PendingResponse.waiting(for: "\(context.parameter("tenant"))/\(store.name)", until: .now + .seconds(wait)) { final in
+            return PendingResponse.waiting(for: "\(context.parameter("tenant"))/\(store.name)", pollKey: "\(store.epoch) \(since) \(limit)",
+                                           until: .now + .seconds(wait)) { final in
                 do throws(CartographError) {
                     let next = try page()
                     return next.isEmpty && !final ? nil : next.response
