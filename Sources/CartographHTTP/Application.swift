@@ -148,10 +148,6 @@ public final class Application: Sendable {
         }
     }
 
-    /// After a key was revoked or a tenant deleted: the tenant's parked long polls that may no longer have
-    /// an answer are answered now with their refusal.
-    func dismissRefusedLongPolls(tenant: String) { changeWaiters.dismissRefused(tenant: tenant) }
-
     /// Answers every parked long poll now (the server is draining).
     public func answerParkedRequests() { changeWaiters.answerAll() }
 

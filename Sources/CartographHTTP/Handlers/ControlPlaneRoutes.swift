@@ -44,7 +44,8 @@ enum ControlPlaneRoutes {
             context.application.stores.closeStores(tenant: context.parameter("tenant"))
             try context.application.control.deleteTenant(context.parameter("tenant"))
             context.application.tenantLimitsChanged(context.parameter("tenant"))
-            context.application.dismissRefusedLongPolls(tenant: context.parameter("tenant"))
+            // Its waiting long polls end now, with 404.
+            context.application.changeWaiters.dismissRefused(tenant: context.parameter("tenant"))
             return .noContent
         },
         Route("POST", "/v1/tenants/{tenant}/keys", access: .tenant(.admin), body: .json) { context in
@@ -70,7 +71,8 @@ enum ControlPlaneRoutes {
         Route("DELETE", "/v1/tenants/{tenant}/keys/{keyId}", access: .tenant(.admin)) { context in
             let tenant = try existingTenant(context)
             try context.application.control.revokeKey(tenantID: tenant, keyID: context.parameter("keyId"))
-            context.application.dismissRefusedLongPolls(tenant: tenant)
+            // The key's waiting long polls end now, with 401.
+            context.application.changeWaiters.dismissRefused(tenant: tenant)
             return .noContent
         },
     ]
