@@ -9,12 +9,14 @@ Phases, each PHASE_SECONDS long, against a fresh `cartograph serve` (the binary 
   followers + 10/s       FOLLOWERS followers, 10 commits/s
   followers + writers    FOLLOWERS followers, unlimited writers
 For each: /healthz and an authenticated GET of one object (p50/p99, sampled every 20 ms by one
-client each), commits/s, and the answers the followers received per second.
+client each, in a process of their own), commits/s, the answers the followers received per second,
+and the server's CPU (user + system, % of one core). Followers run 50 threads to a process.
 
 Usage: bench/followers.py path/to/cartograph [--followers 200] [--seconds 15] [--writers 4]"""
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
 import shutil
 import socket
@@ -68,71 +70,109 @@ def percentile(values, fraction):
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-class Phase:
-    def __init__(self, port, key, base, seconds, followers, writers, commits_per_second, first_id):
-        self.port, self.key, self.base, self.seconds = port, key, base, seconds
-        self.followers, self.writers, self.rate = followers, writers, commits_per_second
-        self.next_id = first_id
-        self.lock = threading.Lock()
-        self.stop = threading.Event()
-        self.commits = 0
-        self.answers = 0
-        self.health, self.gets = [], []
+def writer(port, key, base, rate, first_id, stride, stop, commits):
+    client = Client(port, key)
+    interval = 1.0 / rate if rate else 0
+    next_at = time.monotonic()
+    identifier = first_id
+    while not stop.is_set():
+        status, _ = client.request("POST", base + "/mappings/entries/payloads", {"entries": [{"id": identifier, "memo": f"entry {identifier}"}]})
+        identifier += stride
+        if status == 200:
+            with commits.get_lock():
+                commits.value += 1
+        if interval:
+            next_at += interval
+            time.sleep(max(0, next_at - time.monotonic()))
 
-    def writer(self):
-        client = Client(self.port, self.key)
-        interval = 1.0 / self.rate if self.rate else 0
-        next_at = time.monotonic()
-        while not self.stop.is_set():
-            with self.lock:
-                identifier = self.next_id
-                self.next_id += 1
-            status, _ = client.request("POST", self.base + "/mappings/entries/payloads",
-                                       {"entries": [{"id": identifier, "memo": f"entry {identifier}"}]})
-            if status == 200:
-                with self.lock:
-                    self.commits += 1
-            if interval:
-                next_at += interval
-                time.sleep(max(0, next_at - time.monotonic()))
 
-    def follower(self, since):
-        client = Client(self.port, self.key)
-        while not self.stop.is_set():
-            status, body = client.request("GET", f"{self.base}/changes?since={since}&limit=1000&wait=30")
-            if status != 200:
-                time.sleep(0.05)
-                continue
-            since = json.loads(body)["next"]
-            with self.lock:
-                self.answers += 1
+def follower(port, key, base, since, stop, answers):
+    client = Client(port, key)
+    while not stop.is_set():
+        status, body = client.request("GET", f"{base}/changes?since={since}&limit=1000&wait=30")
+        if status != 200:
+            time.sleep(0.05)
+            continue
+        since = json.loads(body)["next"]
+        with answers.get_lock():
+            answers.value += 1
 
-    def sampler(self, path, token, into):
-        client = Client(self.port, token)
-        while not self.stop.is_set():
+
+def followers_process(count, port, key, base, since, stop, answers):
+    """`count` followers as threads of one process (several processes: no one interpreter lock for all)."""
+    threads = [threading.Thread(target=follower, args=(port, key, base, since, stop, answers)) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def writers_process(count, port, key, base, rate, first_id, stop, commits):
+    threads = [threading.Thread(target=writer, args=(port, key, base, rate, first_id + i, count, stop, commits)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def sampler_process(port, key, base, stop, results):
+    """Latencies of /healthz and of a GET of one object, one request every 20 ms each, in a process of its own so
+    that the followers' threads do not delay its clock."""
+    found = {}
+
+    def sample(name, path):
+        client = Client(port, key)
+        latencies = []
+        while not stop.is_set():
             started = time.perf_counter()
             client.request("GET", path)
-            into.append((time.perf_counter() - started) * 1000)
+            latencies.append((time.perf_counter() - started) * 1000)
             time.sleep(0.02)
+        found[name] = latencies
 
-    def run(self, head):
-        followers = [threading.Thread(target=self.follower, args=(head,)) for _ in range(self.followers)]
-        threads = list(followers)
-        threads += [threading.Thread(target=self.writer) for _ in range(self.writers)]
-        threads += [threading.Thread(target=self.sampler, args=("/healthz", self.key, self.health)),
-                    threading.Thread(target=self.sampler, args=(self.base + "/entities/Entry/objects/1", self.key, self.gets))]
-        for thread in threads:
-            thread.start()
-        time.sleep(self.seconds)
-        self.stop.set()
-        # Commits wake the followers still parked, so that they end before their 30 s.
-        ending = Client(self.port, self.key)
-        while any(thread.is_alive() for thread in followers):
-            ending.request("POST", self.base + "/mappings/entries/payloads", {"entries": [{"id": 1, "memo": f"end {time.time()}"}]})
-            for thread in followers:
-                thread.join(timeout=0.01)
-        for thread in threads:
-            thread.join()
+    threads = [threading.Thread(target=sample, args=("healthz", "/healthz")),
+               threading.Thread(target=sample, args=("get", base + "/entities/Entry/objects/1"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    results.put(found)
+
+
+def cpu_seconds(pid):
+    """The server's user + system CPU seconds so far."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_phase(port, key, base, seconds, followers, writers, rate, first_id, head, server_pid):
+    stop = multiprocessing.Event()
+    commits, answers = multiprocessing.Value("i", 0), multiprocessing.Value("i", 0)
+    results = multiprocessing.Queue()
+    per_process = 50
+    follower_processes = [multiprocessing.Process(target=followers_process,
+                                                  args=(min(per_process, followers - start), port, key, base, head, stop, answers))
+                          for start in range(0, followers, per_process)]
+    others = [multiprocessing.Process(target=sampler_process, args=(port, key, base, stop, results))]
+    if writers:
+        others.append(multiprocessing.Process(target=writers_process, args=(writers, port, key, base, rate, first_id, stop, commits)))
+    cpu_before = cpu_seconds(server_pid)
+    for process in follower_processes + others:
+        process.start()
+    time.sleep(seconds)
+    stop.set()
+    cpu = cpu_seconds(server_pid) - cpu_before
+    latencies = results.get()
+    # Commits wake the followers still parked, so that they end before their 30 s.
+    ending = Client(port, key)
+    while any(process.is_alive() for process in follower_processes):
+        ending.request("POST", base + "/mappings/entries/payloads", {"entries": [{"id": 1, "memo": f"end {time.time()}"}]})
+        for process in follower_processes:
+            process.join(timeout=0.01)
+    for process in others:
+        process.join()
+    return latencies, commits.value, answers.value, cpu
 
 
 def main():
@@ -166,7 +206,7 @@ def main():
                   (f"{arguments.followers} followers + 10 commits/s", arguments.followers, 1, 10),
                   (f"{arguments.followers} followers + writers", arguments.followers, arguments.writers, 0)]
         next_id = 2
-        print(f"{'phase':<34} {'healthz p50/p99 ms':>20} {'GET p50/p99 ms':>18} {'commits/s':>10} {'answers/s':>10}")
+        print(f"{'phase':<34} {'healthz p50/p99 ms':>20} {'GET p50/p99 ms':>18} {'commits/s':>10} {'answers/s':>10} {'server CPU':>10}")
         for name, followers, writers, rate in phases:
             head = 0
             while True:  # the followers start at the head
@@ -174,12 +214,12 @@ def main():
                 if not page["changes"]:
                     break
                 head = page["next"]
-            phase = Phase(port, key, base, arguments.seconds, followers, writers, rate, next_id)
-            phase.run(head)
-            next_id = phase.next_id + 1
-            print(f"{name:<34} {statistics.median(phase.health):>9.1f}/{percentile(phase.health, 0.99):<9.1f}"
-                  f" {statistics.median(phase.gets):>8.1f}/{percentile(phase.gets, 0.99):<8.1f}"
-                  f" {phase.commits / arguments.seconds:>10.0f} {phase.answers / arguments.seconds:>10.0f}", flush=True)
+            latencies, commits, answers, cpu = run_phase(port, key, base, arguments.seconds, followers, writers, rate, next_id, head, server.pid)
+            next_id += 10_000_000
+            health, gets = latencies["healthz"], latencies["get"]
+            print(f"{name:<34} {statistics.median(health):>9.1f}/{percentile(health, 0.99):<9.1f}"
+                  f" {statistics.median(gets):>8.1f}/{percentile(gets, 0.99):<8.1f}"
+                  f" {commits / arguments.seconds:>10.0f} {answers / arguments.seconds:>10.0f} {100 * cpu / arguments.seconds:>9.0f}%", flush=True)
     finally:
         server.terminate()
         server.wait()

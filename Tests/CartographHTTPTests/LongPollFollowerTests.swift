@@ -126,6 +126,24 @@ private final class Sent: Sendable {
         #expect(ledger.server.application.changeWaiters.parkedCount == 0)
     }
 
+    /// One timer serves every deadline: a poll parked after a longer one, with a shorter wait, still ends at its own.
+    @Test func R_D8_eachPollEndsAtItsOwnDeadline() throws {
+        let ledger = try Ledger()
+        let changes = "\(Ledger.base)/changes?since=\(try ledger.head())"
+        let started = Date()
+        let long = Sent(ledger.server, changes + "&wait=3", token: ledger.admin)
+        try ledger.waitUntilParked(1)
+        let short = Sent(ledger.server, changes + "&wait=1", token: ledger.admin)
+        let shortAnswer = try #require(short.wait())
+        let shortTook = Date().timeIntervalSince(started)
+        let longAnswer = try #require(long.wait())
+        let longTook = Date().timeIntervalSince(started)
+        #expect(shortAnswer.status == 200 && longAnswer.status == 200)
+        #expect(try shortAnswer.json()["changes"] == [] && longAnswer.json()["changes"] == [])
+        #expect(shortTook >= 0.9 && shortTook < 2.5, "the 1 s poll ended after \(shortTook) s")
+        #expect(longTook >= 2.9 && longTook < 5, "the 3 s poll ended after \(longTook) s")
+    }
+
     /// Ten commits 20 ms apart, within one wake interval: each follower is answered at most twice — by the first
     /// commit if it ended a quiet spell, then by the rest together — rather than once per commit, and every
     /// follower receives every entry, once, in order.

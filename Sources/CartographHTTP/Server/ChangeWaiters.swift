@@ -37,6 +37,10 @@ final class ChangeWaiters: Sendable {
         var byStore: [String: StoreWaiters] = [:]
         /// The server is stopping: a request is answered at once instead of parked.
         var closed = false
+        /// The one timer answering requests at their deadlines: when it fires, and its number (a timer
+        /// superseded by an earlier one finds another number and does nothing).
+        var sweep: (at: ContinuousClock.Instant, number: Int)?
+        var sweepsScheduled = 0
     }
 
     let wakeInterval: Duration
@@ -53,20 +57,31 @@ final class ChangeWaiters: Sendable {
     func park(_ pending: PendingResponse, admission: @escaping @Sendable () -> HTTPResponse?,
               resolve: @escaping @Sendable (HTTPResponse) -> Void) {
         let waiter = Waiter(pending: pending, admission: admission, resolve: resolve)
-        let parkedID = parked.withLock { parked -> Int? in
-            guard !parked.closed else { return nil }
+        let parking = parked.withLock { parked -> Parking in
+            guard !parked.closed else { return .refused }
             parked.nextID += 1
             parked.byStore[pending.store, default: StoreWaiters()].waiters[parked.nextID] = waiter
-            return parked.nextID
+            // Requests mostly wait as long as the ones before them: the deadline timer set already serves them too.
+            guard parked.sweep.map({ pending.deadline < $0.at }) ?? true else { return .parked(newSweep: nil) }
+            parked.sweepsScheduled += 1
+            parked.sweep = (pending.deadline, parked.sweepsScheduled)
+            return .parked(newSweep: parked.sweepsScheduled)
         }
-        guard let id = parkedID else {
+        switch parking {
+        case .refused:
             if let answer = pending.poll(true) { resolve(admission() ?? answer) }
-            return
+        case .parked(let newSweep):
+            scheduleWake(pending.store)
+            if let newSweep { scheduleSweep(newSweep, at: pending.deadline) }
         }
-        scheduleWake(pending.store)
-        queue.asyncAfter(deadline: .now() + Self.dispatchInterval(pending.deadline - ContinuousClock.now)) {
-            self.answerAtDeadline(id, store: pending.store)
-        }
+    }
+
+    /// What `park` did with a request.
+    private enum Parking {
+        /// The server is stopping: it is answered at once.
+        case refused
+        /// Parked; with the number of the deadline timer to set when its deadline is the earliest.
+        case parked(newSweep: Int?)
     }
 
     /// Requests parked now (the `cartograph_long_polls_parked` gauge).
@@ -113,6 +128,40 @@ final class ChangeWaiters: Sendable {
         }
         guard let delay else { return }
         queue.asyncAfter(deadline: .now() + Self.dispatchInterval(delay)) { self.wake(store) }
+    }
+
+    /// One timer for every deadline, at the earliest: a timer per request (200 followers come back 20 times a
+    /// second each) woke libdispatch's timer thread at every park, and kept each timer 30 s after its request
+    /// was answered.
+    private func scheduleSweep(_ number: Int, at instant: ContinuousClock.Instant) {
+        queue.asyncAfter(deadline: .now() + Self.dispatchInterval(instant - ContinuousClock.now)) { self.sweepDeadlines(number) }
+    }
+
+    /// Answers the requests whose deadline has come (with what `poll` gives when it must answer), and sets
+    /// the timer for the next deadline.
+    private func sweepDeadlines(_ number: Int) {
+        let now = ContinuousClock.now
+        let swept = parked.withLock { parked -> (due: [(store: String, id: Int)], next: (Int, ContinuousClock.Instant)?)? in
+            guard parked.sweep?.number == number else { return nil }
+            var due: [(store: String, id: Int)] = []
+            var next: ContinuousClock.Instant?
+            for (store, entry) in parked.byStore {
+                for (id, waiter) in entry.waiters {
+                    let deadline = waiter.pending.deadline
+                    if deadline <= now { due.append((store, id)) } else { next = min(next ?? deadline, deadline) }
+                }
+            }
+            guard let next else {
+                parked.sweep = nil
+                return (due, nil)
+            }
+            parked.sweepsScheduled += 1
+            parked.sweep = (next, parked.sweepsScheduled)
+            return (due, (parked.sweepsScheduled, next))
+        }
+        guard let swept else { return }
+        if let (next, instant) = swept.next { scheduleSweep(next, at: instant) }
+        for (store, id) in swept.due { answerAtDeadline(id, store: store) }
     }
 
     /// Reads once per poll key for the store's parked requests, and answers each request whose key found
