@@ -62,9 +62,10 @@ final class ChangeWaiters: Sendable {
             parked.nextID += 1
             parked.byStore[pending.store, default: StoreWaiters()].waiters[parked.nextID] = waiter
             // Requests mostly wait as long as the ones before them: the deadline timer set already serves them too.
-            guard parked.sweep.map({ pending.deadline < $0.at }) ?? true else { return .parked(newSweep: nil) }
+            let sweepAt = pending.deadline + wakeInterval
+            guard parked.sweep.map({ sweepAt < $0.at }) ?? true else { return .parked(newSweep: nil) }
             parked.sweepsScheduled += 1
-            parked.sweep = (pending.deadline, parked.sweepsScheduled)
+            parked.sweep = (sweepAt, parked.sweepsScheduled)
             return .parked(newSweep: parked.sweepsScheduled)
         }
         switch parking {
@@ -72,7 +73,7 @@ final class ChangeWaiters: Sendable {
             if let answer = pending.poll(true) { resolve(admission() ?? answer) }
         case .parked(let newSweep):
             scheduleWake(pending.store)
-            if let newSweep { scheduleSweep(newSweep, at: pending.deadline) }
+            if let newSweep { scheduleSweep(newSweep, at: pending.deadline + wakeInterval) }
         }
     }
 
@@ -111,9 +112,9 @@ final class ChangeWaiters: Sendable {
     func answerAll() {
         let all = parked.withLock { parked in
             parked.closed = true
-            return parked.byStore.flatMap { store, entry in entry.waiters.keys.map { (store, $0) } }
+            return parked.byStore.mapValues { $0.waiters.map { (id: $0.key, waiter: $0.value) } }
         }
-        for (store, id) in all { answerAtDeadline(id, store: store) }
+        for (store, members) in all { answer(members, of: store, final: true) }
     }
 
     /// Wakes `store` once `wakeInterval` has passed since its last wake (at once if it has), unless a wake
@@ -130,25 +131,25 @@ final class ChangeWaiters: Sendable {
         queue.asyncAfter(deadline: .now() + Self.dispatchInterval(delay)) { self.wake(store) }
     }
 
-    /// One timer for every deadline, at the earliest: a timer per request (200 followers come back 20 times a
-    /// second each) woke libdispatch's timer thread at every park, and kept each timer 30 s after its request
-    /// was answered.
+    /// One timer for every deadline, set for the earliest, `wakeInterval` after it so that it answers the
+    /// requests whose deadlines follow within that time too: a timer per request (200 followers come back
+    /// 20 times a second each) woke libdispatch's timer thread at every park, and kept each timer 30 s after
+    /// its request was answered.
     private func scheduleSweep(_ number: Int, at instant: ContinuousClock.Instant) {
         queue.asyncAfter(deadline: .now() + Self.dispatchInterval(instant - ContinuousClock.now)) { self.sweepDeadlines(number) }
     }
 
-    /// Answers the requests whose deadline has come (with what `poll` gives when it must answer), and sets
-    /// the timer for the next deadline.
+    /// Answers the requests whose deadline has come, and sets the timer for the next deadline.
     private func sweepDeadlines(_ number: Int) {
         let now = ContinuousClock.now
-        let swept = parked.withLock { parked -> (due: [(store: String, id: Int)], next: (Int, ContinuousClock.Instant)?)? in
+        let swept = parked.withLock { parked -> (due: [String: [(id: Int, waiter: Waiter)]], next: (Int, ContinuousClock.Instant)?)? in
             guard parked.sweep?.number == number else { return nil }
-            var due: [(store: String, id: Int)] = []
+            var due: [String: [(id: Int, waiter: Waiter)]] = [:]
             var next: ContinuousClock.Instant?
             for (store, entry) in parked.byStore {
                 for (id, waiter) in entry.waiters {
                     let deadline = waiter.pending.deadline
-                    if deadline <= now { due.append((store, id)) } else { next = min(next ?? deadline, deadline) }
+                    if deadline <= now { due[store, default: []].append((id, waiter)) } else { next = min(next ?? deadline, deadline) }
                 }
             }
             guard let next else {
@@ -156,16 +157,15 @@ final class ChangeWaiters: Sendable {
                 return (due, nil)
             }
             parked.sweepsScheduled += 1
-            parked.sweep = (next, parked.sweepsScheduled)
-            return (due, (parked.sweepsScheduled, next))
+            parked.sweep = (next + wakeInterval, parked.sweepsScheduled)
+            return (due, (parked.sweepsScheduled, next + wakeInterval))
         }
         guard let swept else { return }
         if let (next, instant) = swept.next { scheduleSweep(next, at: instant) }
-        for (store, id) in swept.due { answerAtDeadline(id, store: store) }
+        for (store, members) in swept.due { answer(members, of: store, final: true) }
     }
 
-    /// Reads once per poll key for the store's parked requests, and answers each request whose key found
-    /// something; the others go on waiting.
+    /// Answers the store's parked requests whose poll key finds something; the others go on waiting.
     private func wake(_ store: String) {
         let waiters = parked.withLock { parked -> [(id: Int, waiter: Waiter)] in
             guard var entry = parked.byStore[store] else { return [] }
@@ -179,15 +179,16 @@ final class ChangeWaiters: Sendable {
             parked.byStore[store] = entry
             return entry.waiters.map { ($0.key, $0.value) }
         }
-        for group in Dictionary(grouping: waiters, by: \.waiter.pending.pollKey).values {
-            guard let answer = group[0].waiter.pending.poll(false) else { continue }
-            for member in group { deliver(member.id, store: store, member.waiter, answer) }
-        }
+        answer(waiters, of: store, final: false)
     }
 
-    private func answerAtDeadline(_ id: Int, store: String) {
-        guard let waiter = parked.withLock({ $0.byStore[store]?.waiters[id] }), let answer = waiter.pending.poll(true) else { return }
-        deliver(id, store: store, waiter, answer)
+    /// Answers `members`, requests parked on `store`, from one `poll` per poll key: those whose key found
+    /// something, or with `final` (their deadline has come) every one.
+    private func answer(_ members: [(id: Int, waiter: Waiter)], of store: String, final: Bool) {
+        for group in Dictionary(grouping: members, by: \.waiter.pending.pollKey).values {
+            guard let answer = group[0].waiter.pending.poll(final) else { continue }
+            for member in group { deliver(member.id, store: store, member.waiter, answer) }
+        }
     }
 
     /// Takes the request out and answers it, unless another attempt did (only the one that takes it out
