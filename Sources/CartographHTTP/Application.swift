@@ -28,7 +28,7 @@ public final class Application: Sendable {
     private let metricsExposition: @Sendable () -> [UInt8]
     let rateLimiter = TenantRateLimiter()
     /// Long polls waiting for a store to change.
-    let changeWaiters = ChangeWaiters()
+    let changeWaiters: ChangeWaiters
     /// Notes lists that keep scanning whole tables, and logs which index would serve them.
     let indexAdvisor = IndexAdvisor()
     /// Stores whose disk is full or whose file cannot be written or is damaged (`/readyz` lists them).
@@ -55,6 +55,7 @@ public final class Application: Sendable {
         self.router = Router(routes: Self.routes)
         self.cors = CORSPolicy(origins: configuration.corsOrigins)
         self.metrics = ServerMetrics(tenantLabels: configuration.metricsTenantLabels)
+        self.changeWaiters = ChangeWaiters(wakeInterval: configuration.longPollWakeInterval)
         refreshRateLimiting()
     }
 
@@ -102,7 +103,7 @@ public final class Application: Sendable {
 
     /// The Prometheus exposition text, with the gauges read at scrape time brought up to date first.
     func renderMetrics() -> [UInt8] {
-        metrics.refreshGauges(stores: stores, tenants: control.tenants().map(\.id))
+        metrics.refreshGauges(stores: stores, tenants: control.tenants().map(\.id), parkedLongPolls: changeWaiters.parkedCount)
         return metricsExposition()
     }
 
@@ -123,13 +124,27 @@ public final class Application: Sendable {
     /// on another thread, with the answer, as `respond` would have given it.
     public func park(_ response: HTTPResponse, for request: HTTPRequest, resolve: @escaping @Sendable (HTTPResponse) -> Void) {
         guard let pending = response.pending else { return resolve(response) }
-        changeWaiters.park(pending) { [self] answer in
+        changeWaiters.park(pending, admission: { [self] in refusal(of: request, access: pending.access, tenant: pending.labels.tenant) }) {
+            [self] answer in
             var answer = answer.compressed(accepting: request.headers["Accept-Encoding"])
             answer.headers.append(("X-Request-Id", pending.requestID))
             cors.decorate(&answer, for: request)
             record(request: request, response: answer, labels: pending.labels,
                    requestID: pending.requestID, duration: ContinuousClock.now - pending.started)
             resolve(answer)
+        }
+    }
+
+    /// The problem a parked request is answered with instead once it would no longer be let in, as it
+    /// would be answered if it came now: 404 when its tenant was deleted, 401 or 403 when its token no
+    /// longer opens the route (a revoked key); nil while it may have its answer.
+    private func refusal(of request: HTTPRequest, access: Access, tenant: String?) -> HTTPResponse? {
+        do throws(CartographError) {
+            if let tenant, control.tenant(tenant) == nil { throw ControlPlaneRoutes.unknownTenant(tenant) }
+            _ = try authenticate(request, access: access, tenant: tenant)
+            return nil
+        } catch {
+            return .problem(error, instance: request.path)
         }
     }
 
@@ -232,10 +247,11 @@ public final class Application: Sendable {
             let context = RequestContext(application: self, request: request, parameters: parameters, principal: principal,
                                          requestID: requestID)
             let store = parameters["tenant"].flatMap { tenant in parameters["model"].map { (tenant: tenant, model: $0) } }
+            if let store, let refusal = storeFaults.refusal(tenant: store.tenant, model: store.model) { throw refusal }
             let writes = route.access != .tenant(.read) && request.method != "GET"
-            if writes, let store, let refusal = storeFaults.refusal(tenant: store.tenant, model: store.model) { throw refusal }
             do {
-                let response = try route.handler(context)
+                var response = try route.handler(context)
+                response.pending?.access = route.access
                 // A route that may write a model's store (its scope is above read) wakes the long polls of its change feed.
                 if writes, response.status < 300, let store {
                     changeWaiters.notify("\(store.tenant)/\(store.model)")
@@ -243,7 +259,7 @@ public final class Application: Sendable {
                 }
                 return response
             } catch let error as CartographError {
-                if error.code.isStorageFault, let store { storageFault(error, tenant: store.tenant, model: store.model, requestID: requestID) }
+                if error.code.isStorageFault, let store { noteStorageFault(error, tenant: store.tenant, model: store.model, requestID: requestID) }
                 throw error
             } catch {
                 logger.error("unhandled error", metadata: ["request.id": "\(requestID)", "error": "\(error)"])
@@ -254,7 +270,7 @@ public final class Application: Sendable {
 
     /// Records a store's fault for `/readyz` and the log; a store that could not be written is closed, so
     /// that a later request opens it again (SQLite opens a file it cannot write read-only, and stays so).
-    private func storageFault(_ error: CartographError, tenant: String, model: String, requestID: String) {
+    func noteStorageFault(_ error: CartographError, tenant: String, model: String, requestID: String) {
         storeFaults.record(error, tenant: tenant, model: model)
         logger.error("storage fault", metadata: ["request.id": "\(requestID)", "problem": "\(error.code.rawValue)",
                                                  "store": "\(stores.path(tenant: tenant, model: model))", "error": "\(error.detail)"])

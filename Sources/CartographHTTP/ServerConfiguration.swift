@@ -57,6 +57,9 @@ public struct ServerConfiguration: Sendable {
     public var tenantMaxStoreBytes: Int64 = 0
     /// Models a tenant may register (0 = no limit). A tenant's own limit overrides it.
     public var tenantMaxModels: Int = 0
+    /// How often at most a store's long polls are woken (R-D8): the commits of one interval wake them once.
+    /// Not a flag: tests lengthen it so that a burst of commits surely falls within one interval.
+    public var longPollWakeInterval: Duration = ChangeWaiters.defaultWakeInterval
 
     public init() {}
 }

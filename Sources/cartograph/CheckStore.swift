@@ -7,7 +7,8 @@ struct CheckStore: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check-store",
         abstract: "Check store files (<data-dir>/tenants/<tenant>/<model>.sqlite) for damage, read-only.",
-        discussion: "Prints 'ok' or each problem SQLite's integrity check finds, per file; exits 1 when any file is damaged. "
+        discussion: "Prints 'ok' per sound file; for a damaged one, each damaged part ('damaged: table ... (what it holds): why'), "
+            + "then what SQLite's integrity check found ('sqlite: ...'). Exits 1 when any file is damaged. "
             + "Safe while the server runs. A damaged store is restored from a backup, then the server restarted."
     )
 
@@ -17,12 +18,13 @@ struct CheckStore: ParsableCommand {
     func run() throws {
         var damaged = false
         for file in files {
-            let problems = StoreCheck.problems(path: file)
-            if problems.isEmpty {
+            let report = StoreCheck.check(path: file)
+            if report.isSound {
                 print("\(file): ok")
             } else {
                 damaged = true
-                for problem in problems { print("\(file): \(problem)") }
+                for part in report.damaged { print("\(file): damaged: \(part)") }
+                for finding in report.findings { print("\(file): sqlite: \(finding)") }
             }
         }
         if damaged { throw ExitCode(1) }

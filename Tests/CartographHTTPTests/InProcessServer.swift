@@ -3,6 +3,7 @@
 // query behaviour use it; tests of connections, limits enforced by the transport, logs and signals keep
 // `LiveServer`.
 import Foundation
+import Synchronization
 import ArgumentParser
 import Logging
 import CartographCore
@@ -19,12 +20,15 @@ final class InProcessServer: HTTPTestClient {
     /// - Parameters:
     ///   - arguments: `serve` flags, read as `cartograph serve` reads them (limits, sync, …).
     ///   - now: the application's wall clock (snapshot sessions expire by it).
-    init(arguments: [String] = [], now: @escaping @Sendable () -> Date = { Date() }) throws {
+    ///   - longPollWakeInterval: how often at most a store's long polls are woken.
+    init(arguments: [String] = [], now: @escaping @Sendable () -> Date = { Date() },
+         longPollWakeInterval: Duration = ServerConfiguration().longPollWakeInterval) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cartograph-inproc-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         dataDirectory = directory
         var configuration = try Settings(serve: Serve.parse(arguments), environment: [:]).configuration
         configuration.dataDirectory = directory.path
+        configuration.longPollWakeInterval = longPollWakeInterval
         let data = DataDirectory(path: configuration.dataDirectory)
         application = Application(configuration: configuration, control: try ControlStore(directory: data, synchronous: configuration.synchronous),
                                   stores: StoreRegistry(directory: data, synchronous: configuration.synchronous,
@@ -38,7 +42,27 @@ final class InProcessServer: HTTPTestClient {
     func send(_ method: String, _ target: String, headers: [(String, String)], body: [UInt8]?, token: String?) throws -> RawResponse {
         var fields = HTTPHeaders(headers)
         if let token { fields.add("Authorization", "Bearer \(token)") }
-        let response = application.respond(to: HTTPRequest(method: method, target: target, headers: fields, body: body ?? []))
+        let request = HTTPRequest(method: method, target: target, headers: fields, body: body ?? [])
+        // A long poll is parked as the transport parks it, and this waits for its answer.
+        let answered = Answer()
+        application.park(application.respond(to: request), for: request) { response in answered.give(response) }
+        let response = answered.wait()
         return RawResponse(status: response.status, headers: response.headers, body: response.body)
+    }
+
+    /// The answer another thread gives a parked request, waited for.
+    private final class Answer: Sendable {
+        private let response = Mutex<HTTPResponse?>(nil)
+        private let given = DispatchSemaphore(value: 0)
+
+        func give(_ answer: HTTPResponse) {
+            response.withLock { $0 = answer }
+            given.signal()
+        }
+
+        func wait() -> HTTPResponse {
+            given.wait()
+            return response.withLock { $0 } ?? HTTPResponse(status: 500)
+        }
     }
 }

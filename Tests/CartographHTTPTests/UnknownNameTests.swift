@@ -1,5 +1,6 @@
 // Issue 16: a 404 for an unknown entity, model or mapping, and a 400 for an unknown attribute in
 // `where`, `orderBy` or `fields`, name the closest valid name and list the valid ones.
+import Foundation
 import Testing
 import CartographCore
 import CartographTesting
@@ -49,6 +50,23 @@ import CartographTesting
         try ModelAPI.with(model: Self.model) { api in
             let message = try detail(api, "/entities/Article/objects?where=id%20%3D%3D%20%2212x%22", status: 400)
             #expect(message == #"Invalid predicate: cannot compare with an integer64 value: "12x" is not a number (at offset 6)."#)
+        }
+    }
+
+    /// Issue 30: a store file without a model (its registration never committed) answered "No model 'ghost' …;
+    /// did you mean 'ghost'? (models: ghost, m)".
+    @Test func R_S12_theNameAskedForIsNeitherSuggestedNorListed() throws {
+        #expect(NameSuggestion.hint(for: "ledger", among: ["ledger"], kind: "models") == "")
+        #expect(NameSuggestion.hint(for: "ledger", among: ["ledger", "ledgers"], kind: "models") == "; did you mean 'ledgers'? (models: ledgers)")
+        #expect(NameSuggestion.hint(for: "ledger", among: ["Ledger"], kind: "models") == "; did you mean 'Ledger'? (models: Ledger)")
+        try ModelAPI.with(model: Self.model) { api in
+            let server = try #require(api.client as? InProcessServer)
+            let ghost = server.dataDirectory.appendingPathComponent("tenants/acme/ghost.sqlite")
+            #expect(FileManager.default.createFile(atPath: ghost.path, contents: Data()))
+            let response = try api.client.send("GET", "/v1/tenants/acme/models/ghost", token: api.key)
+            #expect(response.status == 404)
+            #expect(try response.json()["detail"] == "No model 'ghost' in tenant 'acme'; (models: m).")
+            #expect(try api.client.send("GET", "/v1/tenants/acme/models", token: api.key).json()["items"]?.arrayValue?.map { $0["name"] } == ["m"])
         }
     }
 

@@ -7,11 +7,14 @@ public enum NameSuggestion {
     public static let maximumListed = 20
 
     /// `; did you mean 'Article'? (entities: Article, Author)` for `name` among `candidates`; `kind` is
-    /// the plural that heads the list. Empty when there are no candidates.
+    /// the plural that heads the list. Empty when there are no candidates. `name` itself is neither
+    /// suggested nor listed: a name that was not found is no answer to its own lookup (a store file
+    /// without a model once answered "No model 'ledger'; did you mean 'ledger'? (models: ledger)").
     public static func hint(for name: String, among candidates: [String], kind: String) -> String {
-        guard !candidates.isEmpty else { return "" }
-        let suggestion = closest(to: name, among: candidates.sorted()).map { "; did you mean '\($0)'?" } ?? ";"
-        return "\(suggestion) \(list(candidates, kind: kind))"
+        let others = candidates.filter { $0 != name }
+        guard !others.isEmpty else { return "" }
+        let suggestion = closest(to: name, among: others.sorted()).map { "; did you mean '\($0)'?" } ?? ";"
+        return "\(suggestion) \(list(others, kind: kind))"
     }
 
     /// `(entities: Article, Author)`: the names sorted, at most `maximumListed` of them.

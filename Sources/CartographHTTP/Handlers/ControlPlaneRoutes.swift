@@ -22,9 +22,7 @@ enum ControlPlaneRoutes {
         },
         Route("GET", "/v1/tenants/{tenant}", access: .admin) { context in
             let id = context.parameter("tenant")
-            guard let tenant = context.application.control.tenant(id) else {
-                throw CartographError(.notFound, "No tenant named '\(id)'.")
-            }
+            guard let tenant = context.application.control.tenant(id) else { throw unknownTenant(id) }
             return .json(detail(tenant, context.application))
         },
         // The same creation with the id in the path, so that a router choosing a tenant's node from the
@@ -46,6 +44,8 @@ enum ControlPlaneRoutes {
             context.application.stores.closeStores(tenant: context.parameter("tenant"))
             try context.application.control.deleteTenant(context.parameter("tenant"))
             context.application.tenantLimitsChanged(context.parameter("tenant"))
+            // Its waiting long polls end now, with 404.
+            context.application.changeWaiters.dismissRefused(tenant: context.parameter("tenant"))
             return .noContent
         },
         Route("POST", "/v1/tenants/{tenant}/keys", access: .tenant(.admin), body: .json) { context in
@@ -71,6 +71,8 @@ enum ControlPlaneRoutes {
         Route("DELETE", "/v1/tenants/{tenant}/keys/{keyId}", access: .tenant(.admin)) { context in
             let tenant = try existingTenant(context)
             try context.application.control.revokeKey(tenantID: tenant, keyID: context.parameter("keyId"))
+            // The key's waiting long polls end now, with 401.
+            context.application.changeWaiters.dismissRefused(tenant: tenant)
             return .noContent
         },
     ]
@@ -94,9 +96,12 @@ enum ControlPlaneRoutes {
     /// The path's tenant, or 404 (reached only by the admin token: a key of a missing tenant cannot authenticate).
     static func existingTenant(_ context: RequestContext) throws(CartographError) -> String {
         let id = context.parameter("tenant")
-        guard context.application.control.tenant(id) != nil else { throw CartographError(.notFound, "No tenant named '\(id)'.") }
+        guard context.application.control.tenant(id) != nil else { throw unknownTenant(id) }
         return id
     }
+
+    /// The 404 for a tenant that does not exist.
+    static func unknownTenant(_ id: String) -> CartographError { CartographError(.notFound, "No tenant named '\(id)'.") }
 }
 
 extension Tenant {

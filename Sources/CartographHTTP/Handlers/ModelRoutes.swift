@@ -12,11 +12,8 @@ enum ModelRoutes {
     static let all: [Route] = [
         Route("GET", models, access: .tenant(.read)) { context in
             let tenant = try ControlPlaneRoutes.existingTenant(context)
-            var items: [JSONValue] = []
-            for name in context.application.stores.modelNames(tenant: tenant) {
-                guard let model = try context.application.stores.store(tenant: tenant, model: name)?.model else { continue }
-                items.append(["name": .string(name), "version": .number(JSONNumber(model.version)),
-                              "entities": .number(JSONNumber(model.entities.count))])
+            let items = try context.application.stores.modelNames(tenant: tenant).compactMap { (name) throws(CartographError) in
+                try listedModel(context, tenant: tenant, name: name)
             }
             return .json(["items": .array(items)])
         },
@@ -137,11 +134,13 @@ enum ModelRoutes {
                 return (page.changes.isEmpty,
                         .json(["epoch": .string(store.epoch), "changes": .array(page.changes), "next": .number(JSONNumber(page.next))]))
             }
-            let first = try page()
-            guard first.isEmpty, wait > 0 else { return first.response }
-            // R-D8: nothing after `since` yet: answer when a write commits, or with the empty page at the deadline.
+            guard wait > 0 else { return try page().response }
+            // R-D8: answered when the store is next woken (at once unless it was woken within the last
+            // `ChangeWaiters.defaultWakeInterval`) if entries follow `since` by then, else after a commit, or with the
+            // empty page at the deadline. The requests at one position of the feed share one read.
             let path = context.request.path
-            return PendingResponse.waiting(for: "\(context.parameter("tenant"))/\(store.name)", until: .now + .seconds(wait)) { final in
+            return PendingResponse.waiting(for: "\(context.parameter("tenant"))/\(store.name)", pollKey: "\(store.epoch) \(since) \(limit)",
+                                           until: .now + .seconds(wait)) { final in
                 do throws(CartographError) {
                     let next = try page()
                     return next.isEmpty && !final ? nil : next.response
@@ -155,6 +154,21 @@ enum ModelRoutes {
     ]
 
     // MARK: Helpers
+
+    /// A model's entry in its tenant's list, nil for a store without a model. A store with a fault is
+    /// listed with its problem type, and does not keep the tenant's other models from being listed (R-S12).
+    private static func listedModel(_ context: RequestContext, tenant: String, name: String) throws(CartographError) -> JSONValue? {
+        let application = context.application
+        func faulty(_ error: CartographError) -> JSONValue { ["name": .string(name), "problem": .string(error.code.problemType)] }
+        if let refusal = application.storeFaults.refusal(tenant: tenant, model: name) { return faulty(refusal) }
+        do throws(CartographError) {
+            guard let model = try application.stores.store(tenant: tenant, model: name)?.model else { return nil }
+            return ["name": .string(name), "version": .number(JSONNumber(model.version)), "entities": .number(JSONNumber(model.entities.count))]
+        } catch where error.code.isStorageFault {
+            application.noteStorageFault(error, tenant: tenant, model: name, requestID: context.requestID)
+            return faulty(error)
+        }
+    }
 
     /// The store to register `model` in. Creating a model is subject to the tenant's quotas (R-S2):
     /// `maxModels`, and `maxStoreBytes` — a tenant whose stores already hold its limit cannot add a

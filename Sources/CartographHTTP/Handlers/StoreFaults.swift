@@ -1,6 +1,6 @@
 // Storage faults per store (docs/errors.md#storage-faults): which stores last failed with a full disk, a file that cannot be
-// written, or a damaged file. `/readyz` lists them; a damaged store takes no more writes until the
-// server restarts (after an operator restored its file); the others clear on the store's next write.
+// written, or a damaged file. `/readyz` lists them; a damaged store answers no more requests until the
+// server restarts (after an operator restored its file, R-S12); the others clear on the store's next write.
 import Foundation
 import Synchronization
 import CartographCore
@@ -30,7 +30,8 @@ final class StoreFaults: Sendable {
         }
     }
 
-    /// The error a write to a damaged store answers without touching it.
+    /// The error every request to a damaged store answers without touching it: what it would read may be
+    /// damaged too, and what it would write would land in a damaged file.
     func refusal(tenant: String, model: String) -> CartographError? {
         faults.withLock { faults in
             guard let fault = faults["\(tenant)/\(model)"], fault.error.code == .storeCorrupt else { return nil }
@@ -45,7 +46,7 @@ final class StoreFaults: Sendable {
                 let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
                 return .object(JSONObject([
                     ("tenant", .string(parts[0])), ("model", .string(parts.count > 1 ? parts[1] : "")),
-                    ("problem", .string("urn:cartograph:problem:\(fault.error.code.rawValue)")), ("detail", .string(fault.error.detail)),
+                    ("problem", .string(fault.error.code.problemType)), ("detail", .string(fault.error.detail)),
                     ("since", .string(ISO8601DateFormatter().string(from: fault.since))),
                 ]))
             }

@@ -99,9 +99,11 @@ final class ServerMetrics: Sendable {
         }
     }
 
-    /// The gauges read when /metrics is scraped: open stores, the stores' bytes on disk, the process's memory and files.
-    func refreshGauges(stores: StoreRegistry, tenants: [String]) {
+    /// The gauges read when /metrics is scraped: open stores, parked long polls, the stores' bytes on disk, the
+    /// process's memory and files.
+    func refreshGauges(stores: StoreRegistry, tenants: [String], parkedLongPolls: Int) {
         Gauge(label: "cartograph_open_stores").record(stores.openStoreCount)
+        Gauge(label: "cartograph_long_polls_parked").record(parkedLongPolls)
         let sizes = stores.storeSizesOnDisk(tenants: tenants)
         if tenantLabels {
             for size in sizes {

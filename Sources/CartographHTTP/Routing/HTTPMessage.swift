@@ -121,11 +121,13 @@ struct ProblemSummary: Sendable {
 }
 
 /// An answer that waits for a write to one model's store (`GET …/changes?wait=`, docs/change-feed.md):
-/// `poll` is asked again after every write to that store, and a last time (`final`) at the deadline,
-/// when it must answer.
+/// `poll` is asked when the store is woken (`ChangeWaiters`), and a last time (`final`) at the deadline,
+/// when it must answer. Requests with the same `pollKey` are answered from one call of `poll`.
 public struct PendingResponse: Sendable {
     /// The store whose writes may answer it: `tenant/model`.
     let store: String
+    /// Equal for requests that `poll` gives the same answer (one feed, from one `since`, with one `limit`).
+    let pollKey: String
     let deadline: ContinuousClock.Instant
     /// The answer if there is one now; nil to go on waiting (never when `final`).
     let poll: @Sendable (_ final: Bool) -> HTTPResponse?
@@ -133,11 +135,14 @@ public struct PendingResponse: Sendable {
     var requestID = ""
     var started = ContinuousClock.now
     var labels = Application.Labels()
+    /// What the request was let in as, asked again when it is answered: by then its key may have been
+    /// revoked or its tenant deleted (set by `Application`).
+    var access = Access.anyone
 
-    static func waiting(for store: String, until deadline: ContinuousClock.Instant,
+    static func waiting(for store: String, pollKey: String, until deadline: ContinuousClock.Instant,
                         poll: @escaping @Sendable (_ final: Bool) -> HTTPResponse?) -> HTTPResponse {
         var response = HTTPResponse(status: 200)
-        response.pending = PendingResponse(store: store, deadline: deadline, poll: poll)
+        response.pending = PendingResponse(store: store, pollKey: pollKey, deadline: deadline, poll: poll)
         return response
     }
 }

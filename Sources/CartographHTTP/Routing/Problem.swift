@@ -2,6 +2,9 @@
 import CartographCore
 
 extension CartographError.Code {
+    /// The problem document's `type` for this kind of problem.
+    var problemType: String { "urn:cartograph:problem:\(rawValue)" }
+
     /// The HTTP status for this kind of problem.
     var httpStatus: Int {
         switch self {
@@ -62,7 +65,7 @@ extension HTTPResponse {
     static func problem(_ error: CartographError, instance: String? = nil) -> HTTPResponse {
         let status = error.code.httpStatus
         var document = JSONObject()
-        document.append("type", .string("urn:cartograph:problem:\(error.code.rawValue)"))
+        document.append("type", .string(error.code.problemType))
         document.append("title", .string(reasonPhrase(status)))
         document.append("status", .number(JSONNumber(status)))
         document.append("detail", .string(error.detail))
@@ -78,7 +81,7 @@ extension HTTPResponse {
             }))
         }
         var response = HTTPResponse.json(.object(document), status: status, contentType: "application/problem+json")
-        response.problem = ProblemSummary(type: "urn:cartograph:problem:\(error.code.rawValue)",
+        response.problem = ProblemSummary(type: error.code.problemType,
                                           loggableDetail: error.detailQuotesRequestValues ? nil : error.detail)
         if !error.allowedMethods.isEmpty { response.headers.append(("Allow", error.allowedMethods.joined(separator: ", "))) }
         if let seconds = error.retryAfterSeconds { response.headers.append(("Retry-After", String(seconds))) }

@@ -130,6 +130,8 @@ public final class ModelStore: Sendable {
             // When the log restarts after a checkpoint, its file is cut back to 4 MiB.
             try connection.execute("PRAGMA journal_size_limit = 4194304")
             if checkpointsInBackground { connection.recordWALFramesInsteadOfCheckpointing() }
+            // Nothing is written to a file before it is known to be a sound store (R-S12).
+            try StoreFileCheck.verify(connection)
             try connection.execute("""
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.metaTable)) (key TEXT PRIMARY KEY NOT NULL, value);
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.mappingsTable)) (name TEXT PRIMARY KEY NOT NULL, document TEXT NOT NULL);
@@ -191,11 +193,16 @@ public final class ModelStore: Sendable {
         return Int64(spec.tv_sec)
     }
 
-    /// The stored model and its exact stored text.
+    /// The stored model and its exact stored text. A stored model that no longer parses was damaged in
+    /// the file (it was valid when stored), not sent wrong by the request that opened the store.
     static func loadModel(_ connection: SQLiteConnection, name: String) throws -> (model: Model, text: String)? {
         guard let text = try connection.rows("SELECT value FROM \(quoted(metaTable)) WHERE key = 'model'").first?.first?.textValue else {
             return nil
         }
-        return (try ModelDocument.parse(json: try JSONReader().parse(text), name: name), text)
+        do {
+            return (try ModelDocument.parse(json: try JSONReader().parse(text), name: name), text)
+        } catch {
+            throw StoreFileDamage.inconsistent("its model does not read as the model it stored (\(error))")
+        }
     }
 }

@@ -8,6 +8,12 @@ extension CartographError {
     public static func store(_ error: any Error, _ what: String) -> CartographError {
         if let error = error as? CartographError { return error }
         if let wrapping = error as? any WrappingError { return store(wrapping.underlying, what) }
+        if let damage = error as? StoreFileDamage {
+            switch damage {
+            case .unreadable(let sqlite): return store(sqlite, what)
+            case .inconsistent(let reason): return corrupt(what, reason)
+            }
+        }
         guard let sqlite = error as? SQLiteError else { return CartographError(.internalError, "\(what): \(error)") }
         switch sqlite.code.primary {
         case .full:
@@ -17,26 +23,15 @@ extension CartographError {
             return CartographError(.storeUnavailable, "\(what): the store's file cannot be written (\(sqlite.message)), so nothing was stored. "
                 + "It is opened again on a later request once the file can be written.", retryAfterSeconds: 5)
         case .corrupt, .notADatabase:
-            return CartographError(.storeCorrupt, "\(what): the store's file is damaged (\(sqlite.message)); it takes no more writes until an "
-                + "operator restores it from a backup (see SECURITY.md).")
+            return corrupt(what, sqlite.message)
         default:
             return CartographError(.internalError, "\(what): \(sqlite)")
         }
     }
-}
 
-/// What an operator runs on a store that answered `store-corrupt` (`cartograph check-store`).
-public enum StoreCheck {
-    /// SQLite's `PRAGMA integrity_check` of the file at `path`, opened read-only: empty when it is sound,
-    /// else each problem SQLite found (at most 100). A file that is not a database is one problem.
-    public static func problems(path: String) -> [String] {
-        do {
-            let connection = try SQLiteConnection(path: path, readOnly: true)
-            let rows = try connection.rows("PRAGMA integrity_check(100)")
-            let messages = rows.compactMap { $0.first?.textValue }
-            return messages == ["ok"] ? [] : messages
-        } catch {
-            return ["\(error.message)"]
-        }
+    /// The answer of every request to a store whose file is damaged (R-S12), `reason` saying how.
+    private static func corrupt(_ what: String, _ reason: String) -> CartographError {
+        CartographError(.storeCorrupt, "\(what): the store's file is damaged (\(reason)); its model answers nothing until an "
+            + "operator checks it with `cartograph check-store`, restores it from a backup and restarts the server (see SECURITY.md).")
     }
 }
