@@ -206,7 +206,11 @@ extension DamagedStoreTests {
         #expect(schema.status == 503)
         #expect(try schema.json()["type"] == "urn:cartograph:problem:store-corrupt", "\(schema.text)")
 
-        // The first page damaged after the header: nothing can be found, and check-store says so.
+        // The first page damaged after the header: nothing can be found, and check-store says so. The server's
+        // open above wrote into the store's log (R-D7's instance id): the store is closed and its log dropped
+        // before the copy is put back.
+        ledgers.server.application.stores.closeStore(tenant: "acme", model: "ledger")
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file.path + suffix) }
         try pristine.write(to: file)
         try overwrite(file, from: 100, seed: 7)
         let (schemaStatus, schemaLines) = try checkStore(file)
