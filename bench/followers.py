@@ -12,7 +12,10 @@ For each: /healthz and an authenticated GET of one object (p50/p99, sampled ever
 client each, in a process of their own), commits/s, the answers the followers received per second,
 and the server's CPU (user + system, % of one core). Followers run 50 threads to a process.
 
-Usage: bench/followers.py path/to/cartograph [--followers 200] [--seconds 15] [--writers 4]"""
+With --pin (on a machine of two cores or more): the server and the sampler on the first core, the
+followers and writers on the others, so that the clients' own work does not delay the sampler.
+
+Usage: bench/followers.py path/to/cartograph [--followers 200] [--seconds 15] [--writers 4] [--pin]"""
 import argparse
 import http.client
 import json
@@ -29,6 +32,16 @@ import time
 ADMIN = "bench-admin-token"
 MODEL = {"entities": [{"name": "Entry", "attributes": [{"name": "id", "type": "integer64"}, {"name": "memo", "type": "string"}]}]}
 MAPPING = {"entity": "Entry", "keyPath": "entries", "attributes": ["id", "memo"]}
+
+
+# With --pin: the cores of the server and the sampler, and of the followers and writers.
+PIN = {}
+
+
+def pinned(role):
+    """Runs the calling process on `role`'s cores when --pin was given."""
+    if PIN:
+        os.sched_setaffinity(0, PIN[role])
 
 
 def free_port():
@@ -100,6 +113,7 @@ def follower(port, key, base, since, stop, answers):
 
 def followers_process(count, port, key, base, since, stop, answers):
     """`count` followers as threads of one process (several processes: no one interpreter lock for all)."""
+    pinned("load")
     threads = [threading.Thread(target=follower, args=(port, key, base, since, stop, answers)) for _ in range(count)]
     for thread in threads:
         thread.start()
@@ -108,6 +122,7 @@ def followers_process(count, port, key, base, since, stop, answers):
 
 
 def writers_process(count, port, key, base, rate, first_id, stop, commits):
+    pinned("load")
     threads = [threading.Thread(target=writer, args=(port, key, base, rate, first_id + i, count, stop, commits)) for i in range(count)]
     for thread in threads:
         thread.start()
@@ -118,6 +133,7 @@ def writers_process(count, port, key, base, rate, first_id, stop, commits):
 def sampler_process(port, key, base, stop, results):
     """Latencies of /healthz and of a GET of one object, one request every 20 ms each, in a process of its own so
     that the followers' threads do not delay its clock."""
+    pinned("server")
     found = {}
 
     def sample(name, path):
@@ -181,11 +197,15 @@ def main():
     parser.add_argument("--followers", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--writers", type=int, default=4)
+    parser.add_argument("--pin", action="store_true")
     arguments = parser.parse_args()
+    cores = sorted(os.sched_getaffinity(0))
+    if arguments.pin and len(cores) > 1:
+        PIN.update(server={cores[0]}, load=set(cores[1:]))
 
     directory = tempfile.mkdtemp(prefix="cartograph-followers-")
     port = free_port()
-    server = subprocess.Popen([arguments.binary, "serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", directory,
+    server = subprocess.Popen((["taskset", "-c", ",".join(map(str, PIN["server"]))] if PIN else []) + [arguments.binary, "serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", directory,
                                "--admin-token", ADMIN, "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(200):

@@ -115,8 +115,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//healthz/get(getHealth)/responses/503`.
@@ -471,8 +472,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//metrics/get(getMetrics)/responses/503`.
@@ -642,8 +644,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//openapi.yaml/get(getOpenAPI)/responses/503`.
@@ -812,8 +815,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths///get(getRoot)/responses/503`.
@@ -1018,8 +1022,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//console/get(getConsole)/responses/503`.
@@ -1316,8 +1321,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//console/{asset}/get(getConsoleAsset)/responses/503`.
@@ -1545,8 +1551,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/get(listTenants)/responses/503`.
@@ -1865,8 +1872,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/post(createTenant)/responses/503`.
@@ -2148,8 +2156,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/get(getTenant)/responses/503`.
@@ -2516,8 +2525,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/patch(updateTenant)/responses/503`.
@@ -2827,8 +2837,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/put(putTenant)/responses/503`.
@@ -3094,8 +3105,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/delete(deleteTenant)/responses/503`.
@@ -3371,8 +3383,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/keys/get(listKeys)/responses/503`.
@@ -3732,8 +3745,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/keys/post(createKey)/responses/503`.
@@ -4006,8 +4020,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/keys/{keyId}/delete(revokeKey)/responses/503`.
@@ -4136,7 +4151,8 @@ internal enum Operations {
                     self.body = body
                 }
             }
-            /// The models.
+            /// The models: `{"name", "version", "entities"}` each; a model whose store has a fault is
+            /// `{"name", "problem"}` with the problem type its routes answer (R-S12), and the others are listed.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/get(listModels)/responses/200`.
             ///
@@ -4283,8 +4299,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/get(listModels)/responses/503`.
@@ -4573,8 +4590,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/get(getModel)/responses/503`.
@@ -5042,8 +5060,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/put(putModel)/responses/503`.
@@ -5341,8 +5360,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/delete(deleteModel)/responses/503`.
@@ -5650,8 +5670,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/get(listMappings)/responses/503`.
@@ -5945,8 +5966,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/get(getMapping)/responses/503`.
@@ -6369,8 +6391,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/put(putMapping)/responses/503`.
@@ -6698,8 +6721,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/delete(deleteMapping)/responses/503`.
@@ -7165,8 +7189,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)/responses/503`.
@@ -7598,8 +7623,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/complete/post(completeSnapshotSession)/responses/503`.
@@ -7937,8 +7963,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/snapshots/{token}/delete(abandonSnapshotSession)/responses/503`.
@@ -8258,8 +8285,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/mapping/get(getAnnotationMapping)/responses/503`.
@@ -8708,8 +8736,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/post(postEntityPayload)/responses/503`.
@@ -9156,8 +9185,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/get(listObjects)/responses/503`.
@@ -9516,8 +9546,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/delete(deleteObjects)/responses/503`.
@@ -9914,8 +9945,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)/responses/503`.
@@ -10311,8 +10343,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/get(getObject)/responses/503`.
@@ -10632,8 +10665,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/delete(deleteObject)/responses/503`.
@@ -10748,7 +10782,7 @@ internal enum Operations {
                 internal var since: Swift.Int?
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/changes/GET/query/limit`.
                 internal var limit: Swift.Int?
-                /// Long poll. When nothing follows `since`, answer as soon as a write commits an entry, or with an empty page after this many seconds.
+                /// Long poll (R-D8). When nothing follows `since`, answer once a write commits an entry (a store's waiting requests are woken at most every 50 ms, so a burst of commits comes in one page), or with an empty page after this many seconds. The key and tenant are checked again when the answer is given: a key revoked meanwhile gets 401 and nothing written after, a deleted tenant 404, both at once.
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/changes/GET/query/wait`.
                 internal var wait: Swift.Int?
@@ -10757,7 +10791,7 @@ internal enum Operations {
                 /// - Parameters:
                 ///   - since:
                 ///   - limit:
-                ///   - wait: Long poll. When nothing follows `since`, answer as soon as a write commits an entry, or with an empty page after this many seconds.
+                ///   - wait: Long poll (R-D8). When nothing follows `since`, answer once a write commits an entry (a store's waiting requests are woken at most every 50 ms, so a burst of commits comes in one page), or with an empty page after this many seconds. The key and tenant are checked again when the answer is given: a key revoked meanwhile gets 401 and nothing written after, a deleted tenant 404, both at once.
                 internal init(
                     since: Swift.Int? = nil,
                     limit: Swift.Int? = nil,
@@ -10973,8 +11007,9 @@ internal enum Operations {
             /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
             /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
             ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
-            /// - `urn:cartograph:problem:store-corrupt`: SQLite found the store's file damaged; it takes no writes
-            ///   until an operator checks it (`cartograph check-store`) and restores it (docs/storage.md).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/changes/get(getChanges)/responses/503`.
