@@ -9,6 +9,7 @@ import UnixSignals
 import CartographCore
 import CartographStore
 import CartographHTTP
+import CartographMapping
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,7 +28,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "HTTP worker threads. [env: CARTOGRAPH_THREADS] (default: twice the number of cores)") var threads: Int?
     @Option(name: .customLong("max-body-bytes"), help: "Largest request body. [env: CARTOGRAPH_MAX_BODY_BYTES] (default: 67108864)")
     var maxBodyBytes: Int?
-    @Option(name: .customLong("max-objects-per-payload"), help: "Most objects in one payload, nested ones included. [env: CARTOGRAPH_MAX_OBJECTS_PER_PAYLOAD] (default: 1000000)")
+    @Option(name: .customLong("max-objects-per-payload"), help: "Most objects in one payload, nested ones included. [env: CARTOGRAPH_MAX_OBJECTS_PER_PAYLOAD] (default: \(MappingEngine.defaultMaximumObjects))")
     var maxObjectsPerPayload: Int?
     @Option(name: .customLong("max-json-depth"), help: "Deepest JSON nesting, at most 2048. [env: CARTOGRAPH_MAX_JSON_DEPTH] (default: 512)")
     var maxJSONDepth: Int?
@@ -137,10 +138,6 @@ struct Settings {
             }
             return number
         }
-        // A connection stays on the thread whose socket the kernel gave it to: with one thread per core, two
-        // clients share a thread (and a core) one time in two; with twice as many, one time in four. More
-        // threads than that slowed gets by preemption inside locks (8 threads on 2 cores: 12-35k req/s, 4: 26-34k).
-        configuration.threads = 2 * ProcessInfo.processInfo.activeProcessorCount
         if let v = value(serve.host, "HOST") { configuration.host = v }
         if let v = try integer(serve.port, "PORT", range: 0...65535) { configuration.port = v }
         if let v = value(serve.dataDir, "DATA_DIR") { configuration.dataDirectory = v }

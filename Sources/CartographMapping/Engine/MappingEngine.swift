@@ -143,7 +143,10 @@ public struct MappingEngine: Sendable {
     /// nothing and lists what it would keep in `MappingResult.mentionedIDs` instead.
     public var defersDeleteMissing = false
 
-    public init(model: Model, maximumObjects: Int = 1_000_000, chunkSize: Int = MappingEngine.defaultChunkSize,
+    /// Most representations one payload may hold (`--max-objects-per-payload`'s default).
+    public static let defaultMaximumObjects = 1_000_000
+
+    public init(model: Model, maximumObjects: Int = MappingEngine.defaultMaximumObjects, chunkSize: Int = MappingEngine.defaultChunkSize,
                 namedMappings: [String: EntityMapping] = [:]) throws(CartographError) {
         self.model = model
         self.maximumObjects = maximumObjects

@@ -122,7 +122,7 @@ public struct IngestOptions: Sendable {
     public var now: Date
 
     public init(metadata: JSONValue = .object(JSONObject()), explain: Bool = false, dryRun: Bool = false,
-                idempotency: (key: String, requestHash: [UInt8])? = nil, maximumObjects: Int = 1_000_000, quota: StorageQuota? = nil,
+                idempotency: (key: String, requestHash: [UInt8])? = nil, maximumObjects: Int = MappingEngine.defaultMaximumObjects, quota: StorageQuota? = nil,
                 snapshot: SnapshotSession? = nil, now: Date = Date()) {
         self.metadata = metadata
         self.explain = explain

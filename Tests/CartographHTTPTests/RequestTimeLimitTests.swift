@@ -8,7 +8,7 @@ import Testing
 import CartographCore
 import CartographTesting
 
-@Suite struct RequestTimeLimitLiveTests {
+@Suite struct RequestTimeLimitTests {
     static let model: JSONValue = ["entities": [
         ["name": "Item", "userInfo": ["identityAttributes": "id"],
          "attributes": [["name": "id", "type": "integer64"], ["name": "name", "type": "string"],

@@ -30,7 +30,7 @@ private let booksMapping: JSONValue = [
     ]]],
 ]
 
-struct OrderByKeyPathLiveTests {
+struct OrderByKeyPathTests {
     /// Books 1-9: publishers A (country Zed), B (country Alpha), C (no country); books 7-9 have no publisher.
     private let books: JSONValue = .array((1...9).map { n -> JSONValue in
         var book = JSONObject([("id", .number(JSONNumber(n))), ("title", .string("title \(10 - n)"))])

@@ -24,7 +24,7 @@ private func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
     return Array(decoded)
 }
 
-struct CompressionLiveTests {
+struct CompressionTests {
     @Test func aLargeAnswerIsGzippedForAClientThatTakesGzipAndDecodesToThePlainBytes() throws {
         let model: JSONValue = ["entities": [["name": "Note", "userInfo": ["identityAttributes": "id"],
                                               "attributes": [["name": "id", "type": "integer64"], ["name": "text", "type": "string"]]]]]

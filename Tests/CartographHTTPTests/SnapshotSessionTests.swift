@@ -14,7 +14,7 @@ final class TestClock: Sendable {
     func advance(hours: Double) { offset.withLock { $0 += hours * 3600 } }
 }
 
-@Suite(.serialized) struct SnapshotSessionLiveTests {
+@Suite(.serialized) struct SnapshotSessionTests {
     static func mapping(scope: String = "orgID == 1", maxDeletes: Int = 10) -> JSONValue {
         projectsMapping([("deleteMissing", ["scope": .string(scope), "maxDeletes": .number(JSONNumber(maxDeletes))])], connections: [])
     }

@@ -6,7 +6,7 @@ import Testing
 import CartographCore
 import CartographTesting
 
-struct QueryParameterLiveTests {
+struct QueryParameterTests {
     @Test func anUnknownQueryParameterIs400NamingItAndNothingIsWritten() throws {
         let model: JSONValue = ["entities": [["name": "Item", "userInfo": ["identityAttributes": "identifier"],
                                               "attributes": [["name": "identifier", "type": "integer64"]]]]]
