@@ -120,12 +120,9 @@ extension MappingEngine {
         // per representation (R-P9), a representation reshaped first (R-P14) — has its elements read.
         let nested = !mapping.relationships.isEmpty || mapping.dynamic != nil || mapping.dictionaryTransformer != nil
         var run = MappingRun(engine: self, root: .null, metadata: .null)
-        // A flat mapping's identities met in earlier chunks, and in this one (copies within a chunk are
-        // merged by its run).
-        var earlier = Set<Int>()
-        var current = Set<Int>()
-        // With relationship mappings: the top-level objects of earlier chunks, the nested ones with their
-        // content (`unshareable` when no copy may stand for another), and those named alike in several.
+        // The identities of top-level objects met in earlier chunks and in this one (copies within a chunk
+        // are merged by its run); with relationship mappings, the nested objects with their content
+        // (`unshareable` when no copy may stand for another), and those named alike in several chunks.
         var topLevel = Set<Int>()
         var topHere = Set<Int>()
         var nestedMet: [Int: Int] = [:]
@@ -134,13 +131,8 @@ extension MappingEngine {
         var movesByRelationship: [String: Bool] = [:]
         var inChunk = 0
         var chunkable = true
-        func endChunk() {
-            defer { inChunk = 0 }
-            guard nested else {
-                earlier.formUnion(current)
-                current.removeAll(keepingCapacity: true)
-                return
-            }
+        /// The nested objects the run read in this chunk, against those of earlier chunks.
+        func meetNestedObjects() {
             // Objects named here through a relationship whose inverse is to-one: another copy would move them.
             var moving = Set<Int>()
             for node in run.nodes {
@@ -154,7 +146,7 @@ extension MappingEngine {
             for node in run.nodes {
                 guard let hash = run.identityHash(of: node) else { continue }
                 if topHere.contains(hash) {
-                    if topLevel.contains(hash) || nestedMet[hash] != nil { chunkable = false }
+                    if nestedMet[hash] != nil { chunkable = false }
                     continue
                 }
                 let content = moving.contains(hash) ? unshareable : run.contentHash(of: node) ?? unshareable
@@ -166,9 +158,14 @@ extension MappingEngine {
                     nestedMet[hash] = content
                 }
             }
+            run.startChunk()
+        }
+        func endChunk() {
+            if !topLevel.isDisjoint(with: topHere) { chunkable = false }
+            if nested { meetNestedObjects() }
             topLevel.formUnion(topHere)
             topHere.removeAll(keepingCapacity: true)
-            run.startChunk()
+            inChunk = 0
         }
         reader.forEachElement(in: body, of: array) { (_, element) in
             guard chunkable else { return }
@@ -184,7 +181,7 @@ extension MappingEngine {
                         chunkable = false
                     }
                 } else if let hash = run.identityHash(of: element, mapping: mapping) {
-                    if earlier.contains(hash) { chunkable = false } else { current.insert(hash) }
+                    topHere.insert(hash)
                 }
             default: chunkable = false  // a bare identity value (R-P5)
             }
