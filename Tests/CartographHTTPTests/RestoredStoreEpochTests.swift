@@ -97,6 +97,21 @@ private func post(_ api: ModelAPI, _ ids: ClosedRange<Int>) throws -> Int64 {
 }
 
 /// The notes the store holds.
+/// A follower caught up with notes 1-20, then `copy` (holding notes 1-10) put back and notes 21-30 posted:
+/// the follower sees a new epoch, starts over and ends with exactly 1-10 and 21-30.
+private func followAcrossPutBack(_ api: ModelAPI, _ files: StoreFiles, _ copy: String, volumeLost: Bool,
+                                 sourceLocation: SourceLocation = #_sourceLocation) throws -> Follower {
+    var follower = Follower()
+    try follower.catchUp(api)
+    let before = try #require(follower.epoch, sourceLocation: sourceLocation)
+    try files.putBack(copy, volumeLost: volumeLost)
+    try post(api, 21...30)
+    try follower.catchUp(api)
+    #expect(follower.epoch != before, sourceLocation: sourceLocation)
+    #expect(follower.ids == Set((1...10).map(Int64.init) + (21...30).map(Int64.init)), sourceLocation: sourceLocation)
+    return follower
+}
+
 private func storedIDs(_ api: ModelAPI) throws -> Set<Int64> {
     Set(try api.get("entities/Note/objects?limit=1000")["items"]?.arrayValue?.compactMap { $0["id"]?.numberValue?.int64Value } ?? [])
 }
@@ -139,15 +154,7 @@ struct RestoredStoreEpochTests {
             try post(api, 11...12)
             files.close()  // a restart: the next request opens the store again
             try post(api, 13...20)
-            var follower = Follower()
-            try follower.catchUp(api)
-            let before = try #require(follower.epoch)
-
-            try files.putBack(copy, volumeLost: false)
-            try post(api, 21...30)
-            try follower.catchUp(api)
-            #expect(follower.epoch != before)
-            #expect(follower.ids == Set((1...10).map(Int64.init) + (21...30).map(Int64.init)))
+            let follower = try followAcrossPutBack(api, files, copy, volumeLost: false)
             #expect(follower.ids == (try storedIDs(api)))
         }
     }
@@ -162,15 +169,7 @@ struct RestoredStoreEpochTests {
             try StoreBackup.copy(store: files.path, to: backup)
             #expect(throws: CartographError.self) { try StoreBackup.copy(store: files.path, to: backup) }
             try post(api, 11...20)
-            var follower = Follower()
-            try follower.catchUp(api)
-            let before = try #require(follower.epoch)
-
-            try files.putBack(backup, volumeLost: volumeLost)
-            try post(api, 21...30)
-            try follower.catchUp(api)
-            #expect(follower.epoch != before)
-            #expect(follower.ids == Set((1...10).map(Int64.init) + (21...30).map(Int64.init)))
+            _ = try followAcrossPutBack(api, files, backup, volumeLost: volumeLost)
         }
     }
 
