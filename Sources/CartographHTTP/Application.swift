@@ -368,7 +368,7 @@ public final class Application: Sendable {
     /// Counts the request (and its problem, if it answered one) and writes its log line: a problem's
     /// type, and its detail unless that quotes what the request sent (R-S10).
     private func record(request: HTTPRequest, response: HTTPResponse, labels: Labels, requestID: String, duration: Duration) {
-        let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+        let nanoseconds = duration.nanoseconds
         metrics.request(method: request.method, route: labels.route, status: response.status, tenant: labels.authenticatedTenant,
                         nanoseconds: nanoseconds)
         if let problem = response.problem { metrics.problem(type: problem.type, tenant: labels.authenticatedTenant) }

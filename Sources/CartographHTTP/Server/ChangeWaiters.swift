@@ -207,7 +207,6 @@ final class ChangeWaiters: Sendable {
 
     /// `duration` for `DispatchQueue.asyncAfter`, negative ones as zero.
     private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return .nanoseconds(max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+        .nanoseconds(Int(max(0, duration.nanoseconds)))
     }
 }
