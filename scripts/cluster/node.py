@@ -31,7 +31,7 @@ LITESTREAM = _litestream()
 SYNC_INTERVAL = "1s"
 
 # Beside each store, the file that tells the server whether the store is the copy it last opened
-# (R-D7, Sources/CartographStore/Model/StoreInstance.swift). It is not replicated (Litestream takes
+# (R-D7, Sources/CartographStore/Integrity/StoreInstance.swift). It is not replicated (Litestream takes
 # `*.sqlite`). A restore writes RESTORED_MARK into it: the store then opens with a new change-feed epoch,
 # so followers start again from 0 instead of missing the writes that reuse the lost writes' sequence
 # numbers — even for a store of a build that gave it no instance id.
