@@ -9,7 +9,7 @@ extension ModelStore {
     /// The writer's page cache (negative: KiB), and the smaller one a large write spills to the log
     /// from (see `StoreTransaction.largeWriteObjects`).
     static let writerCacheKiB = -32768
-    static let largeWriteCacheKiB = -4096
+    static let largeWriteCacheKiB = -2048
 
     /// Runs `body` in one write transaction and commits it with its change-feed entries. Returns the
     /// body's result and the last change sequence number. Nothing is stored if `body` throws.
