@@ -11,80 +11,78 @@ struct ControlPlaneRoutes: Sendable {
     let changeWaiters: ChangeWaiters
     let jsonReader: JSONReader
 
-    var routes: [Route] {
-        [
-            Route("POST", "/v1/tenants", access: .admin, body: .json) { context in
-                let body = try context.jsonBody(jsonReader)
-                guard case .object(let document) = body else {
-                    throw CartographError(.unprocessable, "The body must be an object like {\"id\": \"acme\"}.",
-                                          errors: [.init(pointer: "", message: "expected an object, found \(body.kindName)")])
-                }
-                guard let id = document["id"]?.stringValue, Names.isResourceName(id) else {
-                    throw CartographError(.unprocessable, "The tenant id must be a string matching ^[a-z0-9][a-z0-9_-]{0,62}$.",
-                                          errors: [.init(pointer: "/id", message: "expected a tenant name such as \"acme\"")])
-                }
-                return try createTenant(id)
-            },
-            Route("GET", "/v1/tenants", access: .admin) { _ in
-                .json(["items": .array(control.tenants().map(\.json))])
-            },
-            Route("GET", "/v1/tenants/{tenant}", access: .admin) { context in
-                let id = context.parameter("tenant")
-                guard let tenant = control.tenant(id) else { throw Self.unknownTenant(id) }
-                return .json(detail(tenant))
-            },
-            // The same creation with the id in the path, so that a router choosing a tenant's node from the
-            // path (a cluster, docs/cluster.md) sends it to the node that will serve the tenant.
-            Route("PUT", "/v1/tenants/{tenant}", access: .admin) { context in
-                try createTenant(context.parameter("tenant"))
-            },
-            // R-S2: the admin sets a tenant's limits (null = the server's default, 0 = no limit).
-            Route("PATCH", "/v1/tenants/{tenant}", access: .admin, body: .json) { context in
-                let id = try control.existingTenant(context.parameter("tenant"))
-                let current = control.tenant(id)?.limits ?? TenantLimits()
-                let patched = try TenantLimits.patched(current, with: try context.jsonBody(jsonReader))
-                let tenant = try control.setLimits(patched, tenantID: id)
-                limits.changed(tenant: id)
-                return .json(detail(tenant))
-            },
-            Route("DELETE", "/v1/tenants/{tenant}", access: .admin) { context in
-                let id = context.parameter("tenant")
-                stores.closeStores(tenant: id)
-                try control.deleteTenant(id)
-                limits.changed(tenant: id)
-                // Its waiting long polls end now, with 404.
-                changeWaiters.dismissRefused(tenant: id)
-                return .noContent
-            },
-            Route("POST", "/v1/tenants/{tenant}/keys", access: .tenant(.admin), body: .json) { context in
-                let body = try context.jsonBody(jsonReader)
-                guard case .object(let document) = body else {
-                    throw CartographError(.unprocessable, "The body must be an object like {\"scope\": \"read\"}.",
-                                          errors: [.init(pointer: "", message: "expected an object, found \(body.kindName)")])
-                }
-                guard let scopeName = document["scope"]?.stringValue, let scope = KeyScope(rawValue: scopeName) else {
-                    throw CartographError(.unprocessable, "The scope must be \"read\", \"write\" or \"admin\".",
-                                          errors: [.init(pointer: "/scope", message: "expected \"read\", \"write\" or \"admin\"")])
-                }
-                let tenant = try control.existingTenant(context.parameter("tenant"))
-                let created = try control.createKey(tenantID: tenant, scope: scope)
-                var json = created.info.json
-                json["apiKey"] = .string(created.token)
-                return .json(.object(json), status: 201)
-            },
-            Route("GET", "/v1/tenants/{tenant}/keys", access: .tenant(.admin)) { context in
-                let tenant = try control.existingTenant(context.parameter("tenant"))
-                return .json(["items": .array(control.keys(tenantID: tenant).map { JSONValue.object($0.json) })])
-            },
-            Route("DELETE", "/v1/tenants/{tenant}/keys/{keyId}", access: .tenant(.admin)) { context in
-                let tenant = try control.existingTenant(context.parameter("tenant"))
-                try control.revokeKey(tenantID: tenant, keyID: context.parameter("keyId"))
-                // The key's waiting long polls end now, with 401.
-                changeWaiters.dismissRefused(tenant: tenant)
-                return .noContent
-            },
-        ]
-    }
+    var routes: [Route] { [
+        Route("POST", "/v1/tenants", access: .admin, body: .json) { context in
+            let body = try context.jsonBody(jsonReader)
+            guard case .object(let document) = body else {
+                throw CartographError(.unprocessable, "The body must be an object like {\"id\": \"acme\"}.",
+                                      errors: [.init(pointer: "", message: "expected an object, found \(body.kindName)")])
+            }
+            guard let id = document["id"]?.stringValue, Names.isResourceName(id) else {
+                throw CartographError(.unprocessable, "The tenant id must be a string matching ^[a-z0-9][a-z0-9_-]{0,62}$.",
+                                      errors: [.init(pointer: "/id", message: "expected a tenant name such as \"acme\"")])
+            }
+            return try createTenant(id)
+        },
+        Route("GET", "/v1/tenants", access: .admin) { _ in
+            .json(["items": .array(control.tenants().map(\.json))])
+        },
+        Route("GET", "/v1/tenants/{tenant}", access: .admin) { context in
+            let id = context.parameter("tenant")
+            guard let tenant = control.tenant(id) else { throw Self.unknownTenant(id) }
+            return .json(detail(tenant))
+        },
+        // The same creation with the id in the path, so that a router choosing a tenant's node from the
+        // path (a cluster, docs/cluster.md) sends it to the node that will serve the tenant.
+        Route("PUT", "/v1/tenants/{tenant}", access: .admin) { context in
+            try createTenant(context.parameter("tenant"))
+        },
+        // R-S2: the admin sets a tenant's limits (null = the server's default, 0 = no limit).
+        Route("PATCH", "/v1/tenants/{tenant}", access: .admin, body: .json) { context in
+            let id = try control.existingTenant(context.parameter("tenant"))
+            let current = control.tenant(id)?.limits ?? TenantLimits()
+            let patched = try TenantLimits.patched(current, with: try context.jsonBody(jsonReader))
+            let tenant = try control.setLimits(patched, tenantID: id)
+            limits.changed(tenant: id)
+            return .json(detail(tenant))
+        },
+        Route("DELETE", "/v1/tenants/{tenant}", access: .admin) { context in
+            let id = context.parameter("tenant")
+            stores.closeStores(tenant: id)
+            try control.deleteTenant(id)
+            limits.changed(tenant: id)
+            // Its waiting long polls end now, with 404.
+            changeWaiters.dismissRefused(tenant: id)
+            return .noContent
+        },
+        Route("POST", "/v1/tenants/{tenant}/keys", access: .tenant(.admin), body: .json) { context in
+            let body = try context.jsonBody(jsonReader)
+            guard case .object(let document) = body else {
+                throw CartographError(.unprocessable, "The body must be an object like {\"scope\": \"read\"}.",
+                                      errors: [.init(pointer: "", message: "expected an object, found \(body.kindName)")])
+            }
+            guard let scopeName = document["scope"]?.stringValue, let scope = KeyScope(rawValue: scopeName) else {
+                throw CartographError(.unprocessable, "The scope must be \"read\", \"write\" or \"admin\".",
+                                      errors: [.init(pointer: "/scope", message: "expected \"read\", \"write\" or \"admin\"")])
+            }
+            let tenant = try control.existingTenant(context.parameter("tenant"))
+            let created = try control.createKey(tenantID: tenant, scope: scope)
+            var json = created.info.json
+            json["apiKey"] = .string(created.token)
+            return .json(.object(json), status: 201)
+        },
+        Route("GET", "/v1/tenants/{tenant}/keys", access: .tenant(.admin)) { context in
+            let tenant = try control.existingTenant(context.parameter("tenant"))
+            return .json(["items": .array(control.keys(tenantID: tenant).map { JSONValue.object($0.json) })])
+        },
+        Route("DELETE", "/v1/tenants/{tenant}/keys/{keyId}", access: .tenant(.admin)) { context in
+            let tenant = try control.existingTenant(context.parameter("tenant"))
+            try control.revokeKey(tenantID: tenant, keyID: context.parameter("keyId"))
+            // The key's waiting long polls end now, with 401.
+            changeWaiters.dismissRefused(tenant: tenant)
+            return .noContent
+        },
+    ] }
 
     /// Creates a tenant and answers 201 with its first admin-scope key (shown once); 409 if it exists.
     private func createTenant(_ id: String) throws(CartographError) -> HTTPResponse {

@@ -21,81 +21,79 @@ struct MappingRoutes: Sendable {
     /// The time of day a payload is `@metadata.receivedAt`.
     let clock: WallClock
 
-    var routes: [Route] {
-        [
-            Route("GET", Self.mappings, access: .tenant(.read)) { context in
-                let store = try lookup.existingModel(context)
-                let items: [JSONValue] = try store.mappings().map { entry in
-                    ["name": .string(entry.name), "entity": entry.document["entity"] ?? .null]
-                }
-                return .json(["items": .array(items)])
-            },
-            Route("PUT", Self.mapping, access: .tenant(.admin), body: .json) { context in
-                let (store, model) = try lookup.existingSchema(context)
-                let name = context.parameter("mapping")
-                let parsed = try store.parseMapping(try context.jsonBody(jsonReader), name: name, model: model)
-                let created = try store.putMapping(name: name, document: parsed.json)
-                return .json(parsed.json, status: created ? 201 : 200)
-            },
-            Route("GET", Self.mapping, access: .tenant(.read)) { context in
-                let store = try lookup.existingModel(context)
-                return .json(try Self.registeredMapping(context.parameter("mapping"), in: store))
-            },
-            Route("POST", Self.mapping + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "snapshot"]) { context in
-                let (store, model) = try lookup.existingSchema(context)
-                let name = context.parameter("mapping")
-                let snapshot = try context.request.queryValue("snapshot").map { (token) throws(CartographError) in
-                    try SnapshotSession(mapping: name, token: token, pointer: "/snapshot")
-                }
-                let document = try Self.registeredMapping(name, in: store)
-                // Re-validated against the current model: a migration may have changed it since registration.
-                return try ingest(context, into: store, model: model, mapping: .document(document, name: name), snapshot: snapshot)
-            },
-            // R-D5 across pages: a snapshot session's completion, and its abandonment.
-            Route("POST", Self.snapshot + "/complete", access: .tenant(.write), query: ["dryRun"]) { context in
-                let (store, session) = try snapshotSession(context)
-                let document = try Self.registeredMapping(session.mapping, in: store)
-                let dryRun = try ModelRoutes.booleanQuery(context, "dryRun") ?? false
-                let result = try store.completeSnapshot(session, mapping: .document(document, name: session.mapping), dryRun: dryRun)
-                return answer(result, context)
-            },
-            Route("DELETE", Self.snapshot, access: .tenant(.write)) { context in
-                let (store, session) = try snapshotSession(context)
-                _ = try Self.registeredMapping(session.mapping, in: store)
-                try store.abandonSnapshot(session)
-                return .noContent
-            },
-            // R-P10: the mapping a model's annotations define for an entity, and ingestion through it.
-            Route("GET", Self.entity + "/mapping", access: .tenant(.read)) { context in
-                let (_, model) = try lookup.existingSchema(context)
-                return .json(try Self.annotationMapping(of: context.parameter("entity"), in: model).json)
-            },
-            // `discardInvalid` (R-P8): what `discardsInvalidObjectsOnInsert` is to a mapping document.
-            Route("POST", Self.entity + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "discardInvalid"]) { context in
-                let (store, model) = try lookup.existingSchema(context)
-                let entity = context.parameter("entity")
-                try Self.requireEntity(entity, in: model)
-                let discardInvalid = try ModelRoutes.booleanQuery(context, "discardInvalid") ?? false
-                return try ingest(context, into: store, model: model,
-                                  mapping: .annotations(entity: entity, discardsInvalidObjectsOnInsert: discardInvalid))
-            },
-            Route("DELETE", Self.mapping, access: .tenant(.admin)) { context in
-                let (store, model) = try lookup.existingSchema(context)
-                let name = context.parameter("mapping")
-                // A mapping another one refers to (`{"ref": …}`) stays until that one changes: its payloads would fail.
-                let referrers = try store.mappings().filter { other in
-                    other.name != name && (try? store.parseMapping(other.document, name: other.name, model: model))?.referencedNames.contains(name) == true
-                }.map(\.name)
-                if !referrers.isEmpty {
-                    throw CartographError(.conflict, "Mapping '\(name)' is referred to by \(referrers.map { "'\($0)'" }.joined(separator: ", ")) ({\"ref\": \"\(name)\"}); change or delete those first.")
-                }
-                guard try store.deleteMapping(name: name) else {
-                    throw store.unknownMapping(name)
-                }
-                return .noContent
-            },
-        ]
-    }
+    var routes: [Route] { [
+        Route("GET", Self.mappings, access: .tenant(.read)) { context in
+            let store = try lookup.existingModel(context)
+            let items: [JSONValue] = try store.mappings().map { entry in
+                ["name": .string(entry.name), "entity": entry.document["entity"] ?? .null]
+            }
+            return .json(["items": .array(items)])
+        },
+        Route("PUT", Self.mapping, access: .tenant(.admin), body: .json) { context in
+            let (store, model) = try lookup.existingSchema(context)
+            let name = context.parameter("mapping")
+            let parsed = try store.parseMapping(try context.jsonBody(jsonReader), name: name, model: model)
+            let created = try store.putMapping(name: name, document: parsed.json)
+            return .json(parsed.json, status: created ? 201 : 200)
+        },
+        Route("GET", Self.mapping, access: .tenant(.read)) { context in
+            let store = try lookup.existingModel(context)
+            return .json(try Self.registeredMapping(context.parameter("mapping"), in: store))
+        },
+        Route("POST", Self.mapping + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "snapshot"]) { context in
+            let (store, model) = try lookup.existingSchema(context)
+            let name = context.parameter("mapping")
+            let snapshot = try context.request.queryValue("snapshot").map { (token) throws(CartographError) in
+                try SnapshotSession(mapping: name, token: token, pointer: "/snapshot")
+            }
+            let document = try Self.registeredMapping(name, in: store)
+            // Re-validated against the current model: a migration may have changed it since registration.
+            return try ingest(context, into: store, model: model, mapping: .document(document, name: name), snapshot: snapshot)
+        },
+        // R-D5 across pages: a snapshot session's completion, and its abandonment.
+        Route("POST", Self.snapshot + "/complete", access: .tenant(.write), query: ["dryRun"]) { context in
+            let (store, session) = try snapshotSession(context)
+            let document = try Self.registeredMapping(session.mapping, in: store)
+            let dryRun = try ModelRoutes.booleanQuery(context, "dryRun") ?? false
+            let result = try store.completeSnapshot(session, mapping: .document(document, name: session.mapping), dryRun: dryRun)
+            return answer(result, context)
+        },
+        Route("DELETE", Self.snapshot, access: .tenant(.write)) { context in
+            let (store, session) = try snapshotSession(context)
+            _ = try Self.registeredMapping(session.mapping, in: store)
+            try store.abandonSnapshot(session)
+            return .noContent
+        },
+        // R-P10: the mapping a model's annotations define for an entity, and ingestion through it.
+        Route("GET", Self.entity + "/mapping", access: .tenant(.read)) { context in
+            let (_, model) = try lookup.existingSchema(context)
+            return .json(try Self.annotationMapping(of: context.parameter("entity"), in: model).json)
+        },
+        // `discardInvalid` (R-P8): what `discardsInvalidObjectsOnInsert` is to a mapping document.
+        Route("POST", Self.entity + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "discardInvalid"]) { context in
+            let (store, model) = try lookup.existingSchema(context)
+            let entity = context.parameter("entity")
+            try Self.requireEntity(entity, in: model)
+            let discardInvalid = try ModelRoutes.booleanQuery(context, "discardInvalid") ?? false
+            return try ingest(context, into: store, model: model,
+                              mapping: .annotations(entity: entity, discardsInvalidObjectsOnInsert: discardInvalid))
+        },
+        Route("DELETE", Self.mapping, access: .tenant(.admin)) { context in
+            let (store, model) = try lookup.existingSchema(context)
+            let name = context.parameter("mapping")
+            // A mapping another one refers to (`{"ref": …}`) stays until that one changes: its payloads would fail.
+            let referrers = try store.mappings().filter { other in
+                other.name != name && (try? store.parseMapping(other.document, name: other.name, model: model))?.referencedNames.contains(name) == true
+            }.map(\.name)
+            if !referrers.isEmpty {
+                throw CartographError(.conflict, "Mapping '\(name)' is referred to by \(referrers.map { "'\($0)'" }.joined(separator: ", ")) ({\"ref\": \"\(name)\"}); change or delete those first.")
+            }
+            guard try store.deleteMapping(name: name) else {
+                throw store.unknownMapping(name)
+            }
+            return .noContent
+        },
+    ] }
 
     /// The registered mapping document `name`; 404 when the model has none.
     static func registeredMapping(_ name: String, in store: ModelStore) throws(CartographError) -> JSONValue {

@@ -20,148 +20,146 @@ struct ModelRoutes: Sendable {
     /// Answers a long poll whose read failed, as the request would have been answered at once.
     let problems: ProblemResponder
 
-    var routes: [Route] {
-        [
-            Route("GET", Self.models, access: .tenant(.read)) { context in
-                let tenant = try control.existingTenant(context.parameter("tenant"))
-                let items = try stores.modelNames(tenant: tenant).compactMap { (name) throws(CartographError) in
-                    try listedModel(tenant: tenant, name: name, requestID: context.requestID)
+    var routes: [Route] { [
+        Route("GET", Self.models, access: .tenant(.read)) { context in
+            let tenant = try control.existingTenant(context.parameter("tenant"))
+            let items = try stores.modelNames(tenant: tenant).compactMap { (name) throws(CartographError) in
+                try listedModel(tenant: tenant, name: name, requestID: context.requestID)
+            }
+            return .json(["items": .array(items)])
+        },
+        Route("PUT", Self.model, access: .tenant(.admin), body: .modelDocument, query: ["allowDestructive"]) { context in
+            let tenant = try control.existingTenant(context.parameter("tenant"))
+            let name = context.parameter("model")
+            let proposed = try ModelIntake.checked(try parseModelDocument(context, name: name))
+            // Every client mistake is found before the store is created: a refused request leaves no file.
+            let allowDestructive = try Self.booleanQuery(context, "allowDestructive") ?? false
+            let store = try storeForRegistration(tenant: tenant, model: name)
+            let (model, outcome) = try store.register(proposed, allowDestructive: allowDestructive)
+            return .json(model.normalizedJSON, status: outcome == .created ? 201 : 200)
+        },
+        Route("GET", Self.model, access: .tenant(.read)) { context in
+            let (_, model) = try lookup.existingSchema(context)
+            return .json(model.normalizedJSON)
+        },
+        Route("DELETE", Self.model, access: .tenant(.admin)) { context in
+            let tenant = try control.existingTenant(context.parameter("tenant"))
+            try stores.deleteModel(tenant: tenant, model: context.parameter("model"))
+            return .noContent
+        },
+        Route("GET", Self.entity + "/objects", access: .tenant(.read),
+              query: ["where", "orderBy", "limit", "cursor", "include", "shape", "fields", "count", "explain", "mapping"]) { context in
+            let request = context.request
+            var query = ObjectQuery(entity: context.parameter("entity"))
+            query.predicate = request.queryValue("where")
+            query.orderBy = try Self.orderBy(request.queryValue("orderBy").map { $0.split(separator: ",").map(String.init) } ?? [])
+            query.limit = try Self.integerQuery(context, "limit") ?? 50
+            query.cursor = request.queryValue("cursor")
+            query.include = Self.includePaths(request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
+            query.count = try Self.booleanQuery(context, "count") ?? false
+            query.shape = try Self.shape(request.queryValue("shape"))
+            query.explain = try Self.booleanQuery(context, "explain") ?? false
+            query.fields = try Self.fieldList(request.queryValue("fields"))
+            query.mapping = request.queryValue("mapping")
+            return try page(context, query)
+        },
+        Route("POST", Self.entity + "/query", access: .tenant(.read), body: .json) { context in
+            guard case .object(let body) = try context.jsonBody(jsonReader) else {
+                throw CartographError(.badRequest, "The query body must be a JSON object.")
+            }
+            var query = ObjectQuery(entity: context.parameter("entity"))
+            query.predicate = try Self.optionalString(body, "where")
+            query.arguments = try body["arguments"].map { value throws(CartographError) in
+                guard case .object(let arguments) = value else { throw Self.invalid("/arguments", "expected an object of $variable values") }
+                return Dictionary(arguments.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+            } ?? [:]
+            query.orderBy = try Self.orderBy(try Self.stringList(body, "orderBy"))
+            if let limit = body["limit"] {
+                guard let value = limit.numberValue?.int64Value else { throw Self.invalid("/limit", "expected an integer") }
+                query.limit = Int(clamping: value)
+            }
+            query.cursor = try Self.optionalString(body, "cursor")
+            query.include = Self.includePaths(try Self.stringList(body, "include"))
+            query.count = try Self.optionalBool(body, "count") ?? false
+            query.shape = try Self.shape(try Self.optionalString(body, "shape"))
+            query.explain = try Self.optionalBool(body, "explain") ?? false
+            if body["fields"] != nil { query.fields = try Self.fieldList(try Self.stringList(body, "fields")) }
+            query.mapping = try Self.optionalString(body, "mapping")
+            return try page(context, query)
+        },
+        Route("GET", Self.entity + "/objects/{key}", access: .tenant(.read), query: ["include", "shape", "fields", "mapping"]) { context in
+            let store = try lookup.existingModel(context)
+            let entity = context.parameter("entity"), key = context.parameter("key")
+            let include = Self.includePaths(context.request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
+            let objectShape = try Self.shape(context.request.queryValue("shape"))
+            let fields = try Self.fieldList(context.request.queryValue("fields"))
+            let mapping = context.request.queryValue("mapping")
+            guard let object = try store.read({ (reader) throws(CartographError) in
+                try reader.object(entity: entity, key: key, include: include, shape: objectShape, fields: fields, mapping: mapping)
+            }) else {
+                throw CartographError(.notFound, "No \(entity) object with key '\(key)'.").quotingRequestValues()
+            }
+            return .json(object)
+        },
+        Route("DELETE", Self.entity + "/objects/{key}", access: .tenant(.write)) { context in
+            let store = try lookup.existingModel(context)
+            let entity = context.parameter("entity"), key = context.parameter("key")
+            let (found, _) = try store.write { (transaction) throws(CartographError) -> Bool in
+                guard let object = try transaction.object(entity: entity, key: key) else { return false }
+                try transaction.delete(id: object.id, entity: object.entity)
+                return true
+            }
+            guard found else { throw CartographError(.notFound, "No \(entity) object with key '\(key)'.").quotingRequestValues() }
+            return .noContent
+        },
+        Route("DELETE", Self.entity + "/objects", access: .tenant(.write), query: ["where"]) { context in
+            let store = try lookup.existingModel(context)
+            let entity = context.parameter("entity")
+            guard let format = context.request.queryValue("where"), !format.isEmpty else {
+                throw CartographError(.badRequest, "Bulk delete needs a 'where' predicate (TRUEPREDICATE deletes every object).",
+                                      errors: [.init(pointer: "/where", message: "required")])
+            }
+            let (deleted, _) = try store.write { (transaction) throws(CartographError) -> Int in
+                guard transaction.model.entity(named: entity) != nil else {
+                    throw transaction.model.unknownEntity(entity)
                 }
-                return .json(["items": .array(items)])
-            },
-            Route("PUT", Self.model, access: .tenant(.admin), body: .modelDocument, query: ["allowDestructive"]) { context in
-                let tenant = try control.existingTenant(context.parameter("tenant"))
-                let name = context.parameter("model")
-                let proposed = try ModelIntake.checked(try parseModelDocument(context, name: name))
-                // Every client mistake is found before the store is created: a refused request leaves no file.
-                let allowDestructive = try Self.booleanQuery(context, "allowDestructive") ?? false
-                let store = try storeForRegistration(tenant: tenant, model: name)
-                let (model, outcome) = try store.register(proposed, allowDestructive: allowDestructive)
-                return .json(model.normalizedJSON, status: outcome == .created ? 201 : 200)
-            },
-            Route("GET", Self.model, access: .tenant(.read)) { context in
-                let (_, model) = try lookup.existingSchema(context)
-                return .json(model.normalizedJSON)
-            },
-            Route("DELETE", Self.model, access: .tenant(.admin)) { context in
-                let tenant = try control.existingTenant(context.parameter("tenant"))
-                try stores.deleteModel(tenant: tenant, model: context.parameter("model"))
-                return .noContent
-            },
-            Route("GET", Self.entity + "/objects", access: .tenant(.read),
-                  query: ["where", "orderBy", "limit", "cursor", "include", "shape", "fields", "count", "explain", "mapping"]) { context in
-                let request = context.request
-                var query = ObjectQuery(entity: context.parameter("entity"))
-                query.predicate = request.queryValue("where")
-                query.orderBy = try Self.orderBy(request.queryValue("orderBy").map { $0.split(separator: ",").map(String.init) } ?? [])
-                query.limit = try Self.integerQuery(context, "limit") ?? 50
-                query.cursor = request.queryValue("cursor")
-                query.include = Self.includePaths(request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
-                query.count = try Self.booleanQuery(context, "count") ?? false
-                query.shape = try Self.shape(request.queryValue("shape"))
-                query.explain = try Self.booleanQuery(context, "explain") ?? false
-                query.fields = try Self.fieldList(request.queryValue("fields"))
-                query.mapping = request.queryValue("mapping")
-                return try page(context, query)
-            },
-            Route("POST", Self.entity + "/query", access: .tenant(.read), body: .json) { context in
-                guard case .object(let body) = try context.jsonBody(jsonReader) else {
-                    throw CartographError(.badRequest, "The query body must be a JSON object.")
+                let predicate = try StoreReader.check(format, entity: entity, model: transaction.model, pointer: "/where")
+                var count = 0
+                for match in try transaction.objects(matching: predicate) {
+                    count += try transaction.delete(id: match.id, entity: match.entity)
                 }
-                var query = ObjectQuery(entity: context.parameter("entity"))
-                query.predicate = try Self.optionalString(body, "where")
-                query.arguments = try body["arguments"].map { value throws(CartographError) in
-                    guard case .object(let arguments) = value else { throw Self.invalid("/arguments", "expected an object of $variable values") }
-                    return Dictionary(arguments.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
-                } ?? [:]
-                query.orderBy = try Self.orderBy(try Self.stringList(body, "orderBy"))
-                if let limit = body["limit"] {
-                    guard let value = limit.numberValue?.int64Value else { throw Self.invalid("/limit", "expected an integer") }
-                    query.limit = Int(clamping: value)
+                return count
+            }
+            return .json(["deleted": .number(JSONNumber(deleted))])
+        },
+        Route("GET", Self.changes, access: .tenant(.read), query: ["since", "limit", "wait"]) { context in
+            let store = try lookup.existingModel(context)
+            let since = try Self.integerQuery(context, "since") ?? 0
+            let limit = try Self.integerQuery(context, "limit") ?? 100
+            guard since >= 0 else { throw Self.invalid("/since", "must not be negative") }
+            guard (1...1000).contains(limit) else { throw CartographError(.badRequest, "limit must be between 1 and 1000.") }
+            let wait = try Self.integerQuery(context, "wait") ?? 0
+            guard (0...60).contains(wait) else { throw Self.invalid("/wait", "must be between 0 and 60 seconds") }
+            @Sendable func page() throws(CartographError) -> (isEmpty: Bool, response: HTTPResponse) {
+                let page = try store.read { (reader) throws(CartographError) in try reader.changes(since: Int64(since), limit: limit) }
+                return (page.changes.isEmpty,
+                        .json(["epoch": .string(store.epoch), "changes": .array(page.changes), "next": .number(JSONNumber(page.next))]))
+            }
+            guard wait > 0 else { return try page().response }
+            // R-D8: answered when the store is next woken (at once unless it was woken within the last
+            // `ChangeWaiters.defaultWakeInterval`) if entries follow `since` by then, else after a commit, or with the
+            // empty page at the deadline. The requests at one position of the feed share one read.
+            return PendingResponse.waiting(for: "\(context.parameter("tenant"))/\(store.name)", pollKey: "\(store.epoch) \(since) \(limit)",
+                                           until: .now + .seconds(wait)) { final in
+                do throws(CartographError) {
+                    let next = try page()
+                    return next.isEmpty && !final ? nil : next.response
+                } catch {
+                    return problems.response(for: error, to: context.request, requestID: context.requestID, route: Self.changes)
                 }
-                query.cursor = try Self.optionalString(body, "cursor")
-                query.include = Self.includePaths(try Self.stringList(body, "include"))
-                query.count = try Self.optionalBool(body, "count") ?? false
-                query.shape = try Self.shape(try Self.optionalString(body, "shape"))
-                query.explain = try Self.optionalBool(body, "explain") ?? false
-                if body["fields"] != nil { query.fields = try Self.fieldList(try Self.stringList(body, "fields")) }
-                query.mapping = try Self.optionalString(body, "mapping")
-                return try page(context, query)
-            },
-            Route("GET", Self.entity + "/objects/{key}", access: .tenant(.read), query: ["include", "shape", "fields", "mapping"]) { context in
-                let store = try lookup.existingModel(context)
-                let entity = context.parameter("entity"), key = context.parameter("key")
-                let include = Self.includePaths(context.request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
-                let objectShape = try Self.shape(context.request.queryValue("shape"))
-                let fields = try Self.fieldList(context.request.queryValue("fields"))
-                let mapping = context.request.queryValue("mapping")
-                guard let object = try store.read({ (reader) throws(CartographError) in
-                    try reader.object(entity: entity, key: key, include: include, shape: objectShape, fields: fields, mapping: mapping)
-                }) else {
-                    throw CartographError(.notFound, "No \(entity) object with key '\(key)'.").quotingRequestValues()
-                }
-                return .json(object)
-            },
-            Route("DELETE", Self.entity + "/objects/{key}", access: .tenant(.write)) { context in
-                let store = try lookup.existingModel(context)
-                let entity = context.parameter("entity"), key = context.parameter("key")
-                let (found, _) = try store.write { (transaction) throws(CartographError) -> Bool in
-                    guard let object = try transaction.object(entity: entity, key: key) else { return false }
-                    try transaction.delete(id: object.id, entity: object.entity)
-                    return true
-                }
-                guard found else { throw CartographError(.notFound, "No \(entity) object with key '\(key)'.").quotingRequestValues() }
-                return .noContent
-            },
-            Route("DELETE", Self.entity + "/objects", access: .tenant(.write), query: ["where"]) { context in
-                let store = try lookup.existingModel(context)
-                let entity = context.parameter("entity")
-                guard let format = context.request.queryValue("where"), !format.isEmpty else {
-                    throw CartographError(.badRequest, "Bulk delete needs a 'where' predicate (TRUEPREDICATE deletes every object).",
-                                          errors: [.init(pointer: "/where", message: "required")])
-                }
-                let (deleted, _) = try store.write { (transaction) throws(CartographError) -> Int in
-                    guard transaction.model.entity(named: entity) != nil else {
-                        throw transaction.model.unknownEntity(entity)
-                    }
-                    let predicate = try StoreReader.check(format, entity: entity, model: transaction.model, pointer: "/where")
-                    var count = 0
-                    for match in try transaction.objects(matching: predicate) {
-                        count += try transaction.delete(id: match.id, entity: match.entity)
-                    }
-                    return count
-                }
-                return .json(["deleted": .number(JSONNumber(deleted))])
-            },
-            Route("GET", Self.changes, access: .tenant(.read), query: ["since", "limit", "wait"]) { context in
-                let store = try lookup.existingModel(context)
-                let since = try Self.integerQuery(context, "since") ?? 0
-                let limit = try Self.integerQuery(context, "limit") ?? 100
-                guard since >= 0 else { throw Self.invalid("/since", "must not be negative") }
-                guard (1...1000).contains(limit) else { throw CartographError(.badRequest, "limit must be between 1 and 1000.") }
-                let wait = try Self.integerQuery(context, "wait") ?? 0
-                guard (0...60).contains(wait) else { throw Self.invalid("/wait", "must be between 0 and 60 seconds") }
-                @Sendable func page() throws(CartographError) -> (isEmpty: Bool, response: HTTPResponse) {
-                    let page = try store.read { (reader) throws(CartographError) in try reader.changes(since: Int64(since), limit: limit) }
-                    return (page.changes.isEmpty,
-                            .json(["epoch": .string(store.epoch), "changes": .array(page.changes), "next": .number(JSONNumber(page.next))]))
-                }
-                guard wait > 0 else { return try page().response }
-                // R-D8: answered when the store is next woken (at once unless it was woken within the last
-                // `ChangeWaiters.defaultWakeInterval`) if entries follow `since` by then, else after a commit, or with the
-                // empty page at the deadline. The requests at one position of the feed share one read.
-                return PendingResponse.waiting(for: "\(context.parameter("tenant"))/\(store.name)", pollKey: "\(store.epoch) \(since) \(limit)",
-                                               until: .now + .seconds(wait)) { final in
-                    do throws(CartographError) {
-                        let next = try page()
-                        return next.isEmpty && !final ? nil : next.response
-                    } catch {
-                        return problems.response(for: error, to: context.request, requestID: context.requestID, route: Self.changes)
-                    }
-                }
-            },
-        ]
-    }
+            }
+        },
+    ] }
 
     // MARK: Helpers
 
