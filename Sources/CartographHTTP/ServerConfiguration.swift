@@ -30,10 +30,10 @@ public struct ServerConfiguration: Sendable {
     /// Most simultaneous connections from one IP address (0 = no limit). Unless set, a quarter of
     /// `connectionLimit` (at least 1): one address cannot hold every slot, and a proxy in front still gets most.
     public var perIPConnectionLimit: Int {
-        get { perIPConnectionLimitSet ?? max(1, connectionLimit / 4) }
-        set { perIPConnectionLimitSet = newValue }
+        get { explicitPerIPConnectionLimit ?? max(1, connectionLimit / 4) }
+        set { explicitPerIPConnectionLimit = newValue }
     }
-    private var perIPConnectionLimitSet: Int?
+    private var explicitPerIPConnectionLimit: Int?
     /// Seconds a request may take, from its first byte to its answer (R-S2): past it the work
     /// stops, nothing is stored and the answer is 503 `time-limit-exceeded`.
     public var requestTimeLimitSeconds: Int = 120

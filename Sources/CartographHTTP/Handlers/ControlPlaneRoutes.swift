@@ -1,5 +1,4 @@
 // Tenants and tenant API keys (docs/api.md), and each tenant's limits (R-S2).
-import Foundation
 import CartographCore
 import CartographStore
 

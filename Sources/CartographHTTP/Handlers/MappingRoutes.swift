@@ -1,6 +1,5 @@
 // Mapping documents (docs/mapping.md): registered per model, validated against it with a JSON Pointer per
 // problem, stored normalized in the model's store.
-import Foundation
 import CartographCore
 import CartographMapping
 import CartographStore
