@@ -50,8 +50,8 @@ public final class Application: Sendable {
     /// - Parameters:
     ///   - control, stores: made with the same `clock`.
     ///   - metricsExposition: renders the Prometheus text for `/metrics`.
-    ///   - clock: the time of day of everything the server stamps or expires by (issue 31: one clock, so a
-    ///     test can fix it): a payload's `@metadata.receivedAt`, a storage fault's `since`.
+    ///   - clock: the time of day the handlers read (a payload's `@metadata.receivedAt`, a storage fault's
+    ///     `since`): the stores' clock, so that one clock stamps everything and a test can fix it.
     public init(configuration: ServerConfiguration, control: ControlStore, stores: StoreRegistry, adminToken: String, logger: Logger,
                 metricsExposition: @escaping @Sendable () -> [UInt8] = { [] }, clock: WallClock = .system) {
         self.configuration = configuration
