@@ -1,7 +1,7 @@
 // The server as a function from request to response. It owns the order of concerns for every
 // request: request id, readiness, routing (OPTIONS and CORS), authentication, the tenant's rate limit,
 // content type, handler, problem rendering, CORS headers, metrics and the request log.
-public import Foundation
+import Foundation
 public import Synchronization
 public import Logging
 public import CartographCore
@@ -12,70 +12,79 @@ public enum ServiceState: UInt8, Sendable, AtomicRepresentable {
     case starting, ready, draining
 }
 
-/// Cartograph's request handling, independent of any socket.
+/// The service's state, set by the server as it starts and drains, read by admission and `/readyz`.
+final class Readiness: Sendable {
+    private let current = Atomic<ServiceState>(.starting)
+
+    var state: ServiceState { current.load(ordering: .acquiring) }
+    func set(_ state: ServiceState) { current.store(state, ordering: .releasing) }
+
+    /// The 503 of every request while the server drains.
+    static let shuttingDown = CartographError(.unavailable, "The server is shutting down.", retryAfterSeconds: 1)
+}
+
+/// Cartograph's request handling, independent of any socket. It builds the route table once, giving
+/// each group of handlers the services it uses; what a handler learns of its request is its `RequestContext`.
 public final class Application: Sendable {
     public let configuration: ServerConfiguration
     public let control: ControlStore
     public let stores: StoreRegistry
     public let logger: Logger
     let router: Router
-    let jsonReader: JSONReader
     /// The admin token, compared in constant time (`SecretHash.constantTimeMatches`) rather than hashed: its
     /// SHA-256 was a twentieth of a get's CPU. The server was given the token, and keeps it as it keeps the last
     /// secret that matched each key (`ControlStore.authenticate`).
     private let adminToken: [UInt8]
-    private let state = Atomic<ServiceState>(.starting)
-    private let metricsExposition: @Sendable () -> [UInt8]
-    let rateLimiter = TenantRateLimiter()
+    private let readiness: Readiness
+    /// The limits in force for each tenant (R-S2), and the rate limiter that enforces them.
+    let tenantLimits: TenantLimitsInForce
     /// Long polls waiting for a store to change.
     let changeWaiters: ChangeWaiters
-    /// Notes lists that keep scanning whole tables, and logs which index would serve them.
-    let indexAdvisor = IndexAdvisor()
     /// Stores whose disk is full or whose file cannot be written or is damaged (`/readyz` lists them).
-    let storeFaults = StoreFaults()
-    /// The wall clock that snapshot sessions are used and expire by (a test moves it past their 24 hours).
-    let now: @Sendable () -> Date
+    let storeFaults: StoreFaults
     /// The origins browser apps may call from (R-S8).
     let cors: CORSPolicy
     let metrics: ServerMetrics
+    private let problems: ProblemResponder
 
     /// - Parameters:
+    ///   - control, stores: made with the same `clock`.
     ///   - metricsExposition: renders the Prometheus text for `/metrics`.
-    ///   - now: the wall clock of snapshot sessions' expiry.
+    ///   - clock: the time of day the handlers read (a payload's `@metadata.receivedAt`, a storage fault's
+    ///     `since`): the stores' clock, so that one clock stamps everything and a test can fix it.
     public init(configuration: ServerConfiguration, control: ControlStore, stores: StoreRegistry, adminToken: String, logger: Logger,
-                metricsExposition: @escaping @Sendable () -> [UInt8] = { [] }, now: @escaping @Sendable () -> Date = { Date() }) {
-        self.now = now
+                metricsExposition: @escaping @Sendable () -> [UInt8] = { [] }, clock: WallClock = .system) {
         self.configuration = configuration
         self.control = control
         self.stores = stores
         self.logger = logger
         self.adminToken = Array(adminToken.utf8)
-        self.jsonReader = JSONReader(maxDepth: configuration.maxJSONDepth)
-        self.metricsExposition = metricsExposition
-        self.router = Router(routes: Self.routes)
+        let readiness = Readiness()
+        let tenantLimits = TenantLimitsInForce(defaults: configuration, control: control)
+        let changeWaiters = ChangeWaiters(wakeInterval: configuration.longPollWakeInterval)
+        let storeFaults = StoreFaults(stores: stores, logger: logger, clock: clock)
+        let metrics = ServerMetrics(tenantLabels: configuration.metricsTenantLabels)
+        let problems = ProblemResponder(logger: logger)
+        let jsonReader = JSONReader(maxDepth: configuration.maxJSONDepth)
+        let lookup = ModelStoreLookup(control: control, stores: stores)
+        let service = ServiceRoutes(readiness: readiness, storeFaults: storeFaults, metricsRequireAdmin: configuration.metricsRequireAdmin) {
+            metrics.refreshGauges(stores: stores, tenants: control.tenants().map(\.id), parkedLongPolls: changeWaiters.parkedCount)
+            return metricsExposition()
+        }
+        let controlPlane = ControlPlaneRoutes(control: control, stores: stores, limits: tenantLimits, changeWaiters: changeWaiters,
+                                              jsonReader: jsonReader)
+        let models = ModelRoutes(control: control, stores: stores, lookup: lookup, limits: tenantLimits, storeFaults: storeFaults,
+                                 indexAdvisor: IndexAdvisor(logger: logger), jsonReader: jsonReader, problems: problems)
+        let mappings = MappingRoutes(stores: stores, lookup: lookup, limits: tenantLimits, maxObjectsPerPayload: configuration.maxObjectsPerPayload,
+                                     jsonReader: jsonReader, metrics: metrics, clock: clock)
+        self.router = Router(routes: service.routes + controlPlane.routes + models.routes + mappings.routes + ConsoleRoutes.routes)
+        self.readiness = readiness
+        self.tenantLimits = tenantLimits
+        self.changeWaiters = changeWaiters
+        self.storeFaults = storeFaults
         self.cors = CORSPolicy(origins: configuration.corsOrigins)
-        self.metrics = ServerMetrics(tenantLabels: configuration.metricsTenantLabels)
-        self.changeWaiters = ChangeWaiters(wakeInterval: configuration.longPollWakeInterval)
-        refreshRateLimiting()
-    }
-
-    // MARK: Tenant limits (R-S2)
-
-    /// The limits in force for `tenant`: its overrides over the server's defaults.
-    func effectiveLimits(tenant: String) -> EffectiveLimits {
-        configuration.effectiveLimits(control.tenant(tenant)?.limits ?? TenantLimits())
-    }
-
-    /// After a tenant's limits change or it is deleted: its bucket restarts under the new limits, and
-    /// rate limiting is switched off altogether while no tenant can be limited.
-    func tenantLimitsChanged(_ tenant: String) {
-        rateLimiter.forget(tenant: tenant)
-        refreshRateLimiting()
-    }
-
-    private func refreshRateLimiting() {
-        let enabled = configuration.tenantRateLimit > 0 || control.tenants().contains { ($0.limits.requestsPerSecond ?? 0) > 0 }
-        rateLimiter.setEnabled(enabled)
+        self.metrics = metrics
+        self.problems = problems
     }
 
     /// 429 with `Retry-After` and the draft IETF `RateLimit`/`RateLimit-Policy` fields (quota =
@@ -95,22 +104,15 @@ public final class Application: Sendable {
     }
 
     /// Every route the server serves.
-    public static let routes: [Route] = ServiceRoutes.all + ControlPlaneRoutes.all + ModelRoutes.all + MappingRoutes.all
-        + ConsoleRoutes.all
+    public var routes: [Route] { router.routes }
 
-    public var serviceState: ServiceState { state.load(ordering: .acquiring) }
-    public func setServiceState(_ newState: ServiceState) { state.store(newState, ordering: .releasing) }
-
-    /// The Prometheus exposition text, with the gauges read at scrape time brought up to date first.
-    func renderMetrics() -> [UInt8] {
-        metrics.refreshGauges(stores: stores, tenants: control.tenants().map(\.id), parkedLongPolls: changeWaiters.parkedCount)
-        return metricsExposition()
-    }
+    public var serviceState: ServiceState { readiness.state }
+    public func setServiceState(_ newState: ServiceState) { readiness.set(newState) }
 
     /// Why a request arriving now is refused before it is read (503 while draining), or nil.
     /// The transport asks once, when a request starts, so requests already admitted finish (R-S5).
     public func admissionError() -> CartographError? {
-        serviceState == .draining ? CartographError(.unavailable, "The server is shutting down.", retryAfterSeconds: 1) : nil
+        serviceState == .draining ? Readiness.shuttingDown : nil
     }
 
     /// Answers one request. Never throws: every failure becomes a problem response.
@@ -193,16 +195,7 @@ public final class Application: Sendable {
             }
             response = answer
         case .failure(let error):
-            if error.code == .timeLimitExceeded {
-                logger.warning("request stopped at the time limit", metadata: ["request.id": "\(requestID)", "route": "\(labels.route)"])
-            } else if error.code.httpStatus >= 500, error.code != .unavailable {
-                logger.error("request failed", metadata: ["request.id": "\(requestID)", "error": "\(error)"])
-            }
-            // A server fault's own words (a SQLite message, a statement) go to the log, not to the client.
-            let answered = error.code == .internalError
-                ? CartographError(.internalError, "An internal error occurred; it has been logged with request id \(requestID).")
-                : error
-            response = .problem(answered, instance: request.path)
+            response = problems.response(for: error, to: request, requestID: requestID, route: labels.route)
         }
         response = response.compressed(accepting: request.headers["Accept-Encoding"])
         response.headers.append(("X-Request-Id", requestID))
@@ -229,8 +222,8 @@ public final class Application: Sendable {
             labels.authenticatedTenant = principal == .anonymous ? nil : parameters["tenant"]
             // R-S2: every request a tenant key authenticates takes from its tenant's bucket, before any
             // body is parsed or store touched. The admin token is exempt.
-            if case .key(let key) = principal, rateLimiter.isEnabled,
-               let refusal = rateLimiter.admit(tenant: key.tenantID, policy: { effectiveLimits(tenant: key.tenantID).rate }) {
+            if case .key(let key) = principal, tenantLimits.rateLimiter.isEnabled,
+               let refusal = tenantLimits.rateLimiter.admit(tenant: key.tenantID, policy: { tenantLimits.effective(tenant: key.tenantID).rate }) {
                 return rateLimited(refusal, tenant: key.tenantID, request: request)
             }
             let unknown = Array(Set(request.query.map(\.name).filter { !route.query.contains($0) })).sorted()
@@ -244,8 +237,7 @@ public final class Application: Sendable {
             case .json: try Self.requireContentType(request, accepting: ["application/json"])
             case .modelDocument: try Self.requireContentType(request, accepting: ["application/json", "application/xml", "text/xml"])
             }
-            let context = RequestContext(application: self, request: request, parameters: parameters, principal: principal,
-                                         requestID: requestID)
+            let context = RequestContext(request: request, parameters: parameters, principal: principal, requestID: requestID)
             let store = parameters["tenant"].flatMap { tenant in parameters["model"].map { (tenant: tenant, model: $0) } }
             if let store, let refusal = storeFaults.refusal(tenant: store.tenant, model: store.model) { throw refusal }
             let writes = route.access != .tenant(.read) && request.method != "GET"
@@ -259,22 +251,13 @@ public final class Application: Sendable {
                 }
                 return response
             } catch let error as CartographError {
-                if error.code.isStorageFault, let store { noteStorageFault(error, tenant: store.tenant, model: store.model, requestID: requestID) }
+                if error.code.isStorageFault, let store { storeFaults.note(error, tenant: store.tenant, model: store.model, requestID: requestID) }
                 throw error
             } catch {
-                logger.error("unhandled error", metadata: ["request.id": "\(requestID)", "error": "\(error)"])
-                throw CartographError(.internalError, "An internal error occurred; it has been logged with request id \(requestID).")
+                // A handler's error of another type is a bug: logged with it as the cause (`finish`).
+                throw CartographError(.internalError, "The handler of \(request.method) \(route.template) failed.", underlying: error)
             }
         }
-    }
-
-    /// Records a store's fault for `/readyz` and the log; a store that could not be written is closed, so
-    /// that a later request opens it again (SQLite opens a file it cannot write read-only, and stays so).
-    func noteStorageFault(_ error: CartographError, tenant: String, model: String, requestID: String) {
-        storeFaults.record(error, tenant: tenant, model: model)
-        logger.error("storage fault", metadata: ["request.id": "\(requestID)", "problem": "\(error.code.rawValue)",
-                                                 "store": "\(stores.path(tenant: tenant, model: model))", "error": "\(error.detail)"])
-        if error.code == .storeUnavailable { stores.closeStore(tenant: tenant, model: model) }
     }
 
     // MARK: Authentication

@@ -27,9 +27,13 @@ public struct ServerConfiguration: Sendable {
     public var maxJSONDepth: Int = 512
     /// Most simultaneous connections.
     public var connectionLimit: Int = 1024
-    /// Most simultaneous connections from one IP address (0 = no limit). By default a quarter of
-    /// `connectionLimit`: one address cannot hold every slot, and a proxy in front still gets most.
-    public var perIPConnectionLimit: Int = 256
+    /// Most simultaneous connections from one IP address (0 = no limit). Unless set, a quarter of
+    /// `connectionLimit` (at least 1): one address cannot hold every slot, and a proxy in front still gets most.
+    public var perIPConnectionLimit: Int {
+        get { explicitPerIPConnectionLimit ?? max(1, connectionLimit / 4) }
+        set { explicitPerIPConnectionLimit = newValue }
+    }
+    private var explicitPerIPConnectionLimit: Int?
     /// Seconds a request may take, from its first byte to its answer (R-S2): past it the work
     /// stops, nothing is stored and the answer is 503 `time-limit-exceeded`.
     public var requestTimeLimitSeconds: Int = 120

@@ -57,6 +57,8 @@ struct Map: ParsableCommand {
         } catch let error as CartographError {
             FileHandle.standardError.write(Data("\nerror: \(error.detail)\n".utf8))
             for detail in error.errors { FileHandle.standardError.write(Data("  \(detail.pointer.isEmpty ? "/" : detail.pointer): \(detail.message)\n".utf8)) }
+            // An internal error's detail only says what failed: the operator running this is shown why.
+            if error.code == .internalError, let cause = error.underlying { FileHandle.standardError.write(Data("  cause: \(cause)\n".utf8)) }
             throw ExitCode(1)
         }
     }

@@ -9,7 +9,9 @@ import UnixSignals
 import CartographCore
 import CartographStore
 import CartographHTTP
-import CartographMapping
+
+/// The configuration before any flag or environment variable: `--help` states its defaults.
+private let defaults = ServerConfiguration()
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,58 +22,63 @@ struct Serve: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "Interface to bind. [env: CARTOGRAPH_HOST] (default: 0.0.0.0)") var host: String?
-    @Option(help: "TCP port; 0 picks a free port. [env: CARTOGRAPH_PORT] (default: 8080)") var port: Int?
-    @Option(name: .customLong("data-dir"), help: "Data directory. [env: CARTOGRAPH_DATA_DIR] (default: ./data)") var dataDir: String?
+    @Option(help: "Interface to bind. [env: CARTOGRAPH_HOST] (default: \(defaults.host))") var host: String?
+    @Option(help: "TCP port; 0 picks a free port. [env: CARTOGRAPH_PORT] (default: \(defaults.port))") var port: Int?
+    @Option(name: .customLong("data-dir"), help: "Data directory. [env: CARTOGRAPH_DATA_DIR] (default: \(defaults.dataDirectory))") var dataDir: String?
     @Option(name: .customLong("admin-token"), help: "Admin token; generated into <data-dir>/admin.token when absent. [env: CARTOGRAPH_ADMIN_TOKEN]")
     var adminToken: String?
     @Option(help: "HTTP worker threads. [env: CARTOGRAPH_THREADS] (default: twice the number of cores)") var threads: Int?
-    @Option(name: .customLong("max-body-bytes"), help: "Largest request body. [env: CARTOGRAPH_MAX_BODY_BYTES] (default: 67108864)")
+    @Option(name: .customLong("max-body-bytes"), help: "Largest request body. [env: CARTOGRAPH_MAX_BODY_BYTES] (default: \(defaults.maxBodyBytes))")
     var maxBodyBytes: Int?
-    @Option(name: .customLong("max-objects-per-payload"), help: "Most objects in one payload, nested ones included. [env: CARTOGRAPH_MAX_OBJECTS_PER_PAYLOAD] (default: \(MappingEngine.defaultMaximumObjects))")
+    @Option(name: .customLong("max-objects-per-payload"), help: "Most objects in one payload, nested ones included. [env: CARTOGRAPH_MAX_OBJECTS_PER_PAYLOAD] (default: \(defaults.maxObjectsPerPayload))")
     var maxObjectsPerPayload: Int?
-    @Option(name: .customLong("max-json-depth"), help: "Deepest JSON nesting, at most 2048. [env: CARTOGRAPH_MAX_JSON_DEPTH] (default: 512)")
+    @Option(name: .customLong("max-json-depth"), help: "Deepest JSON nesting, at most \(Self.deepestJSONDepth). [env: CARTOGRAPH_MAX_JSON_DEPTH] (default: \(defaults.maxJSONDepth))")
     var maxJSONDepth: Int?
-    @Option(name: .customLong("connection-limit"), help: "Most open connections. [env: CARTOGRAPH_CONNECTION_LIMIT] (default: 1024)")
+    @Option(name: .customLong("connection-limit"), help: "Most open connections. [env: CARTOGRAPH_CONNECTION_LIMIT] (default: \(defaults.connectionLimit))")
     var connectionLimit: Int?
     @Option(name: .customLong("per-ip-connection-limit"), help: "Most connections per client IP, 0 = no limit. [env: CARTOGRAPH_PER_IP_CONNECTION_LIMIT] (default: a quarter of the connection limit)")
     var perIPConnectionLimit: Int?
-    @Option(name: .customLong("request-time-limit"), help: "Seconds a request may take before it is stopped (503, nothing stored). [env: CARTOGRAPH_REQUEST_TIME_LIMIT] (default: 120)")
+    @Option(name: .customLong("request-time-limit"), help: "Seconds a request may take before it is stopped (503, nothing stored). [env: CARTOGRAPH_REQUEST_TIME_LIMIT] (default: \(defaults.requestTimeLimitSeconds))")
     var requestTimeLimit: Int?
-    @Option(name: .customLong("connection-timeout"), help: "Seconds an idle connection is kept. [env: CARTOGRAPH_CONNECTION_TIMEOUT] (default: 120)")
+    @Option(name: .customLong("connection-timeout"), help: "Seconds an idle connection is kept. [env: CARTOGRAPH_CONNECTION_TIMEOUT] (default: \(defaults.connectionTimeoutSeconds))")
     var connectionTimeout: Int?
-    @Option(name: .customLong("drain-timeout"), help: "Seconds SIGTERM waits for in-flight requests. [env: CARTOGRAPH_DRAIN_TIMEOUT] (default: 30)")
+    @Option(name: .customLong("drain-timeout"), help: "Seconds SIGTERM waits for in-flight requests. [env: CARTOGRAPH_DRAIN_TIMEOUT] (default: \(defaults.drainTimeoutSeconds))")
     var drainTimeout: Int?
-    @Option(help: "SQLite durability: normal or full. [env: CARTOGRAPH_SYNC] (default: normal)") var sync: String?
-    @Option(name: .customLong("max-open-stores"), help: "Most model stores open at once. [env: CARTOGRAPH_MAX_OPEN_STORES] (default: 256)")
+    @Option(help: "SQLite durability: normal or full. [env: CARTOGRAPH_SYNC] (default: \(defaults.synchronous.rawValue))") var sync: String?
+    @Option(name: .customLong("max-open-stores"), help: "Most model stores open at once. [env: CARTOGRAPH_MAX_OPEN_STORES] (default: \(defaults.maxOpenStores))")
     var maxOpenStores: Int?
-    @Option(name: .customLong("sqlite-memory-mib"), help: "MiB all stores' SQLite page caches may hold together. [env: CARTOGRAPH_SQLITE_MEMORY_MIB] (default: 96)")
+    @Option(name: .customLong("sqlite-memory-mib"), help: "MiB all stores' SQLite page caches may hold together. [env: CARTOGRAPH_SQLITE_MEMORY_MIB] (default: \(defaults.sqliteMemoryBudgetBytes >> 20))")
     var sqliteMemoryMiB: Int?
-    @Option(name: .customLong("store-idle-seconds"), help: "Seconds before an unused store is closed. [env: CARTOGRAPH_STORE_IDLE_SECONDS] (default: 300)")
+    @Option(name: .customLong("store-idle-seconds"), help: "Seconds before an unused store is closed. [env: CARTOGRAPH_STORE_IDLE_SECONDS] (default: \(defaults.storeIdleSeconds))")
     var storeIdleSeconds: Int?
     @Option(name: .customLong("tenant-rate-limit"),
-            help: "Requests per second each tenant's keys may make, 0 = no limit; the admin token is never limited; a tenant's own limit wins. [env: CARTOGRAPH_TENANT_RATE_LIMIT] (default: 0)")
+            help: "Requests per second each tenant's keys may make, 0 = no limit; the admin token is never limited; a tenant's own limit wins. [env: CARTOGRAPH_TENANT_RATE_LIMIT] (default: \(String(format: "%g", defaults.tenantRateLimit)))")
     var tenantRateLimit: Double?
     @Option(name: .customLong("tenant-rate-burst"),
-            help: "Requests a tenant may make at once, 0 = one second's worth of the rate. [env: CARTOGRAPH_TENANT_RATE_BURST] (default: 0)")
+            help: "Requests a tenant may make at once, 0 = one second's worth of the rate. [env: CARTOGRAPH_TENANT_RATE_BURST] (default: \(defaults.tenantRateBurst))")
     var tenantRateBurst: Int?
     @Option(name: .customLong("tenant-max-store-bytes"),
-            help: "Bytes a tenant's stores may hold together, 0 = no limit. [env: CARTOGRAPH_TENANT_MAX_STORE_BYTES] (default: 0)")
+            help: "Bytes a tenant's stores may hold together, 0 = no limit. [env: CARTOGRAPH_TENANT_MAX_STORE_BYTES] (default: \(defaults.tenantMaxStoreBytes))")
     var tenantMaxStoreBytes: Int?
-    @Option(name: .customLong("tenant-max-models"), help: "Models a tenant may register, 0 = no limit. [env: CARTOGRAPH_TENANT_MAX_MODELS] (default: 0)")
+    @Option(name: .customLong("tenant-max-models"), help: "Models a tenant may register, 0 = no limit. [env: CARTOGRAPH_TENANT_MAX_MODELS] (default: \(defaults.tenantMaxModels))")
     var tenantMaxModels: Int?
-    @Option(name: .customLong("metrics-auth"), help: "Who may read /metrics: anyone or admin. [env: CARTOGRAPH_METRICS_AUTH] (default: anyone)")
+    @Option(name: .customLong("metrics-auth"), help: "Who may read /metrics: anyone or admin. [env: CARTOGRAPH_METRICS_AUTH] (default: \(defaults.metricsRequireAdmin ? "admin" : "anyone"))")
     var metricsAuth: String?
     @Flag(name: .customLong("metrics-tenant-labels"),
-          help: "Label metrics with the tenant too: one set of series per tenant; true or false in the environment. [env: CARTOGRAPH_METRICS_TENANT_LABELS] (default: off)")
+          help: "Label metrics with the tenant too: one set of series per tenant; true or false in the environment. [env: CARTOGRAPH_METRICS_TENANT_LABELS] (default: \(defaults.metricsTenantLabels ? "on" : "off"))")
     var metricsTenantLabels = false
     @Option(name: .customLong("cors-origin"),
             help: "An origin browser apps may call the API from, e.g. https://console.example.com; repeat for more (comma-separated in the environment). [env: CARTOGRAPH_CORS_ORIGIN] (default: none)")
     var corsOrigin: [String] = []
-    @Option(name: .customLong("log-format"), help: "text (key=value) or json (one object per line). [env: CARTOGRAPH_LOG_FORMAT] (default: text)")
+    @Option(name: .customLong("log-format"), help: "text (key=value) or json (one object per line). [env: CARTOGRAPH_LOG_FORMAT] (default: \(Settings.defaultLogFormat.rawValue))")
     var logFormat: String?
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. [env: CARTOGRAPH_LOG_LEVEL] (default: info)")
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. [env: CARTOGRAPH_LOG_LEVEL] (default: \(Settings.defaultLogLevel.rawValue))")
     var logLevel: String?
+
+    /// The reader and the code that walks a value recurse once per level: 100,000 levels overflowed an
+    /// 8 MiB stack (found while probing the depth limit for the fuzz targets), and a debug build overflows it at 4,096;
+    /// 2,048 leaves room on a request thread.
+    static let deepestJSONDepth = 2_048
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -89,8 +96,10 @@ struct Serve: AsyncParsableCommand {
         let configuration = settings.configuration
 
         SQLiteConnection.limitMemory(bytes: configuration.sqliteMemoryBudgetBytes)
+        // One clock for the control store, every model store and the handlers.
+        let clock = WallClock.system
         let directory = DataDirectory(path: configuration.dataDirectory)
-        let control = try ControlStore(directory: directory, synchronous: configuration.synchronous)
+        let control = try ControlStore(directory: directory, synchronous: configuration.synchronous, clock: clock)
         let admin = try directory.adminToken(configured: configuration.adminToken)
         if admin.generated {
             logger.notice("generated an admin token", metadata: ["path": "\(directory.adminTokenFile.path)"])
@@ -98,12 +107,12 @@ struct Serve: AsyncParsableCommand {
             logger.info("using the admin token stored on disk", metadata: ["path": "\(directory.adminTokenFile.path)"])
         }
         let stores = StoreRegistry(directory: directory, synchronous: configuration.synchronous,
-                                   maxOpenStores: configuration.maxOpenStores, readersPerStore: max(8, configuration.threads)) { store in
+                                   maxOpenStores: configuration.maxOpenStores, readersPerStore: max(8, configuration.threads), clock: clock) { store in
             logger.notice("store restored from an older copy: its change feed has a new epoch, followers start again from 0",
                           metadata: ["store": "\(store.path)", "epoch": "\(store.epoch)", "replacedEpoch": "\(store.replacedEpoch ?? "")"])
         }
         let application = Application(configuration: configuration, control: control, stores: stores, adminToken: admin.token, logger: logger,
-                                      metricsExposition: { registry.emitToBuffer() })
+                                      metricsExposition: { registry.emitToBuffer() }, clock: clock)
         let service = HTTPService(server: MicroHTTPDServer(application: application), logger: logger)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -118,9 +127,11 @@ struct Serve: AsyncParsableCommand {
 
 /// Flags over environment over defaults.
 struct Settings {
+    static let defaultLogLevel = Logger.Level.info, defaultLogFormat = BufferedLogHandler.Format.text
+
     var configuration = ServerConfiguration()
-    var logLevel: Logger.Level = .info
-    var logFormat: BufferedLogHandler.Format = .text
+    var logLevel = Settings.defaultLogLevel
+    var logFormat = Settings.defaultLogFormat
 
     init(serve: Serve, environment: [String: String]) throws {
         func value(_ flag: String?, _ name: String) -> String? { flag ?? environment["CARTOGRAPH_" + name] }
@@ -144,16 +155,11 @@ struct Settings {
         configuration.adminToken = value(serve.adminToken, "ADMIN_TOKEN")
         if let v = try integer(serve.threads, "THREADS", range: 1...1024) { configuration.threads = v }
         if let v = try integer(serve.maxBodyBytes, "MAX_BODY_BYTES", range: 1...(1 << 40)) { configuration.maxBodyBytes = v }
-        // The reader and the code that walks a value recurse once per level: 100,000 levels overflowed an
-        // 8 MiB stack (found while probing the depth limit for the fuzz targets), and a debug build overflows it at 4,096;
-        // 2,048 leaves room on a request thread.
-        if let v = try integer(serve.maxJSONDepth, "MAX_JSON_DEPTH", range: 1...2_048) { configuration.maxJSONDepth = v }
+        if let v = try integer(serve.maxJSONDepth, "MAX_JSON_DEPTH", range: 1...Serve.deepestJSONDepth) { configuration.maxJSONDepth = v }
         if let v = try integer(serve.maxObjectsPerPayload, "MAX_OBJECTS_PER_PAYLOAD", range: 1...100_000_000) { configuration.maxObjectsPerPayload = v }
         if let v = try integer(serve.connectionLimit, "CONNECTION_LIMIT", range: 1...1_000_000) { configuration.connectionLimit = v }
         if let v = try integer(serve.perIPConnectionLimit, "PER_IP_CONNECTION_LIMIT", range: 0...1_000_000) {
             configuration.perIPConnectionLimit = v
-        } else {
-            configuration.perIPConnectionLimit = max(1, configuration.connectionLimit / 4)
         }
         if let v = try integer(serve.requestTimeLimit, "REQUEST_TIME_LIMIT", range: 1...86_400) { configuration.requestTimeLimitSeconds = v }
         if let v = try integer(serve.connectionTimeout, "CONNECTION_TIMEOUT", range: 1...86_400) {

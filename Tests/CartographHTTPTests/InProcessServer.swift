@@ -19,9 +19,10 @@ final class InProcessServer: HTTPTestClient {
 
     /// - Parameters:
     ///   - arguments: `serve` flags, read as `cartograph serve` reads them (limits, sync, …).
-    ///   - now: the application's wall clock (snapshot sessions expire by it).
+    ///   - clock: the server's one wall clock, as `serve` gives it to the stores and the application.
+    ///   - logger: where the application logs (nowhere unless a test reads the log).
     ///   - longPollWakeInterval: how often at most a store's long polls are woken.
-    init(arguments: [String] = [], now: @escaping @Sendable () -> Date = { Date() },
+    init(arguments: [String] = [], clock: WallClock = .system, logger: Logger = Logger(label: "cartograph-test", factory: { _ in SwiftLogNoOpLogHandler() }),
          longPollWakeInterval: Duration = ServerConfiguration().longPollWakeInterval) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cartograph-inproc-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -30,10 +31,11 @@ final class InProcessServer: HTTPTestClient {
         configuration.dataDirectory = directory.path
         configuration.longPollWakeInterval = longPollWakeInterval
         let data = DataDirectory(path: configuration.dataDirectory)
-        application = Application(configuration: configuration, control: try ControlStore(directory: data, synchronous: configuration.synchronous),
+        application = Application(configuration: configuration,
+                                  control: try ControlStore(directory: data, synchronous: configuration.synchronous, clock: clock),
                                   stores: StoreRegistry(directory: data, synchronous: configuration.synchronous,
-                                                        maxOpenStores: configuration.maxOpenStores),
-                                  adminToken: adminToken, logger: Logger(label: "cartograph-test", factory: { _ in SwiftLogNoOpLogHandler() }), now: now)
+                                                        maxOpenStores: configuration.maxOpenStores, clock: clock),
+                                  adminToken: adminToken, logger: logger, clock: clock)
         application.setServiceState(.ready)
     }
 
@@ -65,4 +67,13 @@ final class InProcessServer: HTTPTestClient {
             return response.withLock { $0 } ?? HTTPResponse(status: 500)
         }
     }
+}
+
+extension Application {
+    /// The routes the server serves, read from an application over a temporary data directory, for the
+    /// tests that check each route's method, template and rules against the spec or send something to each.
+    static let servedRoutes: [Route] = {
+        guard let server = try? InProcessServer() else { preconditionFailure("cannot create a temporary data directory") }
+        return server.application.routes
+    }()
 }

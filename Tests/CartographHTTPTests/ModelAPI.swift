@@ -11,11 +11,11 @@ struct ModelAPI {
     let base: String
 
     /// Starts a server (with extra `serve` flags), registers `model` as `name` and each mapping, then runs `body`.
-    /// `live` runs the real binary on a socket; otherwise the application answers in process, with `now` as its clock.
+    /// `live` runs the real binary on a socket; otherwise the application answers in process, with `clock` as its clock.
     static func with(model: JSONValue, name: String = "m", mappings: [String: JSONValue] = [:], serverArguments: [String] = [],
-                     live: Bool = false, now: @escaping @Sendable () -> Date = { Date() }, _ body: (ModelAPI) throws -> Void) throws {
+                     live: Bool = false, clock: WallClock = .system, _ body: (ModelAPI) throws -> Void) throws {
         guard live else {
-            let server = try InProcessServer(arguments: serverArguments, now: now)
+            let server = try InProcessServer(arguments: serverArguments, clock: clock)
             return try with(client: server, adminToken: server.adminToken, model: model, name: name, mappings: mappings, body)
         }
         try withLiveServer(arguments: serverArguments) { (server) throws in

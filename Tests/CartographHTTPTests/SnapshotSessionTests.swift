@@ -2,17 +2,9 @@
 // with `?snapshot=<token>`, each committed as it comes, then completed (deleting what no page
 // mentioned) or abandoned; sessions unused for 24 hours expire, deleting nothing.
 import Foundation
-import Synchronization
 import Testing
 import CartographCore
 import CartographTesting
-
-/// A wall clock a test moves forward (the application's `now`).
-final class TestClock: Sendable {
-    private let offset = Mutex<TimeInterval>(0)
-    func now() -> Date { Date().addingTimeInterval(offset.withLock { $0 }) }
-    func advance(hours: Double) { offset.withLock { $0 += hours * 3600 } }
-}
 
 @Suite(.serialized) struct SnapshotSessionTests {
     static func mapping(scope: String = "orgID == 1", maxDeletes: Int = 10) -> JSONValue {
@@ -89,7 +81,7 @@ final class TestClock: Sendable {
 
     @Test func R_D5_aSessionUnusedFor24HoursExpiresDeletingNothing() throws {
         let clock = TestClock()
-        try ModelAPI.with(model: connectionsModel, mappings: ["projects": Self.mapping()], now: clock.now) { api in
+        try ModelAPI.with(model: connectionsModel, mappings: ["projects": Self.mapping()], clock: clock.clock) { api in
             try api.map("projects", Self.projects([1, 2, 3]))
             try api.map("projects", Self.projects([1]), query: "?snapshot=stale")
             try api.map("projects", Self.projects([1]), query: "?snapshot=alive")

@@ -5,7 +5,6 @@ import Foundation
 import Testing
 import CartographCore
 import CartographStore
-import Logging
 @testable import CartographHTTP
 
 struct TenantLimitsTests {
@@ -79,20 +78,17 @@ struct TenantLimitsTests {
         let directory = DataDirectory(path: FileManager.default.temporaryDirectory.appendingPathComponent("cartograph-limits-\(UUID().uuidString)").path)
         defer { try? FileManager.default.removeItem(at: directory.root) }
         let control = try ControlStore(directory: directory)
-        let application = Application(configuration: ServerConfiguration(), control: control, stores: StoreRegistry(directory: directory),
-                                      adminToken: "admin", logger: Logger(label: "test"))
-        #expect(!application.rateLimiter.isEnabled)
+        let limits = TenantLimitsInForce(defaults: ServerConfiguration(), control: control)
+        #expect(!limits.rateLimiter.isEnabled)
         _ = try control.createTenant(id: "acme")
         _ = try control.setLimits(TenantLimits(requestsPerSecond: 3), tenantID: "acme")
-        application.tenantLimitsChanged("acme")
-        #expect(application.rateLimiter.isEnabled)
+        limits.changed(tenant: "acme")
+        #expect(limits.rateLimiter.isEnabled)
         _ = try control.setLimits(TenantLimits(requestsPerSecond: 0), tenantID: "acme")
-        application.tenantLimitsChanged("acme")
-        #expect(!application.rateLimiter.isEnabled)
+        limits.changed(tenant: "acme")
+        #expect(!limits.rateLimiter.isEnabled)
         var configuration = ServerConfiguration()
         configuration.tenantRateLimit = 1
-        let limited = Application(configuration: configuration, control: control, stores: StoreRegistry(directory: directory),
-                                  adminToken: "admin", logger: Logger(label: "test"))
-        #expect(limited.rateLimiter.isEnabled)
+        #expect(TenantLimitsInForce(defaults: configuration, control: control).rateLimiter.isEnabled)
     }
 }

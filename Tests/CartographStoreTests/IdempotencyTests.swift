@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import CartographCore
 import CartographMapping
+import CartographTesting
 @testable import CartographStore
 
 /// What the two requests saw, shared by their threads.
@@ -68,5 +69,28 @@ struct IdempotencyTests {
         } throws: { error in (error as? CartographError)?.code == .unprocessable }
         let teams = try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Team")) }.items
         #expect(teams.count == 1)
+    }
+
+    /// A key answers its retries for `idempotencyKeyLifetime` by the store's clock, and no longer: once the
+    /// clock has moved past it, the key with another request is a new request. The test moves the clock
+    /// instead of sleeping, so a time read from anywhere but the store's clock would keep the key alive.
+    @Test func R_P11_aKeyExpiresOnceTheStoresClockPassesItsLifetime() throws {
+        let time = TestClock()
+        let store = try makeStore(clock: time.clock)
+        func insertTeam(_ id: Int64) -> (StoreTransaction) throws(CartographError) -> MappingResult {
+            { (tx) throws(CartographError) -> MappingResult in
+                _ = try tx.insert(entity: "Team", values: ["id": .integer(id)])
+                return MappingResult()
+            }
+        }
+        _ = try store.applyPayload(idempotency: ("k", [1]), dryRun: false, insertTeam(1))
+        time.advance(hours: ModelStore.idempotencyKeyLifetime / 3600 - 0.1)
+        #expect {
+            _ = try store.applyPayload(idempotency: ("k", [2]), dryRun: false, insertTeam(2))
+        } throws: { error in (error as? CartographError)?.code == .unprocessable }
+        time.advance(hours: 0.2)
+        _ = try store.applyPayload(idempotency: ("k", [2]), dryRun: false, insertTeam(2))
+        let teams = try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Team")) }.items
+        #expect(teams.count == 2, "the expired key's new request was applied")
     }
 }

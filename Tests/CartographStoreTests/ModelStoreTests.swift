@@ -24,9 +24,9 @@ let libraryModel: JSONValue = [
     ],
 ]
 
-func makeStore(_ document: JSONValue = libraryModel, checkpointsInBackground: Bool = false) throws -> ModelStore {
+func makeStore(_ document: JSONValue = libraryModel, checkpointsInBackground: Bool = false, clock: WallClock = .system) throws -> ModelStore {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
-    let store = try ModelStore(name: "library", path: path, checkpointsInBackground: checkpointsInBackground)
+    let store = try ModelStore(name: "library", path: path, checkpointsInBackground: checkpointsInBackground, clock: clock)
     _ = try store.register(try ModelDocument.parse(json: document, name: "library"), allowDestructive: false)
     return store
 }

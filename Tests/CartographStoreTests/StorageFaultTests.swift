@@ -1,4 +1,5 @@
-// Storage faults keep their kind however the SQLite error reaches the client (R-S4, SECURITY.md).
+// Storage faults keep their kind however the SQLite error reaches the client (R-S4, SECURITY.md), and
+// every store error keeps the SQLite error it was made from as its cause, for the server's log (R-S6).
 import Testing
 import CartographCore
 @testable import CartographStore
@@ -17,5 +18,29 @@ struct StorageFaultTests {
         let unknown = CartographError.store(Unexpected(), "Cannot apply model 'm'")
         #expect(unknown.code == .internalError)
         #expect(unknown.detail.hasPrefix("Cannot apply model 'm'"))
+    }
+
+    /// A statement that fails inside a read becomes an internal error that keeps the `SQLiteError` itself —
+    /// its result code and message — as its cause; the detail says only what failed, so that SQLite's words
+    /// reach the log and never an answer.
+    @Test func R_S6_aStoreErrorKeepsTheSQLiteErrorItWasMadeFromAsItsCause() throws {
+        let store = try makeStore()
+        try SQLiteConnection(path: store.path).execute("DROP TABLE \"Team\"")
+        #expect {
+            _ = try store.read { (reader) throws(CartographError) in try reader.page(ObjectQuery(entity: "Team")) }
+        } throws: { error in
+            guard let error = error as? CartographError, let cause = error.underlying as? SQLiteError else { return false }
+            return error.code == .internalError && cause.code.primary == .error && cause.message.contains("no such table")
+                && !error.detail.contains("no such table") && !error.detail.contains("SQLite")
+        }
+    }
+
+    /// A storage fault's cause is the SQLite error under the transaction's wrapper, the one its kind was read from.
+    @Test func R_S6_aStorageFaultKeepsTheUnwrappedSQLiteErrorAsItsCause() {
+        let full = SQLiteError(code: .full, message: "database or disk is full")
+        let error = CartographError.store(TransactionError<SQLiteError>.body(full), "Store write failed")
+        #expect(error.code == .insufficientStorage)
+        #expect((error.underlying as? SQLiteError)?.code == .full)
+        #expect(error.detail == "Store write failed: the disk holding the store is full, so nothing was stored. Writes work again once there is room.")
     }
 }

@@ -63,10 +63,14 @@ public struct CartographError: Error, Sendable, CustomStringConvertible {
     /// True when `detail` repeats what the request sent (an object key, a predicate's text, a query
     /// value, a path): the request log leaves such a detail out, as it never logs what a client sent.
     public var detailQuotesRequestValues = false
+    /// The error this one was made from (an `SQLiteError` with its result code, a `JSONSyntaxError`, a file
+    /// system error), kept whole: code that classifies the problem reads it, and the server's log shows it
+    /// for a fault of the server or of a store. Never part of a problem document.
+    public var underlying: (any Error)?
 
     public init(
         _ code: Code, _ detail: String, errors: [Detail] = [], offset: Int? = nil,
-        allowedMethods: [String] = [], retryAfterSeconds: Int? = nil
+        allowedMethods: [String] = [], retryAfterSeconds: Int? = nil, underlying: (any Error)? = nil
     ) {
         self.code = code
         self.detail = detail
@@ -74,6 +78,7 @@ public struct CartographError: Error, Sendable, CustomStringConvertible {
         self.offset = offset
         self.allowedMethods = allowedMethods
         self.retryAfterSeconds = retryAfterSeconds
+        self.underlying = underlying
     }
 
     public var description: String { "\(code.rawValue): \(detail)" }
@@ -91,7 +96,7 @@ extension CartographError {
     public init(_ error: JSONSyntaxError) {
         self.init(
             .badRequest, "The request body is not valid JSON: \(error.message) at byte \(error.offset).",
-            errors: [Detail(pointer: "", message: error.message, offset: error.offset)], offset: error.offset
+            errors: [Detail(pointer: "", message: error.message, offset: error.offset)], offset: error.offset, underlying: error
         )
     }
 }

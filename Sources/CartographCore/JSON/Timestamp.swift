@@ -5,6 +5,6 @@ public import Foundation
 public enum Timestamp {
     /// Exact to the millisecond, without Foundation's formatters (this runs on hot request paths).
     public static func render(_ date: Date) -> String {
-        ISO8601Instant.render(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
+        ISO8601Instant.render(milliseconds: date.millisecondsSince1970)
     }
 }

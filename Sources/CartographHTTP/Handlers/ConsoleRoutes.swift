@@ -18,7 +18,7 @@ enum ConsoleRoutes {
     static let contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
         + "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-    static let all: [Route] = [
+    static let routes: [Route] = [
         Route("GET", "/", access: .anyone) { _ in
             HTTPResponse(status: 302, headers: [("Location", "/console")] + securityHeaders)
         },

@@ -13,8 +13,11 @@ final class IndexAdvisor: Sendable {
     /// Shapes counted; past this many the counts start over (a bound on memory, not a policy).
     static let shapeLimit = 1_000
     private let counts = Mutex<[String: Int]>([:])
+    private let logger: Logger
 
-    func note(_ page: ObjectPage, query: ObjectQuery, tenant: String, model: String, logger: Logger) {
+    init(logger: Logger) { self.logger = logger }
+
+    func note(_ page: ObjectPage, query: ObjectQuery, tenant: String, model: String) {
         guard page.fullScanRows >= Self.scanThreshold else { return }
         let order = query.orderBy.map { ($0.descending ? "-" : "") + $0.attribute }.joined(separator: ",")
         let filtered = query.predicate.map { !$0.isEmpty } ?? false

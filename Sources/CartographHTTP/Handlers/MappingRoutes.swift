@@ -1,75 +1,84 @@
 // Mapping documents (docs/mapping.md): registered per model, validated against it with a JSON Pointer per
 // problem, stored normalized in the model's store.
-import Foundation
 import CartographCore
 import CartographMapping
 import CartographStore
 
-enum MappingRoutes {
+struct MappingRoutes: Sendable {
     static let mappings = "/v1/tenants/{tenant}/models/{model}/mappings"
     static let mapping = mappings + "/{mapping}"
     static let entity = "/v1/tenants/{tenant}/models/{model}/entities/{entity}"
     static let snapshot = mapping + "/snapshots/{token}"
 
-    static let all: [Route] = [
-        Route("GET", mappings, access: .tenant(.read)) { context in
-            let store = try ModelRoutes.existingModel(context)
+    let stores: StoreRegistry
+    let lookup: ModelStoreLookup
+    let limits: TenantLimitsInForce
+    /// Most objects one payload may hold (`--max-objects-per-payload`).
+    let maxObjectsPerPayload: Int
+    let jsonReader: JSONReader
+    let metrics: ServerMetrics
+    /// The time of day a payload is `@metadata.receivedAt`.
+    let clock: WallClock
+
+    var routes: [Route] { [
+        Route("GET", Self.mappings, access: .tenant(.read)) { context in
+            let store = try lookup.existingModel(context)
             let items: [JSONValue] = try store.mappings().map { entry in
                 ["name": .string(entry.name), "entity": entry.document["entity"] ?? .null]
             }
             return .json(["items": .array(items)])
         },
-        Route("PUT", mapping, access: .tenant(.admin), body: .json) { context in
-            let (store, model) = try ModelRoutes.existingSchema(context)
+        Route("PUT", Self.mapping, access: .tenant(.admin), body: .json) { context in
+            let (store, model) = try lookup.existingSchema(context)
             let name = context.parameter("mapping")
-            let parsed = try store.parseMapping(try context.jsonBody(), name: name, model: model)
+            let parsed = try store.parseMapping(try context.jsonBody(jsonReader), name: name, model: model)
             let created = try store.putMapping(name: name, document: parsed.json)
             return .json(parsed.json, status: created ? 201 : 200)
         },
-        Route("GET", mapping, access: .tenant(.read)) { context in
-            let store = try ModelRoutes.existingModel(context)
-            return .json(try registeredMapping(context.parameter("mapping"), in: store))
+        Route("GET", Self.mapping, access: .tenant(.read)) { context in
+            let store = try lookup.existingModel(context)
+            return .json(try Self.registeredMapping(context.parameter("mapping"), in: store))
         },
-        Route("POST", mapping + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "snapshot"]) { context in
-            let (store, model) = try ModelRoutes.existingSchema(context)
+        Route("POST", Self.mapping + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "snapshot"]) { context in
+            let (store, model) = try lookup.existingSchema(context)
             let name = context.parameter("mapping")
             let snapshot = try context.request.queryValue("snapshot").map { (token) throws(CartographError) in
                 try SnapshotSession(mapping: name, token: token, pointer: "/snapshot")
             }
-            let document = try registeredMapping(name, in: store)
+            let document = try Self.registeredMapping(name, in: store)
             // Re-validated against the current model: a migration may have changed it since registration.
             return try ingest(context, into: store, model: model, mapping: .document(document, name: name), snapshot: snapshot)
         },
         // R-D5 across pages: a snapshot session's completion, and its abandonment.
-        Route("POST", snapshot + "/complete", access: .tenant(.write), query: ["dryRun"]) { context in
+        Route("POST", Self.snapshot + "/complete", access: .tenant(.write), query: ["dryRun"]) { context in
             let (store, session) = try snapshotSession(context)
-            let document = try registeredMapping(session.mapping, in: store)
+            let document = try Self.registeredMapping(session.mapping, in: store)
             let dryRun = try ModelRoutes.booleanQuery(context, "dryRun") ?? false
-            let result = try store.completeSnapshot(session, mapping: .document(document, name: session.mapping), dryRun: dryRun, now: context.application.now())
+            let result = try store.completeSnapshot(session, mapping: .document(document, name: session.mapping), dryRun: dryRun)
             return answer(result, context)
         },
-        Route("DELETE", snapshot, access: .tenant(.write)) { context in
+        Route("DELETE", Self.snapshot, access: .tenant(.write)) { context in
             let (store, session) = try snapshotSession(context)
-            _ = try registeredMapping(session.mapping, in: store)
-            try store.abandonSnapshot(session, now: context.application.now())
+            _ = try Self.registeredMapping(session.mapping, in: store)
+            try store.abandonSnapshot(session)
             return .noContent
         },
         // R-P10: the mapping a model's annotations define for an entity, and ingestion through it.
-        Route("GET", entity + "/mapping", access: .tenant(.read)) { context in
-            let (_, model) = try ModelRoutes.existingSchema(context)
-            return .json(try annotationMapping(of: context.parameter("entity"), in: model).json)
+        Route("GET", Self.entity + "/mapping", access: .tenant(.read)) { context in
+            let (_, model) = try lookup.existingSchema(context)
+            return .json(try Self.annotationMapping(of: context.parameter("entity"), in: model).json)
         },
         // `discardInvalid` (R-P8): what `discardsInvalidObjectsOnInsert` is to a mapping document.
-        Route("POST", entity + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "discardInvalid"]) { context in
-            let (store, model) = try ModelRoutes.existingSchema(context)
+        Route("POST", Self.entity + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "discardInvalid"]) { context in
+            let (store, model) = try lookup.existingSchema(context)
             let entity = context.parameter("entity")
-            try requireEntity(entity, in: model)
+            try Self.requireEntity(entity, in: model)
             let discardInvalid = try ModelRoutes.booleanQuery(context, "discardInvalid") ?? false
             return try ingest(context, into: store, model: model,
                               mapping: .annotations(entity: entity, discardsInvalidObjectsOnInsert: discardInvalid))
         },
-        Route("DELETE", mapping, access: .tenant(.admin)) { context in
-            let (store, model) = try ModelRoutes.existingSchema(context)
+        Route("DELETE", Self.mapping, access: .tenant(.admin)) { context in
+            let (store, model) = try lookup.existingSchema(context)
             let name = context.parameter("mapping")
             // A mapping another one refers to (`{"ref": …}`) stays until that one changes: its payloads would fail.
             let referrers = try store.mappings().filter { other in
@@ -83,7 +92,7 @@ enum MappingRoutes {
             }
             return .noContent
         },
-    ]
+    ] }
 
     /// The registered mapping document `name`; 404 when the model has none.
     static func registeredMapping(_ name: String, in store: ModelStore) throws(CartographError) -> JSONValue {
@@ -92,16 +101,16 @@ enum MappingRoutes {
     }
 
     /// The model's store and the snapshot session the route's `{mapping}` and `{token}` name (a 400 for a malformed token).
-    static func snapshotSession(_ context: RequestContext) throws(CartographError) -> (store: ModelStore, session: SnapshotSession) {
-        let store = try ModelRoutes.existingModel(context)
+    private func snapshotSession(_ context: RequestContext) throws(CartographError) -> (store: ModelStore, session: SnapshotSession) {
+        let store = try lookup.existingModel(context)
         return (store, try SnapshotSession(mapping: context.parameter("mapping"), token: context.parameter("token"), pointer: "/token"))
     }
 
     /// Maps the request's payload into the store in one transaction (R-P11), with `dryRun`,
     /// `explain` (R-P13), `Idempotency-Key`, the tenant's storage quota (R-S2) and, for a page of a
     /// snapshot session, the session (R-D5): `ModelStore.ingest`.
-    static func ingest(_ context: RequestContext, into store: ModelStore, model: Model, mapping: MappingSource,
-                       snapshot: SnapshotSession? = nil) throws(CartographError) -> HTTPResponse {
+    private func ingest(_ context: RequestContext, into store: ModelStore, model: Model, mapping: MappingSource,
+                        snapshot: SnapshotSession? = nil) throws(CartographError) -> HTTPResponse {
         // R-P13: explain traces every object and implies a dry run.
         let explain = try ModelRoutes.booleanQuery(context, "explain") ?? false
         let dryRun = try ModelRoutes.booleanQuery(context, "dryRun") ?? false
@@ -114,16 +123,14 @@ enum MappingRoutes {
             (key, SecretHash.sha256(bytes: Array(context.request.path.utf8) + [0x0A] + context.request.body))
         }
         let options = IngestOptions(metadata: requestMetadata(context.request), explain: explain, dryRun: dryRun, idempotency: idempotency,
-                                    maximumObjects: context.application.configuration.maxObjectsPerPayload, quota: storageQuota(context, store: store),
-                                    snapshot: snapshot, now: context.application.now())
-        return answer(try store.ingest(try context.nonEmptyBody(), mapping: mapping, model: model, reader: context.application.jsonReader,
-                                       options: options), context)
+                                    maximumObjects: maxObjectsPerPayload, quota: storageQuota(context, store: store), snapshot: snapshot)
+        return answer(try store.ingest(try context.nonEmptyBody(), mapping: mapping, model: model, reader: jsonReader, options: options), context)
     }
 
     /// The 200 of a payload or a snapshot's completion; what it committed is counted (R-S9).
-    static func answer(_ result: consuming IngestResult, _ context: RequestContext) -> HTTPResponse {
+    private func answer(_ result: consuming IngestResult, _ context: RequestContext) -> HTTPResponse {
         if let committed = result.committed {
-            context.application.metrics.objectsMapped(committed, tenant: context.parameter("tenant"), model: context.parameter("model"))
+            metrics.objectsMapped(committed, tenant: context.parameter("tenant"), model: context.parameter("model"))
         }
         // Appended in place: the answer of a large payload lists a key per object, megabytes not to copy.
         result.body.append(0x0A)
@@ -133,10 +140,10 @@ enum MappingRoutes {
     /// R-S2: with a `maxStoreBytes` in force, the quota the payload's transaction checks just before
     /// COMMIT: the store's own size is measured there, exactly; the tenant's other stores count with
     /// their last known sizes (`StoreRegistry.storeBytes`). Sizes are counted in SQLite pages.
-    static func storageQuota(_ context: RequestContext, store: ModelStore) -> StorageQuota? {
+    private func storageQuota(_ context: RequestContext, store: ModelStore) -> StorageQuota? {
         let tenant = context.parameter("tenant")
-        guard let maxBytes = context.application.effectiveLimits(tenant: tenant).maxStoreBytes else { return nil }
-        let others = context.application.stores.storeBytes(tenant: tenant).reduce(Int64(0)) { $0 + ($1.key == store.name ? 0 : $1.value) }
+        guard let maxBytes = limits.effective(tenant: tenant).maxStoreBytes else { return nil }
+        let others = stores.storeBytes(tenant: tenant).reduce(Int64(0)) { $0 + ($1.key == store.name ? 0 : $1.value) }
         return StorageQuota(tenant: tenant, maxBytes: maxBytes, otherStoresBytes: others)
     }
 
@@ -151,15 +158,15 @@ enum MappingRoutes {
         guard model.entity(named: entity) != nil else { throw model.unknownEntity(entity) }
     }
 
-    /// `@metadata` for key paths (R-P1): when the payload arrived, its query parameters and headers
-    /// (header names lowercased; the Authorization header is never exposed).
-    static func requestMetadata(_ request: HTTPRequest) -> JSONValue {
+    /// `@metadata` for key paths (R-P1): when the payload arrived (by the clock), its query parameters and
+    /// headers (header names lowercased; the Authorization header is never exposed).
+    private func requestMetadata(_ request: HTTPRequest) -> JSONValue {
         var query = JSONObject()
         for (name, value) in request.query { query[name] = .string(value) }
         var headers = JSONObject()
         for (name, value) in request.headers where name != "authorization" { headers[name] = .string(value) }
         return .object(JSONObject([
-            ("receivedAt", .string(Timestamp.render(Date()))), ("query", .object(query)), ("header", .object(headers)),
+            ("receivedAt", .string(Timestamp.render(clock.now()))), ("query", .object(query)), ("header", .object(headers)),
         ]))
     }
 }

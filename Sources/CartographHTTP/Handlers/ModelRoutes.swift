@@ -4,84 +4,95 @@ import CartographCore
 import CartographStore
 import CartographMapping
 
-enum ModelRoutes {
+struct ModelRoutes: Sendable {
     static let models = "/v1/tenants/{tenant}/models"
     static let model = "/v1/tenants/{tenant}/models/{model}"
     static let entity = "/v1/tenants/{tenant}/models/{model}/entities/{entity}"
+    static let changes = model + "/changes"
 
-    static let all: [Route] = [
-        Route("GET", models, access: .tenant(.read)) { context in
-            let tenant = try ControlPlaneRoutes.existingTenant(context)
-            let items = try context.application.stores.modelNames(tenant: tenant).compactMap { (name) throws(CartographError) in
-                try listedModel(context, tenant: tenant, name: name)
+    let control: ControlStore
+    let stores: StoreRegistry
+    let lookup: ModelStoreLookup
+    let limits: TenantLimitsInForce
+    let storeFaults: StoreFaults
+    let indexAdvisor: IndexAdvisor
+    let jsonReader: JSONReader
+    /// Answers a long poll whose read failed, as the request would have been answered at once.
+    let problems: ProblemResponder
+
+    var routes: [Route] { [
+        Route("GET", Self.models, access: .tenant(.read)) { context in
+            let tenant = try control.existingTenant(context.parameter("tenant"))
+            let items = try stores.modelNames(tenant: tenant).compactMap { (name) throws(CartographError) in
+                try listedModel(tenant: tenant, name: name, requestID: context.requestID)
             }
             return .json(["items": .array(items)])
         },
-        Route("PUT", model, access: .tenant(.admin), body: .modelDocument, query: ["allowDestructive"]) { context in
-            let tenant = try ControlPlaneRoutes.existingTenant(context)
+        Route("PUT", Self.model, access: .tenant(.admin), body: .modelDocument, query: ["allowDestructive"]) { context in
+            let tenant = try control.existingTenant(context.parameter("tenant"))
             let name = context.parameter("model")
             let proposed = try ModelIntake.checked(try parseModelDocument(context, name: name))
             // Every client mistake is found before the store is created: a refused request leaves no file.
-            let allowDestructive = try booleanQuery(context, "allowDestructive") ?? false
-            let store = try storeForRegistration(context, tenant: tenant, model: name)
+            let allowDestructive = try Self.booleanQuery(context, "allowDestructive") ?? false
+            let store = try storeForRegistration(tenant: tenant, model: name)
             let (model, outcome) = try store.register(proposed, allowDestructive: allowDestructive)
             return .json(model.normalizedJSON, status: outcome == .created ? 201 : 200)
         },
-        Route("GET", model, access: .tenant(.read)) { context in
-            let (_, model) = try existingSchema(context)
+        Route("GET", Self.model, access: .tenant(.read)) { context in
+            let (_, model) = try lookup.existingSchema(context)
             return .json(model.normalizedJSON)
         },
-        Route("DELETE", model, access: .tenant(.admin)) { context in
-            let tenant = try ControlPlaneRoutes.existingTenant(context)
-            try context.application.stores.deleteModel(tenant: tenant, model: context.parameter("model"))
+        Route("DELETE", Self.model, access: .tenant(.admin)) { context in
+            let tenant = try control.existingTenant(context.parameter("tenant"))
+            try stores.deleteModel(tenant: tenant, model: context.parameter("model"))
             return .noContent
         },
-        Route("GET", entity + "/objects", access: .tenant(.read),
+        Route("GET", Self.entity + "/objects", access: .tenant(.read),
               query: ["where", "orderBy", "limit", "cursor", "include", "shape", "fields", "count", "explain", "mapping"]) { context in
             let request = context.request
             var query = ObjectQuery(entity: context.parameter("entity"))
             query.predicate = request.queryValue("where")
-            query.orderBy = try orderBy(request.queryValue("orderBy").map { $0.split(separator: ",").map(String.init) } ?? [])
-            query.limit = try integerQuery(context, "limit") ?? 50
+            query.orderBy = try Self.orderBy(request.queryValue("orderBy").map { $0.split(separator: ",").map(String.init) } ?? [])
+            query.limit = try Self.integerQuery(context, "limit") ?? 50
             query.cursor = request.queryValue("cursor")
-            query.include = includePaths(request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
-            query.count = try booleanQuery(context, "count") ?? false
-            query.shape = try shape(request.queryValue("shape"))
-            query.explain = try booleanQuery(context, "explain") ?? false
-            query.fields = try fieldList(request.queryValue("fields"))
+            query.include = Self.includePaths(request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
+            query.count = try Self.booleanQuery(context, "count") ?? false
+            query.shape = try Self.shape(request.queryValue("shape"))
+            query.explain = try Self.booleanQuery(context, "explain") ?? false
+            query.fields = try Self.fieldList(request.queryValue("fields"))
             query.mapping = request.queryValue("mapping")
             return try page(context, query)
         },
-        Route("POST", entity + "/query", access: .tenant(.read), body: .json) { context in
-            guard case .object(let body) = try context.jsonBody() else {
+        Route("POST", Self.entity + "/query", access: .tenant(.read), body: .json) { context in
+            guard case .object(let body) = try context.jsonBody(jsonReader) else {
                 throw CartographError(.badRequest, "The query body must be a JSON object.")
             }
             var query = ObjectQuery(entity: context.parameter("entity"))
-            query.predicate = try optionalString(body, "where")
+            query.predicate = try Self.optionalString(body, "where")
             query.arguments = try body["arguments"].map { value throws(CartographError) in
-                guard case .object(let arguments) = value else { throw invalid("/arguments", "expected an object of $variable values") }
+                guard case .object(let arguments) = value else { throw Self.invalid("/arguments", "expected an object of $variable values") }
                 return Dictionary(arguments.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
             } ?? [:]
-            query.orderBy = try orderBy(try stringList(body, "orderBy"))
+            query.orderBy = try Self.orderBy(try Self.stringList(body, "orderBy"))
             if let limit = body["limit"] {
-                guard let value = limit.numberValue?.int64Value else { throw invalid("/limit", "expected an integer") }
+                guard let value = limit.numberValue?.int64Value else { throw Self.invalid("/limit", "expected an integer") }
                 query.limit = Int(clamping: value)
             }
-            query.cursor = try optionalString(body, "cursor")
-            query.include = includePaths(try stringList(body, "include"))
-            query.count = try optionalBool(body, "count") ?? false
-            query.shape = try shape(try optionalString(body, "shape"))
-            query.explain = try optionalBool(body, "explain") ?? false
-            if body["fields"] != nil { query.fields = try fieldList(try stringList(body, "fields")) }
-            query.mapping = try optionalString(body, "mapping")
+            query.cursor = try Self.optionalString(body, "cursor")
+            query.include = Self.includePaths(try Self.stringList(body, "include"))
+            query.count = try Self.optionalBool(body, "count") ?? false
+            query.shape = try Self.shape(try Self.optionalString(body, "shape"))
+            query.explain = try Self.optionalBool(body, "explain") ?? false
+            if body["fields"] != nil { query.fields = try Self.fieldList(try Self.stringList(body, "fields")) }
+            query.mapping = try Self.optionalString(body, "mapping")
             return try page(context, query)
         },
-        Route("GET", entity + "/objects/{key}", access: .tenant(.read), query: ["include", "shape", "fields", "mapping"]) { context in
-            let store = try existingModel(context)
+        Route("GET", Self.entity + "/objects/{key}", access: .tenant(.read), query: ["include", "shape", "fields", "mapping"]) { context in
+            let store = try lookup.existingModel(context)
             let entity = context.parameter("entity"), key = context.parameter("key")
-            let include = includePaths(context.request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
-            let objectShape = try shape(context.request.queryValue("shape"))
-            let fields = try fieldList(context.request.queryValue("fields"))
+            let include = Self.includePaths(context.request.queryValue("include").map { $0.split(separator: ",").map(String.init) } ?? [])
+            let objectShape = try Self.shape(context.request.queryValue("shape"))
+            let fields = try Self.fieldList(context.request.queryValue("fields"))
             let mapping = context.request.queryValue("mapping")
             guard let object = try store.read({ (reader) throws(CartographError) in
                 try reader.object(entity: entity, key: key, include: include, shape: objectShape, fields: fields, mapping: mapping)
@@ -90,8 +101,8 @@ enum ModelRoutes {
             }
             return .json(object)
         },
-        Route("DELETE", entity + "/objects/{key}", access: .tenant(.write)) { context in
-            let store = try existingModel(context)
+        Route("DELETE", Self.entity + "/objects/{key}", access: .tenant(.write)) { context in
+            let store = try lookup.existingModel(context)
             let entity = context.parameter("entity"), key = context.parameter("key")
             let (found, _) = try store.write { (transaction) throws(CartographError) -> Bool in
                 guard let object = try transaction.object(entity: entity, key: key) else { return false }
@@ -101,8 +112,8 @@ enum ModelRoutes {
             guard found else { throw CartographError(.notFound, "No \(entity) object with key '\(key)'.").quotingRequestValues() }
             return .noContent
         },
-        Route("DELETE", entity + "/objects", access: .tenant(.write), query: ["where"]) { context in
-            let store = try existingModel(context)
+        Route("DELETE", Self.entity + "/objects", access: .tenant(.write), query: ["where"]) { context in
+            let store = try lookup.existingModel(context)
             let entity = context.parameter("entity")
             guard let format = context.request.queryValue("where"), !format.isEmpty else {
                 throw CartographError(.badRequest, "Bulk delete needs a 'where' predicate (TRUEPREDICATE deletes every object).",
@@ -121,14 +132,14 @@ enum ModelRoutes {
             }
             return .json(["deleted": .number(JSONNumber(deleted))])
         },
-        Route("GET", model + "/changes", access: .tenant(.read), query: ["since", "limit", "wait"]) { context in
-            let store = try existingModel(context)
-            let since = try integerQuery(context, "since") ?? 0
-            let limit = try integerQuery(context, "limit") ?? 100
-            guard since >= 0 else { throw invalid("/since", "must not be negative") }
+        Route("GET", Self.changes, access: .tenant(.read), query: ["since", "limit", "wait"]) { context in
+            let store = try lookup.existingModel(context)
+            let since = try Self.integerQuery(context, "since") ?? 0
+            let limit = try Self.integerQuery(context, "limit") ?? 100
+            guard since >= 0 else { throw Self.invalid("/since", "must not be negative") }
             guard (1...1000).contains(limit) else { throw CartographError(.badRequest, "limit must be between 1 and 1000.") }
-            let wait = try integerQuery(context, "wait") ?? 0
-            guard (0...60).contains(wait) else { throw invalid("/wait", "must be between 0 and 60 seconds") }
+            let wait = try Self.integerQuery(context, "wait") ?? 0
+            guard (0...60).contains(wait) else { throw Self.invalid("/wait", "must be between 0 and 60 seconds") }
             @Sendable func page() throws(CartographError) -> (isEmpty: Bool, response: HTTPResponse) {
                 let page = try store.read { (reader) throws(CartographError) in try reader.changes(since: Int64(since), limit: limit) }
                 return (page.changes.isEmpty,
@@ -138,34 +149,30 @@ enum ModelRoutes {
             // R-D8: answered when the store is next woken (at once unless it was woken within the last
             // `ChangeWaiters.defaultWakeInterval`) if entries follow `since` by then, else after a commit, or with the
             // empty page at the deadline. The requests at one position of the feed share one read.
-            let path = context.request.path
             return PendingResponse.waiting(for: "\(context.parameter("tenant"))/\(store.name)", pollKey: "\(store.epoch) \(since) \(limit)",
                                            until: .now + .seconds(wait)) { final in
                 do throws(CartographError) {
                     let next = try page()
                     return next.isEmpty && !final ? nil : next.response
                 } catch {
-                    // As `Application.finish` answers: a server fault's own words stay out of the answer.
-                    return .problem(error.code == .internalError ? CartographError(.internalError, "An internal error occurred.") : error,
-                                    instance: path)
+                    return problems.response(for: error, to: context.request, requestID: context.requestID, route: Self.changes)
                 }
             }
         },
-    ]
+    ] }
 
     // MARK: Helpers
 
     /// A model's entry in its tenant's list, nil for a store without a model. A store with a fault is
     /// listed with its problem type, and does not keep the tenant's other models from being listed (R-S12).
-    private static func listedModel(_ context: RequestContext, tenant: String, name: String) throws(CartographError) -> JSONValue? {
-        let application = context.application
+    private func listedModel(tenant: String, name: String, requestID: String) throws(CartographError) -> JSONValue? {
         func faulty(_ error: CartographError) -> JSONValue { ["name": .string(name), "problem": .string(error.code.problemType)] }
-        if let refusal = application.storeFaults.refusal(tenant: tenant, model: name) { return faulty(refusal) }
+        if let refusal = storeFaults.refusal(tenant: tenant, model: name) { return faulty(refusal) }
         do throws(CartographError) {
-            guard let model = try application.stores.store(tenant: tenant, model: name)?.model else { return nil }
+            guard let model = try stores.store(tenant: tenant, model: name)?.model else { return nil }
             return ["name": .string(name), "version": .number(JSONNumber(model.version)), "entities": .number(JSONNumber(model.entities.count))]
         } catch where error.code.isStorageFault {
-            application.noteStorageFault(error, tenant: tenant, model: name, requestID: context.requestID)
+            storeFaults.note(error, tenant: tenant, model: name, requestID: requestID)
             return faulty(error)
         }
     }
@@ -173,43 +180,22 @@ enum ModelRoutes {
     /// The store to register `model` in. Creating a model is subject to the tenant's quotas (R-S2):
     /// `maxModels`, and `maxStoreBytes` — a tenant whose stores already hold its limit cannot add a
     /// model. Migrating an existing model is not refused (it is how a tenant repairs things).
-    static func storeForRegistration(_ context: RequestContext, tenant: String, model: String) throws(CartographError) -> ModelStore {
-        let application = context.application
-        let limits = application.effectiveLimits(tenant: tenant)
-        if let maxBytes = limits.maxStoreBytes, try application.stores.store(tenant: tenant, model: model) == nil {
-            let used = application.stores.storeBytes(tenant: tenant).values.reduce(0, +)
+    private func storeForRegistration(tenant: String, model: String) throws(CartographError) -> ModelStore {
+        let limits = limits.effective(tenant: tenant)
+        if let maxBytes = limits.maxStoreBytes, try stores.store(tenant: tenant, model: model) == nil {
+            let used = stores.storeBytes(tenant: tenant).values.reduce(0, +)
             guard used < maxBytes else {
                 throw CartographError(.quotaExceeded, "Tenant '\(tenant)' stores \(used) bytes, at or over its limit of \(maxBytes) bytes: "
                                       + "it cannot add a model. Delete objects or models, or ask the operator to raise maxStoreBytes.")
             }
         }
-        return try application.stores.storeForRegistration(tenant: tenant, model: model, maxModels: limits.maxModels)
+        return try stores.storeForRegistration(tenant: tenant, model: model, maxModels: limits.maxModels)
     }
 
-    /// The store of a registered model (its model is not copied: a get does not need it).
-    static func existingModel(_ context: RequestContext) throws(CartographError) -> ModelStore {
-        try registered(context) { $0.hasModel ? $0 : nil }
-    }
-
-    /// The model's store and its committed model, read once (a migration may commit at any time).
-    static func existingSchema(_ context: RequestContext) throws(CartographError) -> (store: ModelStore, model: Model) {
-        try registered(context) { store in store.model.map { (store, $0) } }
-    }
-
-    /// What `found` takes from the path's model store; 404 when the store does not exist or `found` is nil.
-    private static func registered<T>(_ context: RequestContext, _ found: (ModelStore) -> T?) throws(CartographError) -> T {
-        let tenant = try ControlPlaneRoutes.existingTenant(context)
-        let name = context.parameter("model")
-        guard let store = try context.application.stores.store(tenant: tenant, model: name), let value = found(store) else {
-            throw context.application.stores.unknownModel(name, tenant: tenant)
-        }
-        return value
-    }
-
-    static func page(_ context: RequestContext, _ query: ObjectQuery) throws(CartographError) -> HTTPResponse {
-        let store = try existingModel(context)
+    private func page(_ context: RequestContext, _ query: ObjectQuery) throws(CartographError) -> HTTPResponse {
+        let store = try lookup.existingModel(context)
         let page = try store.read { (reader) throws(CartographError) in try reader.page(query) }
-        context.application.indexAdvisor.note(page, query: query, tenant: context.parameter("tenant"), model: store.name, logger: context.application.logger)
+        indexAdvisor.note(page, query: query, tenant: context.parameter("tenant"), model: store.name)
         var rest = JSONObject()
         rest.append("next", page.next.map { .string($0) } ?? .null)
         if let total = page.total { rest.append("total", .number(JSONNumber(total))) }
@@ -220,12 +206,12 @@ enum ModelRoutes {
         return .json(RenderedJSON(bytes: body))
     }
 
-    static func parseModelDocument(_ context: RequestContext, name: String) throws(CartographError) -> Model {
+    private func parseModelDocument(_ context: RequestContext, name: String) throws(CartographError) -> Model {
         if Application.mediaType(of: context.request) == "application/xml" || Application.mediaType(of: context.request) == "text/xml" {
             guard !context.request.body.isEmpty else { throw CartographError(.badRequest, "The request body is empty: send a Core Data model.") }
             return try ModelDocument.parse(coreDataXML: context.request.body, name: name)
         }
-        return try ModelDocument.parse(json: try context.jsonBody(), name: name)
+        return try ModelDocument.parse(json: try context.jsonBody(jsonReader), name: name)
     }
 
     static func orderBy(_ keys: [String]) throws(CartographError) -> [(attribute: String, descending: Bool)] {
@@ -321,5 +307,32 @@ enum ModelRoutes {
     static func invalid(_ pointer: String, _ message: String) -> CartographError {
         CartographError(.badRequest, "Invalid request: \(pointer.dropFirst()) \(message).", errors: [.init(pointer: pointer, message: message)])
             .quotingRequestValues()
+    }
+}
+
+/// The model store a request's path names (`{tenant}`, `{model}`), or the 404 for a tenant or a model that
+/// does not exist: what the model and mapping routes look their store up with.
+struct ModelStoreLookup: Sendable {
+    let control: ControlStore
+    let stores: StoreRegistry
+
+    /// The store of a registered model (its model is not copied: a get does not need it).
+    func existingModel(_ context: RequestContext) throws(CartographError) -> ModelStore {
+        try registered(context) { $0.hasModel ? $0 : nil }
+    }
+
+    /// The model's store and its committed model, read once (a migration may commit at any time).
+    func existingSchema(_ context: RequestContext) throws(CartographError) -> (store: ModelStore, model: Model) {
+        try registered(context) { store in store.model.map { (store, $0) } }
+    }
+
+    /// What `found` takes from the path's model store; 404 when the store does not exist or `found` is nil.
+    private func registered<T>(_ context: RequestContext, _ found: (ModelStore) -> T?) throws(CartographError) -> T {
+        let tenant = try control.existingTenant(context.parameter("tenant"))
+        let name = context.parameter("model")
+        guard let store = try stores.store(tenant: tenant, model: name), let value = found(store) else {
+            throw stores.unknownModel(name, tenant: tenant)
+        }
+        return value
     }
 }

@@ -3,7 +3,9 @@
 // server restarts (after an operator restored its file, R-S12); the others clear on the store's next write.
 import Foundation
 import Synchronization
+import Logging
 import CartographCore
+import CartographStore
 
 final class StoreFaults: Sendable {
     struct Fault: Sendable {
@@ -13,13 +15,29 @@ final class StoreFaults: Sendable {
 
     /// By "tenant/model".
     private let faults = Mutex<[String: Fault]>([:])
+    private let stores: StoreRegistry
+    private let logger: Logger
+    /// The time of day a fault is listed `since`.
+    private let clock: WallClock
 
-    func record(_ error: CartographError, tenant: String, model: String) {
+    init(stores: StoreRegistry, logger: Logger, clock: WallClock) {
+        self.stores = stores
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// Records a store's fault for `/readyz` and logs it with the store's file and the fault's cause; a store
+    /// that could not be written is closed, so that a later request opens it again (SQLite opens a file it
+    /// cannot write read-only, and stays so).
+    func note(_ error: CartographError, tenant: String, model: String, requestID: String) {
         faults.withLock { faults in
             // A damaged file stays damaged: a later, milder fault does not hide it.
             if faults["\(tenant)/\(model)"]?.error.code == .storeCorrupt { return }
-            faults["\(tenant)/\(model)"] = Fault(error: error, since: Date())
+            faults["\(tenant)/\(model)"] = Fault(error: error, since: clock.now())
         }
+        logger.error("storage fault", metadata: error.faultLogMetadata(requestID: requestID)
+            .merging(["store": "\(stores.path(tenant: tenant, model: model))"]) { $1 })
+        if error.code == .storeUnavailable { stores.closeStore(tenant: tenant, model: model) }
     }
 
     /// A write succeeded: the disk has room and the file can be written again.

@@ -1,4 +1,5 @@
 // RFC 9457 problem documents. HTTP statuses for error codes are assigned here and nowhere else.
+import Logging
 import CartographCore
 
 extension CartographError.Code {
@@ -87,5 +88,36 @@ extension HTTPResponse {
         if let seconds = error.retryAfterSeconds { response.headers.append(("Retry-After", String(seconds))) }
         if error.code == .unauthorized { response.headers.append(("WWW-Authenticate", "Bearer")) }
         return response
+    }
+}
+
+extension CartographError {
+    /// A fault's log line (`request failed`, `storage fault`): the request id, the problem's type, its
+    /// detail unless that quotes what the request sent (R-S10), and the error it was made from (an SQLite
+    /// error with its code, message and statement), which no answer carries.
+    func faultLogMetadata(requestID: String) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["request.id": "\(requestID)", "problem.type": "\(code.problemType)"]
+        if !detailQuotesRequestValues { metadata["problem.detail"] = "\(detail)" }
+        if let underlying { metadata["cause"] = "\(underlying)" }
+        return metadata
+    }
+}
+
+/// Turns the error a request ended with into its answer, the same for a request answered at once and a
+/// long poll answered later: a fault of the server or of a store is logged with its cause under the
+/// request id (R-S6), and an internal error's own words (an SQLite message, a statement) stay out of the answer.
+struct ProblemResponder: Sendable {
+    let logger: Logger
+
+    func response(for error: CartographError, to request: HTTPRequest, requestID: String, route: String) -> HTTPResponse {
+        if error.code == .timeLimitExceeded {
+            logger.warning("request stopped at the time limit", metadata: ["request.id": "\(requestID)", "route": "\(route)"])
+        } else if error.code.httpStatus >= 500, error.code != .unavailable {
+            logger.error("request failed", metadata: error.faultLogMetadata(requestID: requestID))
+        }
+        let answered = error.code == .internalError
+            ? CartographError(.internalError, "An internal error occurred; it has been logged with request id \(requestID).")
+            : error
+        return .problem(answered, instance: request.path)
     }
 }

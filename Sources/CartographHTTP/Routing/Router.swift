@@ -27,9 +27,9 @@ public enum Principal: Sendable, Equatable {
     case key(APIKeyInfo)
 }
 
-/// Everything a handler needs about its request.
+/// What a handler is told about its request: the request, what routing and authentication found in
+/// it, and its id. The services a handler uses are its route group's, given when the table is built.
 public struct RequestContext: Sendable {
-    public let application: Application
     public let request: HTTPRequest
     public let parameters: PathParameters
     public let principal: Principal
@@ -38,10 +38,10 @@ public struct RequestContext: Sendable {
     /// A path parameter the router has already validated.
     public func parameter(_ name: String) -> String { parameters[name] ?? "" }
 
-    /// The body parsed as JSON (the router has checked the content type).
-    public func jsonBody() throws(CartographError) -> JSONValue {
+    /// The body parsed as JSON by `reader` (the router has checked the content type).
+    public func jsonBody(_ reader: JSONReader) throws(CartographError) -> JSONValue {
         let body = try nonEmptyBody()
-        do { return try application.jsonReader.parse(body) } catch { throw CartographError(error) }
+        do { return try reader.parse(body) } catch { throw CartographError(error) }
     }
 
     /// The body bytes, refused with 400 when there are none.

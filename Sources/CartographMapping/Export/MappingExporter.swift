@@ -114,7 +114,7 @@ public struct MappingExporter: Sendable {
         let transformer: JSONValueTransformer
         do { transformer = try transformers.transformer(named: transformerName) } catch {
             throw CartographError(.unprocessable, "Cannot export '\(object.entity).\(attribute.attribute)' as JSON: its transformer "
-                + "'\(transformerName)' is neither built in nor declared in the model's valueTransformers.")
+                + "'\(transformerName)' is neither built in nor declared in the model's valueTransformers.", underlying: error)
         }
         return AnnotationExporter.exportedValue(value, through: transformer)
     }

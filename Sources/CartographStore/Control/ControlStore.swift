@@ -77,10 +77,13 @@ public final class ControlStore: Sendable {
 
     private let state: Mutex<State>
     private let directory: DataDirectory
+    /// The time of day tenants and keys are created at.
+    private let clock: WallClock
 
     /// Opens (creating if needed) the control database in `directory`.
-    public init(directory: DataDirectory, synchronous: SQLiteSynchronous = .normal) throws(CartographError) {
+    public init(directory: DataDirectory, synchronous: SQLiteSynchronous = .normal, clock: WallClock = .system) throws(CartographError) {
         self.directory = directory
+        self.clock = clock
         try directory.prepare()
         do {
             let connection = try SQLiteConnection(path: directory.controlDatabase.path, synchronous: synchronous)
@@ -128,7 +131,7 @@ public final class ControlStore: Sendable {
 
     /// Creates a tenant and its first admin-scope key. 409 if the id is taken.
     public func createTenant(id: String) throws(CartographError) -> CreatedAPIKey {
-        let now = Date()
+        let now = clock.now()
         let created = try state.withLock { (state) throws(CartographError) -> CreatedAPIKey in
             guard state.tenants[id] == nil else {
                 throw CartographError(.conflict, "A tenant named '\(id)' already exists.")
@@ -138,7 +141,7 @@ public final class ControlStore: Sendable {
             let leftover = directory.tenantDirectory(id)
             if FileManager.default.fileExists(atPath: leftover.path) {
                 do { try FileManager.default.removeItem(at: leftover) } catch {
-                    throw CartographError(.internalError, "Cannot remove the leftover directory of a deleted tenant '\(id)'.")
+                    throw CartographError(.internalError, "Cannot remove the leftover directory of a deleted tenant '\(id)'.", underlying: error)
                 }
             }
             let key = PresentedAPIKey.generate()
@@ -156,12 +159,7 @@ public final class ControlStore: Sendable {
             state.keys[info.id] = KeyRecord(info: info, secretHash: SecretHash.sha256(key.secret))
             return CreatedAPIKey(info: info, token: key.token)
         }
-        do {
-            try FileManager.default.createDirectory(at: directory.tenantDirectory(id), withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw CartographError(.internalError, "Cannot create the directory of tenant '\(id)'.")
-        }
+        try directory.prepareTenantDirectory(id)
         return created
     }
 
@@ -218,7 +216,7 @@ public final class ControlStore: Sendable {
 
     /// Creates a key of `scope` for an existing tenant.
     public func createKey(tenantID: String, scope: KeyScope) throws(CartographError) -> CreatedAPIKey {
-        let now = Date()
+        let now = clock.now()
         return try state.withLock { (state) throws(CartographError) -> CreatedAPIKey in
             guard state.tenants[tenantID] != nil else { throw CartographError(.notFound, "No tenant named '\(tenantID)'.") }
             let key = PresentedAPIKey.generate()

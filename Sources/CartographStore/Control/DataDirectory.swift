@@ -25,7 +25,18 @@ public struct DataDirectory: Sendable {
             try FileManager.default.createDirectory(at: tenantsRoot, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            throw CartographError(.internalError, "Cannot create the data directory \(root.path): \(error.localizedDescription)")
+            throw CartographError(.internalError, "Cannot create the data directory \(root.path): \(error.localizedDescription)",
+                                  underlying: error)
+        }
+    }
+
+    /// Creates one tenant's directory if it is missing (mode 0700), for its first store.
+    public func prepareTenantDirectory(_ tenantID: String) throws(CartographError) {
+        do {
+            try FileManager.default.createDirectory(at: tenantDirectory(tenantID), withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw CartographError(.internalError, "Cannot create the directory of tenant '\(tenantID)'.", underlying: error)
         }
     }
 

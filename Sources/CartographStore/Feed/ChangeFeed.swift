@@ -7,7 +7,6 @@
 // object as it stands when read, which is its state at that seq (any later change would have moved it
 // to a later seq). A follower paging from 0 while writers commit reaches every object's final state,
 // because a change after the follower's position moves the object past that position.
-import Foundation
 public import CartographCore
 import CartographMapping
 
@@ -115,10 +114,11 @@ enum ChangeFeed {
     private static let tombstoneSQL = "INSERT OR REPLACE INTO \(quoted(table)) (object_id, seq, entity, key, deleted_at) VALUES (?, ?, ?, ?, ?)"
 
     /// Gives every object the transaction changed its next sequence number, in first-touch order, then
-    /// the deleted objects that existed before it their tombstones. Returns the head after the write.
+    /// the deleted objects that existed before it their tombstones, stamped with the transaction's time.
+    /// Returns the head after the write.
     static func record(_ transaction: StoreTransaction) throws(CartographError) -> Int64 {
         let connection = transaction.connection
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let deletedAt = transaction.startedAt.millisecondsSince1970
         do {
             var seq = try head(connection)
             let deleted = transaction.deletedIDs
@@ -146,7 +146,7 @@ enum ChangeFeed {
             }
             for (id, entity, key) in transaction.deleted where id < transaction.firstNewID {
                 seq += 1
-                try recordDeletion(connection, id: id, entity: entity, key: key, seq: seq, at: now)
+                try recordDeletion(connection, id: id, entity: entity, key: key, seq: seq, at: deletedAt)
             }
             return seq
         } catch {

@@ -5,13 +5,16 @@ import CartographCore
 import CartographMapping
 
 extension ModelStore {
+    /// How long a stored Idempotency-Key answers a retry, by the store's clock.
+    static let idempotencyKeyLifetime: TimeInterval = 24 * 60 * 60
+
     /// Applies a payload once per `Idempotency-Key` (R-P11) and answers the response body (JSON text:
     /// the mapping result with its `changeSeq`) with what was committed. `body` maps the payload inside a write transaction; with
     /// a key, the response is stored with the key and the request's hash in the same transaction. The key
     /// is looked up inside that transaction, under the write lock: of two concurrent requests with one
     /// key, the second waits for the first to commit and answers its stored response, so the payload is
-    /// applied once. The same key with another request is a 422. Keys expire after 24 hours. Dry runs
-    /// neither look keys up nor record them. `checkBytes` is `write`'s.
+    /// applied once. The same key with another request is a 422. Keys expire `idempotencyKeyLifetime`
+    /// after the write that stored them. Dry runs neither look keys up nor record them. `checkBytes` is `write`'s.
     func applyPayload(idempotency: (key: String, requestHash: [UInt8])?, dryRun: Bool,
                              checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)? = nil,
                              _ body: (StoreTransaction) throws(CartographError) -> MappingResult) throws(CartographError) -> IngestResult {
@@ -20,15 +23,18 @@ extension ModelStore {
             case replayed([UInt8])
             case applied(MappingResult)
         }
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
         let table = quoted(Self.idempotencyTable)
+        /// Keys stored at or before this (milliseconds since 1970, as `at`) have expired.
+        func expiry(_ transaction: StoreTransaction) -> SQLiteValue {
+            .integer(transaction.startedAt.addingTimeInterval(-Self.idempotencyKeyLifetime).millisecondsSince1970)
+        }
         let key = dryRun ? nil : idempotency
         let (outcome, changeSeq) = try write(dryRun: dryRun, { (transaction) throws(CartographError) -> Outcome in
             if let (key, requestHash) = key {
                 let stored: [[SQLiteValue]]
                 do {
                     stored = try transaction.connection.rows("SELECT request_sha256, response FROM \(table) WHERE key = ? AND at > ?",
-                                                             [.text(key), .integer(now - 86_400_000)])
+                                                             [.text(key), expiry(transaction)])
                 } catch { throw CartographError.store(error, "Cannot read idempotency keys") }
                 if let row = stored.first {
                     guard row[0].blobValue == requestHash else {
@@ -43,9 +49,9 @@ extension ModelStore {
             guard case .applied(let result) = outcome, let (key, requestHash) = key else { return }
             let response = String(decoding: result.jsonBytes(changeSeq: changeSeq), as: UTF8.self)
             do {
-                try transaction.connection.run("DELETE FROM \(table) WHERE at <= ?", [.integer(now - 86_400_000)])
+                try transaction.connection.run("DELETE FROM \(table) WHERE at <= ?", [expiry(transaction)])
                 try transaction.connection.run("INSERT OR REPLACE INTO \(table) (key, request_sha256, response, at) VALUES (?, ?, ?, ?)",
-                                               [.text(key), .blob(requestHash), .text(response), .integer(now)])
+                                               [.text(key), .blob(requestHash), .text(response), .integer(transaction.startedAt.millisecondsSince1970)])
             } catch { throw CartographError.store(error, "Cannot record the Idempotency-Key") }
         }, checkBytes: checkBytes)
         switch outcome {

@@ -2,7 +2,6 @@
 // `cartograph map` both call. It reads the payload before the write lock, then maps it inside one write
 // transaction under the model that transaction writes with, with the Idempotency-Key and the storage
 // quota checked in that same transaction, and answers the response body.
-public import Foundation
 public import CartographCore
 public import CartographMapping
 import Synchronization
@@ -118,12 +117,10 @@ public struct IngestOptions: Sendable {
     /// The snapshot session the payload is a page of (R-D5 across pages): its deleteMissing waits for
     /// the session's completion, and what it mentioned is recorded with the page.
     public var snapshot: SnapshotSession?
-    /// When the request arrived: a snapshot session's page marks it used, and expired sessions are purged.
-    public var now: Date
 
     public init(metadata: JSONValue = .object(JSONObject()), explain: Bool = false, dryRun: Bool = false,
                 idempotency: (key: String, requestHash: [UInt8])? = nil, maximumObjects: Int = MappingEngine.defaultMaximumObjects, quota: StorageQuota? = nil,
-                snapshot: SnapshotSession? = nil, now: Date = Date()) {
+                snapshot: SnapshotSession? = nil) {
         self.metadata = metadata
         self.explain = explain
         self.dryRun = dryRun || explain
@@ -131,7 +128,6 @@ public struct IngestOptions: Sendable {
         self.maximumObjects = maximumObjects
         self.quota = quota
         self.snapshot = snapshot
-        self.now = now
     }
 }
 
@@ -197,7 +193,7 @@ extension ModelStore {
             }
             if let session = options.snapshot {
                 // In the page's own transaction: a page is never committed without its mentions.
-                try transaction.recordSnapshotPage(session, mapping: mappedWith, mentioned: result.mentionedIDs ?? [], now: options.now)
+                try transaction.recordSnapshotPage(session, mapping: mappedWith, mentioned: result.mentionedIDs ?? [])
             }
             return result
         }

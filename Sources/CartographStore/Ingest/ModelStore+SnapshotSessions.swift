@@ -60,7 +60,7 @@ enum SnapshotSessionTables {
 
     /// Drops the sessions unused since `now - lifetime` (lazily, whenever sessions are touched).
     static func purgeExpired(_ connection: SQLiteConnection, now: Date) throws(SQLiteError) {
-        let cutoff = milliseconds(now.addingTimeInterval(-SnapshotSession.lifetime))
+        let cutoff = now.addingTimeInterval(-SnapshotSession.lifetime).millisecondsSince1970
         try connection.run("DELETE FROM \(quoted(mentions)) WHERE session IN (SELECT id FROM \(quoted(sessions)) WHERE last_used <= ?)", [.integer(cutoff)])
         try connection.run("DELETE FROM \(quoted(sessions)) WHERE last_used <= ?", [.integer(cutoff)])
     }
@@ -76,11 +76,11 @@ enum SnapshotSessionTables {
     /// Creates the session with the page's scope, or marks it used now.
     static func use(_ session: SnapshotSession, entity: String, scope: String, _ connection: SQLiteConnection, now: Date) throws(SQLiteError) -> Stored {
         if let stored = try find(session, connection, now: now) {
-            try connection.run("UPDATE \(quoted(sessions)) SET last_used = ? WHERE id = ?", [.integer(milliseconds(now)), .integer(stored.id)])
+            try connection.run("UPDATE \(quoted(sessions)) SET last_used = ? WHERE id = ?", [.integer(now.millisecondsSince1970), .integer(stored.id)])
             return stored
         }
         try connection.run("INSERT INTO \(quoted(sessions)) (mapping, token, entity, scope, last_used) VALUES (?, ?, ?, ?, ?)",
-                           [.text(session.mapping), .text(session.token), .text(entity), .text(scope), .integer(milliseconds(now))])
+                           [.text(session.mapping), .text(session.token), .text(entity), .text(scope), .integer(now.millisecondsSince1970)])
         let id = try connection.rows("SELECT last_insert_rowid()").first?.first?.integerValue ?? 0
         return Stored(id: id, entity: entity, scope: scope)
     }
@@ -108,11 +108,12 @@ enum SnapshotSessionTables {
         try connection.run("DELETE FROM \(quoted(sessions)) WHERE mapping = ?", [.text(mapping)])
     }
 
-    private static func milliseconds(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970 * 1000) }
-
-    /// Runs `body`'s statements on the session tables, a failure becoming a 500 that names the session.
+    /// Runs `body`'s statements on the session tables, a failure becoming a 500 (or a storage fault) that
+    /// names the session: its token is the request's, so the request log leaves the detail out.
     static func sqlite<T>(_ session: SnapshotSession, _ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
-        do { return try body() } catch { throw CartographError.store(error, "Cannot read or write snapshot session '\(session.token)'") }
+        do { return try body() } catch {
+            throw CartographError.store(error, "Cannot read or write snapshot session '\(session.token)'").quotingRequestValues()
+        }
     }
 
     /// The 422 for `?snapshot=` on a mapping that deletes nothing: there would be nothing to complete.
@@ -136,11 +137,11 @@ extension SnapshotSessionTables.Stored {
 
 extension StoreTransaction {
     /// Records a snapshot session's page (inside the page's own transaction): the session is created
-    /// or marked used, and the `_id`s the page mentioned are added to it.
-    func recordSnapshotPage(_ session: SnapshotSession, mapping: EntityMapping, mentioned: Set<Int64>, now: Date) throws(CartographError) {
+    /// or marked used at the transaction's time, and the `_id`s the page mentioned are added to it.
+    func recordSnapshotPage(_ session: SnapshotSession, mapping: EntityMapping, mentioned: Set<Int64>) throws(CartographError) {
         guard let snapshot = mapping.deleteMissing else { throw SnapshotSessionTables.needsDeleteMissing(session) }
         let stored = try SnapshotSessionTables.sqlite(session) { () throws(SQLiteError) in
-            try SnapshotSessionTables.use(session, entity: mapping.entity, scope: snapshot.scope.format, connection, now: now)
+            try SnapshotSessionTables.use(session, entity: mapping.entity, scope: snapshot.scope.format, connection, now: startedAt)
         }
         try stored.requireScope(of: mapping, session: session)
         try SnapshotSessionTables.sqlite(session) { () throws(SQLiteError) in try SnapshotSessionTables.addMentions(mentioned, session: stored.id, connection) }
@@ -153,10 +154,10 @@ extension ModelStore {
     /// and drops the session, answering the payload result shape (R-P12). 404 for an unknown or expired
     /// session; 409, nothing deleted and the session kept, past `maxDeletes` or when the mapping's scope
     /// changed since the session began. A dry run deletes and drops nothing.
-    public func completeSnapshot(_ session: SnapshotSession, mapping source: MappingSource, dryRun: Bool, now: Date) throws(CartographError) -> IngestResult {
+    public func completeSnapshot(_ session: SnapshotSession, mapping source: MappingSource, dryRun: Bool) throws(CartographError) -> IngestResult {
         try applyPayload(idempotency: nil, dryRun: dryRun) { (transaction) throws(CartographError) -> MappingResult in
             let mapping = try source.mappings(for: transaction.model, in: self).mapping
-            let stored = try transaction.liveSnapshotSession(session, now: now)
+            let stored = try transaction.liveSnapshotSession(session)
             try stored.requireScope(of: mapping, session: session)
             let connection = transaction.connection
             let mentioned = try SnapshotSessionTables.sqlite(session) { () throws(SQLiteError) in try SnapshotSessionTables.mentioned(session: stored.id, connection) }
@@ -167,18 +168,18 @@ extension ModelStore {
     }
 
     /// Abandons a snapshot session: its pages stay, nothing is deleted. 404 for an unknown or expired one.
-    public func abandonSnapshot(_ session: SnapshotSession, now: Date) throws(CartographError) {
+    public func abandonSnapshot(_ session: SnapshotSession) throws(CartographError) {
         _ = try write { (transaction) throws(CartographError) in
-            let stored = try transaction.liveSnapshotSession(session, now: now)
+            let stored = try transaction.liveSnapshotSession(session)
             try SnapshotSessionTables.sqlite(session) { () throws(SQLiteError) in try SnapshotSessionTables.drop(id: stored.id, transaction.connection) }
         }
     }
 }
 
 extension StoreTransaction {
-    /// The session, unless unknown or expired (a 404).
-    fileprivate func liveSnapshotSession(_ session: SnapshotSession, now: Date) throws(CartographError) -> SnapshotSessionTables.Stored {
-        let connection = self.connection
+    /// The session, unless unknown or expired by the transaction's time (a 404).
+    fileprivate func liveSnapshotSession(_ session: SnapshotSession) throws(CartographError) -> SnapshotSessionTables.Stored {
+        let (connection, now) = (self.connection, startedAt)
         guard let stored = try SnapshotSessionTables.sqlite(session, { () throws(SQLiteError) in try SnapshotSessionTables.find(session, connection, now: now) }) else {
             throw CartographError(.notFound, "Mapping '\(session.mapping)' has no snapshot session '\(session.token)' (never begun, completed, abandoned, or unused for 24 hours).")
                 .quotingRequestValues()

@@ -18,7 +18,7 @@ public enum StoreBackup {
                                                  [.text(StoreInstance.metaKey), .text(StoreInstance.backupMark)])
         } catch {
             try? FileManager.default.removeItem(atPath: copy)
-            throw CartographError(.internalError, "Cannot back up \(store) to \(copy): \(error.message)")
+            throw CartographError(.internalError, "Cannot back up \(store) to \(copy): \(error.message)", underlying: error)
         }
     }
 }

@@ -81,7 +81,7 @@ public struct StoreInstance: Sendable {
             try Data(ids.map { $0 + "\n" }.joined().utf8).write(to: URL(fileURLWithPath: sidecarPath), options: .atomic)
         } catch {
             throw CartographError(.storeUnavailable, "Cannot write \(sidecarPath), which tells whether the store was restored from an older copy: "
-                                  + "\(error.localizedDescription)", retryAfterSeconds: 5)
+                                  + "\(error.localizedDescription)", retryAfterSeconds: 5, underlying: error)
         }
     }
 }

@@ -345,7 +345,7 @@ struct ObjectReader {
         if let predicate {
             let compiled: SQLPredicate
             do { compiled = try predicate.sql(schema: layout) } catch {
-                throw CartographError(.unprocessable, "The identification predicate cannot be compiled: \(error.message)")
+                throw CartographError(.unprocessable, "The identification predicate cannot be compiled: \(error.message)", underlying: error)
             }
             (from, alias) = (compiled.fromClause, compiled.alias)
             conditions.append(compiled.whereClause)
@@ -495,7 +495,8 @@ struct ObjectReader {
                 guard let value = try AttributeValue.coerce(.string(text), to: attribute.type) else { return nil }
                 values.append(value)
             } catch {
-                throw CartographError(.badRequest, "The key value '\(text)' is not a valid \(attribute.type) for '\(name)': \(error)")
+                throw CartographError(.badRequest, "The key value '\(text)' is not a valid \(attribute.type) for '\(name)': \(error)",
+                                      underlying: error)
                     .quotingRequestValues()
             }
         }

@@ -94,7 +94,8 @@ public struct StoreReader {
         let compiled: SQLPredicate
         do { compiled = try checked.sql(schema: layout) } catch {
             throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)",
-                                  errors: [.init(pointer: "/where", message: error.message, offset: error.offset)], offset: error.offset)
+                                  errors: [.init(pointer: "/where", message: error.message, offset: error.offset)], offset: error.offset,
+                                  underlying: error)
                 .quotingRequestValues()
         }
         let alias = compiled.alias
@@ -346,7 +347,8 @@ public struct StoreReader {
             return try CheckedPredicate(format: format, entity: entity, model: model, variables: arguments)
         } catch {
             throw CartographError(.badRequest, "Invalid predicate: \(error.message) (at offset \(error.offset)).",
-                                  errors: [.init(pointer: pointer, message: error.message, offset: error.offset)], offset: error.offset)
+                                  errors: [.init(pointer: pointer, message: error.message, offset: error.offset)], offset: error.offset,
+                                  underlying: error)
                 .quotingRequestValues()
         }
     }

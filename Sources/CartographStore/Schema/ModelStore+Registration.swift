@@ -1,6 +1,5 @@
 // Registering a model in its store (R-M6): the schema is created, or migrated in place in one
 // transaction.
-import Foundation
 import Synchronization
 public import CartographCore
 
@@ -45,7 +44,7 @@ extension ModelStore {
         let oldLayout = old.map(StoreLayout.init)
         do {
             let plan = SchemaPlan(from: oldLayout, to: newLayout, existingIndexes: try SchemaPlan.existingIndexes(connection))
-            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let deletedAt = clock.now().millisecondsSince1970
             _ = try connection.transaction { () throws(SQLiteError) in
                 // Objects of entities that leave the model (or change hierarchy) get tombstones first.
                 if let oldLayout {
@@ -56,7 +55,7 @@ extension ModelStore {
                         for row in try connection.rows("SELECT _id FROM \(quoted(table)) WHERE _entity = ?", [.text(entity)]) {
                             guard let id = row[0].integerValue, let object = try reader.object(id: id, entity: entity) else { continue }
                             seq += 1
-                            try ChangeFeed.recordDeletion(connection, id: id, entity: entity, key: reader.key(of: object), seq: seq, at: now)
+                            try ChangeFeed.recordDeletion(connection, id: id, entity: entity, key: reader.key(of: object), seq: seq, at: deletedAt)
                         }
                         if oldLayout.model.entity(named: table) != nil, newLayout.model.entity(named: table)?.parent == nil {
                             try connection.run("DELETE FROM \(quoted(table)) WHERE _entity = ?", [.text(entity)])

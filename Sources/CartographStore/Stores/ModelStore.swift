@@ -21,6 +21,8 @@ public final class ModelStore: Sendable {
     /// The epoch this open replaced because the file is a restored older copy; nil when it kept its epoch.
     public let replacedEpoch: String?
     let synchronous: SQLiteSynchronous
+    /// The time of day of its writes, registrations and snapshot sessions.
+    let clock: WallClock
 
     /// The writer connection and the model it last applied. @unchecked Sendable: it is reached only
     /// inside `writeLock.withLock`, so one thread at a time uses it (GRDB's serialized database).
@@ -112,8 +114,10 @@ public final class ModelStore: Sendable {
     ///     reads past it open (and register functions on) a connection each time.
     ///   - detectsRestoredCopies: the store is a data directory's, whose restores from an older copy give it a
     ///     new epoch (`StoreInstance`, with a sidecar file beside it); a file of `cartograph map` is not.
+    ///   - clock: the time of day its writes, registrations and snapshot sessions read.
     public init(name: String, path: String, synchronous: SQLiteSynchronous = .normal, checkpointsInBackground: Bool = false,
-                idleReaders: Int = 8, detectsRestoredCopies: Bool = false) throws(CartographError) {
+                idleReaders: Int = 8, detectsRestoredCopies: Bool = false, clock: WallClock = .system) throws(CartographError) {
+        self.clock = clock
         self.idleReaderLimit = idleReaders
         self.checkpointsInBackground = checkpointsInBackground
         self.name = name

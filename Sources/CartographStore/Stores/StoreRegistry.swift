@@ -11,6 +11,8 @@ public final class StoreRegistry: Sendable {
     private let synchronous: SQLiteSynchronous
     private let maxOpenStores: Int
     private let readersPerStore: Int
+    /// The time of day every store it opens reads.
+    private let clock: WallClock
     private let open = Mutex<[String: ModelStore]>([:])
     /// Bytes in use per model store of each tenant that has had a quota check (R-S2), for the stores
     /// that are not open: the value a store had when it closed, or for one not opened since start-up
@@ -21,11 +23,13 @@ public final class StoreRegistry: Sendable {
 
     /// - Parameters:
     ///   - readersPerStore: read connections each open store keeps idle: the server's thread count.
+    ///   - clock: the time of day of every store it opens (their writes, registrations and snapshot sessions).
     ///   - restoredCopyOpened: called with each store that opened as a restored older copy (the server logs
     ///     it for the operator), under the registry's lock.
     public init(directory: DataDirectory, synchronous: SQLiteSynchronous = .normal, maxOpenStores: Int = 256, readersPerStore: Int = 8,
-                restoredCopyOpened: @escaping @Sendable (ModelStore) -> Void = { _ in }) {
+                clock: WallClock = .system, restoredCopyOpened: @escaping @Sendable (ModelStore) -> Void = { _ in }) {
         self.directory = directory
+        self.clock = clock
         self.synchronous = synchronous
         self.maxOpenStores = maxOpenStores
         self.readersPerStore = readersPerStore
@@ -70,19 +74,14 @@ public final class StoreRegistry: Sendable {
             if create {
                 // The tenant's directory is made after its row commits (ControlStore.createTenant); a crash
                 // in between leaves a tenant without one, which its first model registration repairs (R-S4).
-                do {
-                    try FileManager.default.createDirectory(at: directory.tenantDirectory(tenant), withIntermediateDirectories: true,
-                                                            attributes: [.posixPermissions: 0o700])
-                } catch {
-                    throw CartographError(.internalError, "Cannot create the directory of tenant '\(tenant)'.")
-                }
+                try directory.prepareTenantDirectory(tenant)
             }
             if open.count >= maxOpenStores, let coldest = open.min(by: { $0.value.lastUsedSeconds < $1.value.lastUsedSeconds }) {
                 open[coldest.key] = nil
                 rememberSize(of: coldest.key, coldest.value.usedBytes)
             }
             let store = try ModelStore(name: model, path: path, synchronous: synchronous, checkpointsInBackground: true,
-                                       idleReaders: readersPerStore, detectsRestoredCopies: true)
+                                       idleReaders: readersPerStore, detectsRestoredCopies: true, clock: clock)
             if store.replacedEpoch != nil { restoredCopyOpened(store) }
             open[key] = store
             if !exists { rememberSize(of: key, store.usedBytes) }

@@ -44,7 +44,8 @@ extension ModelStore {
                         nextID = try connection.rows("SELECT value FROM \(quoted(Self.metaTable)) WHERE key = 'next_id'").first?.first?.integerValue ?? 1
                     } catch { throw CartographError.store(error, "Cannot read the id counter") }
                     guard let model = writer.model else { throw CartographError(.notFound, "Model '\(name)' has no schema yet.") }
-                    let transaction = StoreTransaction(connection: connection, layout: writer.layout(for: model), nextID: nextID)
+                    let transaction = StoreTransaction(connection: connection, layout: writer.layout(for: model), startedAt: clock.now(),
+                                                       nextID: nextID)
                     defer { touchedObjects = transaction.touched.count }
                     let value = try body(transaction)
                     let seq = try ChangeFeed.record(transaction)

@@ -10,6 +10,9 @@ public import CartographMapping
 public final class StoreTransaction {
     let connection: SQLiteConnection
     let layout: StoreLayout
+    /// The time of day the write began, read once from the store's clock: its tombstones, its snapshot
+    /// session's use and its Idempotency-Key are stamped with it.
+    let startedAt: Date
     var nextID: Int64
     /// Objects changed in this transaction, in first-touch order, with their entity.
     private(set) var touched = TouchedObjects()
@@ -39,9 +42,10 @@ public final class StoreTransaction {
     /// Late-binding targets by id (R-C5), loaded on first use.
     var pendingTargetCache: [PendingConnection.Target: Int64]?
 
-    init(connection: SQLiteConnection, layout: StoreLayout, nextID: Int64) {
+    init(connection: SQLiteConnection, layout: StoreLayout, startedAt: Date, nextID: Int64) {
         self.connection = connection
         self.layout = layout
+        self.startedAt = startedAt
         self.nextID = nextID
         self.firstNewID = nextID
         self.writtenSinceInsert = IDBitSet(base: nextID)
@@ -458,7 +462,8 @@ public final class StoreTransaction {
     public func objects(matching predicate: CheckedPredicate, among ids: [Int64]? = nil) throws(CartographError) -> [(id: Int64, entity: String)] {
         let compiled: SQLPredicate
         do { compiled = try predicate.sql(schema: layout) } catch {
-            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)", offset: error.offset).quotingRequestValues()
+            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)", offset: error.offset, underlying: error)
+                .quotingRequestValues()
         }
         let select = "SELECT \(compiled.alias)._id, \(compiled.alias)._entity FROM \(compiled.fromClause) WHERE \(compiled.whereClause)"
         let bindings = compiled.bindings.map(SQLiteValue.init)
