@@ -156,14 +156,14 @@ def check(report):
             failures.append(f"node {f['node']}'s volume survived, yet {f['followersWithNewEpoch']} stores changed epoch")
         for stuck in f["followersStuck"]:
             failures.append(f"a follower of node {f['node']} could not page on: {stuck}")
+        if f["oldestLostWriteAgeSeconds"] is not None and f["oldestLostWriteAgeSeconds"] > bound:
+            failures.append(f"node {f['node']} lost a write acknowledged {f['oldestLostWriteAgeSeconds']} s before the kill "
+                            f"(bound {bound} s)")
     for stuck in report["followersStuckAtTheEnd"]:
         failures.append(f"a follower could not page on at the end: {stuck}")
     for tenant, mismatch in report["followerMismatches"].items():
         failures.append(f"the follower of {tenant} missed {mismatch['missed']} notes its store holds and holds "
                         f"{mismatch['extra']} it does not")
-        if f["oldestLostWriteAgeSeconds"] is not None and f["oldestLostWriteAgeSeconds"] > bound:
-            failures.append(f"node {f['node']} lost a write acknowledged {f['oldestLostWriteAgeSeconds']} s before the kill "
-                            f"(bound {bound} s)")
     if not report["replicationLagSeconds"]["samples"]:
         failures.append("no replication lag sample")
     if report["acknowledgedWrites"] == 0:
