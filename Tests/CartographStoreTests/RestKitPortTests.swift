@@ -462,7 +462,7 @@ private func monkeyModel(_ name: String, _ attributes: [JSONValue], parent: JSON
     }
 
     @Test func R_I5_RKManagedObjectMappingOperationDataSourceTest_thatMappingObjectsWithTheSameIdentificationAttributesAcrossTwoContextsDoesNotCreateDuplicateObjects() throws {
-        // Two contexts = two POSTs.
+        // Two contexts = two payloads, each mapped in its own transaction.
         let mapping: JSONValue = ["entity": "Human", "attributes": ["name", "railsID"], "identificationAttributes": ["railsID"]]
         try withRestKitStore(mappings: [("humans", mapping)]) { (store) throws in
             #expect(try store.map("humans", ["name": "Blake", "railsID": 31337]).inserted == 1)
