@@ -1,7 +1,9 @@
 // Groot's serialization tests (GrootTests/SerializationTests.swift) ported to annotation mappings
-// over real HTTP (R-P10, R-P9, docs/model.md#core-data-models): Groot's own Core Data model registered as XML wrapped
+// through the routes, in process (R-P10, R-P9, docs/model.md#core-data-models): Groot's own Core Data model registered as XML wrapped
 // with the declarative sections that stand for the transformers its tests register in code.
 // Fixtures: Fixtures/Groot/ (sources in SOURCES.md).
+// They post through the entity payload route and read the compiled mapping it serves (GET …/entities/{entity}/mapping,
+// a 404 for an unknown entity): the routes' part, so they stay beside the router.
 import Foundation
 import Testing
 import CartographCore

@@ -1,6 +1,6 @@
-// A payload of several chunks over real HTTP (issue 14, bounded memory): mapped chunk by chunk in one
-// transaction, answered with every top-level object (the response written straight from the result,
-// or through the stored response of an Idempotency-Key), and rolled back whole on an invalid object.
+// A large payload on the real server: mapped by a request worker while the request threads go on
+// answering (R-S11), and finished before a stopped server exits (R-S5). Its answer and rollback are in
+// LargePayloadTests (in process).
 import Foundation
 import Synchronization
 import Testing
@@ -14,45 +14,10 @@ private final class PayloadAnswer: Sendable {
 }
 
 @Suite(.serialized) struct LargePayloadLiveTests {
-    static let model: JSONValue = ["entities": [
-        ["name": "Item", "userInfo": ["identityAttributes": "id"],
-         "attributes": [["name": "id", "type": "integer64"], ["name": "name", "type": "string", "minLength": 1]]],
-    ]]
-    static let mapping: JSONValue = ["entity": "Item", "keyPath": "items", "attributes": ["id": "id", "name": "name"]]
-    /// More than four chunks of the server's (2,048 representations each).
-    static let count = 9000
-
-    @Test func R_P11_R_P12_aPayloadOfSeveralChunksIsAnsweredWithEveryObjectOrStoresNothing() throws {
-        try ModelAPI.with(model: Self.model, mappings: ["items": Self.mapping]) { api in
-            let items: [JSONValue] = (0..<Self.count).map { ["id": .number(JSONNumber($0)), "name": .string("item \($0)")] }
-            var invalid = items
-            invalid[Self.count - 1] = ["id": .number(JSONNumber(Self.count - 1)), "name": ""]
-            let failed = try api.post("items", ["items": .array(invalid)])
-            #expect(failed.status == 422)
-            #expect(try failed.json()["errors"]?.arrayValue?.map { $0["pointer"] } == [.string("/items/\(Self.count - 1)/name")])
-            #expect(try api.get("entities/Item/objects?count=true")["total"] == 0, "the chunks before the last were rolled back")
-
-            let response = try api.post("items", ["items": .array(items)], headers: [("Idempotency-Key", "large")])
-            try #require(response.status == 200, "\(response.text.prefix(300))")
-            let result = try response.json()
-            #expect(result["inserted"] == .number(JSONNumber(Self.count)))
-            #expect(result["objects"]?.arrayValue?.count == Self.count)
-            #expect(result["objects"]?.arrayValue?.last == ["entity": "Item", "key": .number(JSONNumber(Self.count - 1))])
-            #expect(try api.post("items", ["items": .array(items)], headers: [("Idempotency-Key", "large")]).json() == result,
-                    "the stored response is replayed")
-            #expect(try api.get("entities/Item/objects?count=true")["total"] == .number(JSONNumber(Self.count)))
-
-            // Without a key the response is written from the result's bytes: the same members in the same order.
-            let again = try api.map("items", ["items": .array(items)])
-            #expect(again["unchanged"] == .number(JSONNumber(Self.count)))
-            #expect(again["objects"] == result["objects"])
-            #expect(again.objectValue?.keys == result.objectValue?.keys)
-        }
-    }
-
     @Test func R_S11_aLargePayloadIsMappedOffTheThreadThatAcceptedItsConnection() throws {
         // One request thread: without the workers, the health check below would wait for the payload's answer.
-        try ModelAPI.with(model: Self.model, mappings: ["items": Self.mapping], serverArguments: ["--threads", "1"], live: true) { (api) throws in
+        try ModelAPI.with(model: LargePayloadTests.model, mappings: ["items": LargePayloadTests.mapping], serverArguments: ["--threads", "1"],
+                          live: true) { (api) throws in
             let items: [JSONValue] = (0..<100_000).map { ["id": .number(JSONNumber($0)), "name": .string("item \($0)")] }
             let body = JSONValue.object(JSONObject([("items", .array(items))])).jsonBytes
             let payload = PayloadAnswer()
@@ -79,8 +44,8 @@ private final class PayloadAnswer: Sendable {
         // the drain timeout, stopping must wait for the workers' payloads as it waits for request threads.
         let server = try LiveServer(arguments: ["--drain-timeout", "0"])
         let key = try #require(try server.client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
-        #expect(try server.client.sendJSON("PUT", "/v1/tenants/acme/models/m", Self.model, token: key).status == 201)
-        #expect(try server.client.sendJSON("PUT", "/v1/tenants/acme/models/m/mappings/items", Self.mapping, token: key).status == 201)
+        #expect(try server.client.sendJSON("PUT", "/v1/tenants/acme/models/m", LargePayloadTests.model, token: key).status == 201)
+        #expect(try server.client.sendJSON("PUT", "/v1/tenants/acme/models/m/mappings/items", LargePayloadTests.mapping, token: key).status == 201)
         let items: [JSONValue] = (0..<100_000).map { ["id": .number(JSONNumber($0)), "name": .string("item \($0)")] }
         let body = JSONValue.object(JSONObject([("items", .array(items))])).jsonBytes
         let client = server.client

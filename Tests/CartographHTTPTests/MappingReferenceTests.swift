@@ -1,5 +1,7 @@
 // Mappings that refer to registered mappings by name (`{"ref": "organization"}`, RestKit's recursive
 // mappings): trees of any depth, mappings that refer to each other, and what registration checks.
+// Beside the router: a mapping another refers to is refused deletion by the route (409), and the deepest
+// trees map on the real server's request threads (MappingReferenceLiveTests).
 import Foundation
 import Testing
 import CartographCore

@@ -1,63 +1,13 @@
-// Reliability over the real server: regressions found by the crash harness (scripts/crash-harness.py)
-// and schemathesis (make test-schemathesis), and secrets that must never reach the logs.
+// Reliability over the real server: connection limits and request threads, what a restart meets after a
+// crash or with a damaged file (found by the crash harness, scripts/crash-harness.py, and schemathesis),
+// and secrets that must never reach the logs. A payload racing a migration is in ReliabilityTests (in process).
 import Foundation
-import Synchronization
 import Testing
 import CartographCore
 import CartographStore
 import CartographTesting
 
 @Suite(.serialized) struct ReliabilityLiveTests {
-    /// Found by the crash harness: a payload whose request read the model before a migration committed
-    /// was mapped with the old model, so objects it inserted lacked the new attribute's default.
-    @Test func R_S4_R_M6_payloadsRacingAMigrationGetTheNewAttributesDefaults() throws {
-        try withLiveServer { server in
-            let client = server.client
-            let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
-            @Sendable func model(extraVersions: [Int]) -> JSONValue {
-                var attributes: [JSONValue] = [["name": "iid", "type": "string"]]
-                for version in extraVersions {
-                    attributes.append(["name": .string("x\(version)"), "type": "integer64", "default": .number(JSONNumber(version))])
-                }
-                return ["entities": [["name": "Item", "attributes": .array(attributes), "userInfo": ["identityAttributes": "iid"]]]]
-            }
-            #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/race", model(extraVersions: []), token: key).status == 201)
-            #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/race/mappings/items", ["entity": "Item", "attributes": ["iid"]],
-                                        token: key).status == 201)
-            let lastVersion = 9
-            let stop = Atomic<Bool>(false)
-            let failures = Mutex<[String]>([])
-            DispatchQueue.concurrentPerform(iterations: 4) { worker in
-                if worker == 0 {
-                    // Each migration adds a defaulted attribute while the other workers post.
-                    for version in 2...lastVersion {
-                        Thread.sleep(forTimeInterval: 0.02)
-                        let response = try? client.sendJSON("PUT", "/v1/tenants/acme/models/race", model(extraVersions: Array(2...version)), token: key)
-                        if response?.status != 200 { failures.withLock { $0.append("migration to \(version): \(response?.text ?? "no answer")") } }
-                    }
-                    stop.store(true, ordering: .releasing)
-                    return
-                }
-                var count = 0
-                while !stop.load(ordering: .acquiring) {
-                    count += 1
-                    let response = try? client.sendJSON("POST", "/v1/tenants/acme/models/race/mappings/items/payloads",
-                                                        ["iid": .string("w\(worker)-\(count)")], token: key)
-                    if response?.status != 200 { failures.withLock { $0.append("POST: \(response?.text ?? "no answer")") } }
-                }
-            }
-            #expect(failures.withLock { $0 } == [])
-            for version in 2...lastVersion {
-                let missing = try client.send("GET", "/v1/tenants/acme/models/race/entities/Item/objects?count=true&limit=1&where=x\(version)%20==%20nil",
-                                              token: key).json()
-                #expect(missing["total"] == 0, "objects without the default of x\(version)")
-            }
-        }
-    }
-
-    /// A crash after a tenant's row commits and before its directory exists (ControlStore.createTenant)
-    /// left a tenant whose first model registration failed with 500. Simulated: the directory removed
-    /// while the server is stopped.
     @Test func R_S2_connectionsPerIPAreLimited() throws {
         try withLiveServer(arguments: ["--per-ip-connection-limit", "2"]) { (server) throws in
             let client = server.client
@@ -114,6 +64,9 @@ import CartographTesting
         }
     }
 
+    /// A crash after a tenant's row commits and before its directory exists (ControlStore.createTenant)
+    /// left a tenant whose first model registration failed with 500. Simulated: the directory removed
+    /// while the server is stopped.
     @Test func R_S4_aTenantWithoutItsDirectoryCanStillRegisterModels() throws {
         let server = try LiveServer()
         defer { try? FileManager.default.removeItem(at: server.dataDirectory) }

@@ -61,7 +61,7 @@ import CartographTesting
         #expect(NameSuggestion.hint(for: "ledger", among: ["Ledger"], kind: "models") == "; did you mean 'Ledger'? (models: Ledger)")
         try ModelAPI.with(model: Self.model) { api in
             let server = try #require(api.client as? InProcessServer)
-            let ghost = server.dataDirectory.appendingPathComponent("tenants/acme/ghost.sqlite")
+            let ghost = server.dataDirectory.appendingPathComponent("data/tenants/acme/ghost.sqlite")
             #expect(FileManager.default.createFile(atPath: ghost.path, contents: Data()))
             let response = try api.client.send("GET", "/v1/tenants/acme/models/ghost", token: api.key)
             #expect(response.status == 404)

@@ -1,7 +1,7 @@
 // R-Q4 `shape=json` export, unit by unit: key paths (nested, shared prefixes), every reverse value
 // transformer, nil, unannotated properties, relationships nested Groot's way with the inverse being
 // serialized skipped, cycles and depth ending in references, and the object limit. The graph is a
-// dictionary; the store's graph is tested over HTTP (ExportLiveTests).
+// dictionary; the store's graph is tested through the routes (ExportTests).
 import CartographCore
 import CartographMapping
 import Testing

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import time
 
-from cluster import Cluster
+from local_cluster import Cluster
 from follower import Follower, FollowerStuck
 from lag import LagProbe, percentile
 from workload import Writer, create_tenant, stored_ids
@@ -23,19 +23,6 @@ from workload import Writer, create_tenant, stored_ids
 # probes measured, when that is more: Litestream notices a transaction within its monitor interval
 # (1 s) and ships it at the next sync (1 s); a loaded 2-core machine adds to both.
 LOSS_AGE_BOUND = 3.0
-
-
-def spread_tenants(cluster, per_node, prefix):
-    """Tenant ids chosen so that each node owns `per_node` of them (the ring decides)."""
-    chosen = {node.address: [] for node in cluster.nodes}
-    i = 0
-    while any(len(t) < per_node for t in chosen.values()):
-        tenant = f"{prefix}{i:03d}"
-        owner = cluster.ring.node(tenant)
-        if len(chosen[owner]) < per_node:
-            chosen[owner].append(tenant)
-        i += 1
-    return chosen
 
 
 def page_on(followers):
@@ -93,7 +80,7 @@ def run(binary, failovers, phase_seconds, per_node, report_path, keep=False):
     report = {"nodes": 3, "failovers": []}
     try:
         cluster.start()
-        chosen = spread_tenants(cluster, per_node + 1, "t")
+        chosen = cluster.spread_tenants(per_node + 1, "t")
         for address, tenants in chosen.items():
             # The first tenant of each node is its lag probe; the others have writers.
             probe_tenant, *written = tenants
@@ -169,14 +156,14 @@ def check(report):
             failures.append(f"node {f['node']}'s volume survived, yet {f['followersWithNewEpoch']} stores changed epoch")
         for stuck in f["followersStuck"]:
             failures.append(f"a follower of node {f['node']} could not page on: {stuck}")
+        if f["oldestLostWriteAgeSeconds"] is not None and f["oldestLostWriteAgeSeconds"] > bound:
+            failures.append(f"node {f['node']} lost a write acknowledged {f['oldestLostWriteAgeSeconds']} s before the kill "
+                            f"(bound {bound} s)")
     for stuck in report["followersStuckAtTheEnd"]:
         failures.append(f"a follower could not page on at the end: {stuck}")
     for tenant, mismatch in report["followerMismatches"].items():
         failures.append(f"the follower of {tenant} missed {mismatch['missed']} notes its store holds and holds "
                         f"{mismatch['extra']} it does not")
-        if f["oldestLostWriteAgeSeconds"] is not None and f["oldestLostWriteAgeSeconds"] > bound:
-            failures.append(f"node {f['node']} lost a write acknowledged {f['oldestLostWriteAgeSeconds']} s before the kill "
-                            f"(bound {bound} s)")
     if not report["replicationLagSeconds"]["samples"]:
         failures.append("no replication lag sample")
     if report["acknowledgedWrites"] == 0:

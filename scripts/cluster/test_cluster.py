@@ -12,8 +12,7 @@ import time
 import unittest
 
 from client import Client
-from cluster import Cluster, free_port
-from drill import spread_tenants
+from local_cluster import Cluster, free_port
 from node import litestream_restore
 from rebalance import add_node
 from ring import Ring
@@ -42,7 +41,7 @@ class ClusterTests(unittest.TestCase):
     def test_R_N1_tenants_spread_over_the_nodes_and_each_routes_to_its_node(self):
         # Three tenants for each node (the ports, so the ring, are random: twelve names as they come
         # sometimes give a node none).
-        tenants = [t for owned in spread_tenants(self.cluster, 3, "tenant-").values() for t in owned]
+        tenants = [t for owned in self.cluster.spread_tenants(3, "tenant-").values() for t in owned]
         keys = {}
         for tenant in tenants:
             created = self.admin.send("PUT", f"/v1/tenants/{tenant}")
@@ -108,7 +107,7 @@ class ClusterTests(unittest.TestCase):
         from the router, the others their 200s, every request an answer, on the same connection throughout.
         (With request bodies passed on unbuffered, nginx closed the connection after a 502 to a POST whose
         body it had not read yet, though it had answered keep-alive: the next request got no answer.)"""
-        owners = [tenants[0] for tenants in spread_tenants(self.cluster, 1, "shared-").values()]
+        owners = [tenants[0] for tenants in self.cluster.spread_tenants(1, "shared-").values()]
         keys = {tenant: create_tenant(self.cluster.router.url, self.cluster.admin_token, tenant) for tenant in owners}
         dead = self.cluster.node_of(owners[0])
         dead.kill()

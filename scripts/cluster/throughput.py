@@ -6,8 +6,7 @@ import shutil
 import tempfile
 import time
 
-from cluster import Cluster
-from drill import spread_tenants
+from local_cluster import Cluster
 from workload import NOTES, create_tenant
 from client import Client
 
@@ -40,7 +39,7 @@ def run(binary, writers, seconds):
     cluster = Cluster(binary, root, nodes=3)
     try:
         cluster.start()
-        chosen = spread_tenants(cluster, writers, "w")
+        chosen = cluster.spread_tenants(writers, "w")
         first = cluster.nodes[0]
         keys = {t: create_tenant(cluster.router.url, cluster.admin_token, t) for ts in chosen.values() for t in ts}
         on_first = [(t, keys[t]) for t in chosen[first.address]]

@@ -1,6 +1,6 @@
-// Models, objects, queries, deletions and the change feed over real HTTP (docs/api.md, model.md, change-feed.md, queries.md).
-// Objects are written through the store's Swift API on the same file (the mapping engine, which
-// writes them over HTTP, is a later issue); every read and delete goes through the server.
+// Models, objects, queries, deletions and the change feed through the routes, in process (docs/api.md,
+// model.md, change-feed.md, queries.md). `seedComics` writes objects through the store's Swift API on the
+// file the server uses; every read and delete goes through the server.
 import Foundation
 import Synchronization
 import Testing
@@ -20,18 +20,22 @@ let comicsModel: JSONValue = [
     ],
 ]
 
-/// A server with tenant `acme` and model `comics` registered; returns the tenant's admin key.
-func withComics(_ body: (LiveServer, String) throws -> Void) throws {
-    try withLiveServer { (server) throws in
-        let key = try #require(try server.client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
-        let created = try server.client.sendJSON("PUT", "/v1/tenants/acme/models/comics", comicsModel, token: key)
-        #expect(created.status == 201)
-        try body(server, key)
-    }
+/// Registers tenant `acme` and its model `comics` on `server`; returns the tenant's admin key.
+func registerComics(on server: some TestServer) throws -> String {
+    let key = try #require(try server.client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+    let created = try server.client.sendJSON("PUT", "/v1/tenants/acme/models/comics", comicsModel, token: key)
+    #expect(created.status == 201)
+    return key
+}
+
+/// An in-process server with tenant `acme` and model `comics` registered, and the tenant's admin key.
+func withComics(_ body: (InProcessServer, String) throws -> Void) throws {
+    let server = try InProcessServer()
+    try body(server, try registerComics(on: server))
 }
 
 /// Seeds publishers and characters through the store file the server uses.
-func seedComics(_ server: LiveServer, characters: Int = 3) throws {
+func seedComics(_ server: some TestServer, characters: Int = 3) throws {
     let path = server.dataDirectory.appendingPathComponent("data/tenants/acme/comics.sqlite").path
     let store = try ModelStore(name: "comics", path: path)
     _ = try store.write { (tx) throws(CartographError) in
@@ -44,7 +48,7 @@ func seedComics(_ server: LiveServer, characters: Int = 3) throws {
     }
 }
 
-@Suite(.serialized) struct ModelRoutesLiveTests {
+@Suite(.serialized) struct ModelRoutesTests {
     @Test func R_M6_registerReRegisterAndMigrateOverHTTP() throws {
         try withComics { (server, key) throws in
             let client = server.client
@@ -314,16 +318,15 @@ func seedComics(_ server: LiveServer, characters: Int = 3) throws {
     }
 
     @Test func concurrentPutsOfTheSameModelAreSerialized() throws {
-        try withLiveServer { (server) throws in
-            let key = try #require(try server.client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
-            let statuses = Mutex<[Int]>([])
-            DispatchQueue.concurrentPerform(iterations: 8) { _ in
-                let status = (try? server.client.sendJSON("PUT", "/v1/tenants/acme/models/comics", comicsModel, token: key).status) ?? 0
-                statuses.withLock { $0.append(status) }
-            }
-            #expect(statuses.withLock { $0.sorted() } == [200, 200, 200, 200, 200, 200, 200, 201])
-            #expect(try server.client.send("GET", "/v1/tenants/acme/models/comics", token: key).json()["version"] == 1)
+        let server = try InProcessServer()
+        let key = try #require(try server.client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+        let statuses = Mutex<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            let status = (try? server.client.sendJSON("PUT", "/v1/tenants/acme/models/comics", comicsModel, token: key).status) ?? 0
+            statuses.withLock { $0.append(status) }
         }
+        #expect(statuses.withLock { $0.sorted() } == [200, 200, 200, 200, 200, 200, 200, 201])
+        #expect(try server.client.send("GET", "/v1/tenants/acme/models/comics", token: key).json()["version"] == 1)
     }
 
     @Test func deletingModelsAndTenantsRemovesTheirFiles() throws {

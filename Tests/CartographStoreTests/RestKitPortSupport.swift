@@ -1,10 +1,8 @@
-// Shared helpers for RestKitPortTests: RestKit's own test data model written as a model document,
-// a live server with that model and some mappings, and the RestKit JSON fixtures copied into
-// Fixtures/RestKit/ (sources in Fixtures/RestKit/SOURCES.md).
+// Shared helpers for RestKitPortTests: RestKit's own test data model written as a model document, a
+// store with that model and some mappings (StoreHarness.swift), and the RestKit JSON fixtures copied
+// into Fixtures/RestKit/ (sources in Fixtures/RestKit/SOURCES.md).
 import Foundation
-import Testing
 import CartographCore
-import CartographTesting
 
 // MARK: - Fixtures
 
@@ -106,93 +104,13 @@ let restKitModel: JSONValue = ["entities": [
     "DashDateNewYork": ["type": "dateFormat", "format": "MM-dd-yyyy", "timeZone": "America/New_York"],
 ]]
 
-// MARK: - A live server with a model and mappings
+// MARK: - A store with RestKit's model
 
-/// Tenant `restkit`, model `restkit` (or the model given) and the mappings given, on a fresh server.
-struct RestKitStore {
-    let client: any HTTPTestClient
-    let key: String
-
-    /// PUT model `restkit`.
-    func putModel(_ document: JSONValue) throws -> RawResponse {
-        try client.sendJSON("PUT", "/v1/tenants/restkit/models/restkit", document, token: key)
-    }
-
-    /// PUT a mapping of model `restkit`.
-    func putMapping(_ name: String, _ document: JSONValue) throws -> RawResponse {
-        try client.sendJSON("PUT", "/v1/tenants/restkit/models/restkit/mappings/\(name)", document, token: key)
-    }
-
-    /// POST a payload through a mapping; the raw response.
-    func post(_ mapping: String, _ payload: JSONValue, query: String = "") throws -> RawResponse {
-        try client.send("POST", "/v1/tenants/restkit/models/restkit/mappings/\(mapping)/payloads" + query,
-                        headers: [("Content-Type", "application/json")], body: payload.jsonBytes, token: key)
-    }
-
-    /// POST a payload that must succeed (200); the result document (R-P12).
-    func map(_ mapping: String, _ payload: JSONValue, sourceLocation: SourceLocation = #_sourceLocation) throws -> JSONValue {
-        let response = try post(mapping, payload)
-        #expect(response.status == 200, "\(response.text)", sourceLocation: sourceLocation)
-        return try response.json()
-    }
-
-    /// GET a path under `/v1/tenants/restkit/models/restkit/`.
-    func get(_ path: String) throws -> JSONValue {
-        try client.send("GET", "/v1/tenants/restkit/models/restkit/" + path, token: key).json()
-    }
-
-    /// Every stored object of an entity (and its sub-entities), in the store's default order (`_id`).
-    func objects(_ entity: String, where predicate: String? = nil) throws -> [JSONValue] {
-        var query = "limit=1000"
-        if let predicate { query += "&where=" + rkPercentEncoded(predicate) }
-        return try get("entities/\(entity)/objects?\(query)")["items"]?.arrayValue ?? []
-    }
-
-    /// How many objects an entity (and its sub-entities) has.
-    func count(_ entity: String, where predicate: String? = nil) throws -> Int {
-        var query = "count=true&limit=1"
-        if let predicate { query += "&where=" + rkPercentEncoded(predicate) }
-        return Int(try get("entities/\(entity)/objects?\(query)")["total"]?.numberValue?.int64Value ?? -1)
-    }
-
-    /// One object by key; the values of a compound key are joined by `,` (docs/api.md#object-keys).
-    func object(_ entity: String, _ key: String...) throws -> JSONValue {
-        try get("entities/\(entity)/objects/" + key.map(rkPercentEncoded).joined(separator: ","))
-    }
-
-    /// The normalized model (with each entity's resolved `identificationAttributes`).
-    func identificationAttributes(of entity: String) throws -> JSONValue? {
-        let model = try client.send("GET", "/v1/tenants/restkit/models/restkit", token: key).json()
-        return model["entities"]?.arrayValue?.first { $0["name"] == .string(entity) }?["identificationAttributes"]
-    }
-}
-
-func rkPercentEncoded(_ text: String) -> String {
-    var allowed = CharacterSet.alphanumerics
-    allowed.insert(charactersIn: "-._~")
-    return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-}
-
-/// Runs `body` against a fresh server (in process: the port is of mapping behaviour) with tenant
-/// `restkit`, model `restkit` = `model` (none when nil) and `mappings` registered.
+/// Runs `body` against a new store of model `restkit` = `model` (none when nil) with `mappings` registered.
 func withRestKitStore(model: JSONValue? = restKitModel, mappings: [(String, JSONValue)] = [],
-                      _ body: (RestKitStore) throws -> Void) throws {
-    let server = try InProcessServer()
-    do {
-        let client: any HTTPTestClient = server
-        let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "restkit"], token: server.adminToken).json()["apiKey"]?.stringValue)
-        let store = RestKitStore(client: client, key: key)
-        if let model {
-            let registered = try store.putModel(model)
-            try #require(registered.status == 201, "model: \(registered.text)")
-        }
-        for (name, document) in mappings {
-            let response = try store.putMapping(name, document)
-            try #require(response.status == 201, "mapping \(name): \(response.text)")
-        }
-        try body(store)
-    }
+                      _ body: (StoreHarness) throws -> Void) throws {
+    try withStoreHarness(model: model, name: "restkit", mappings: mappings, body)
 }
 
-/// The `_id`s of the stored objects matching `predicate`.
+/// The `_id`s of the stored objects.
 func rkIDs(_ objects: [JSONValue]) -> [JSONValue] { objects.compactMap { $0["_id"] } }

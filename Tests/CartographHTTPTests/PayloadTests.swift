@@ -1,5 +1,6 @@
-// Payload ingestion over real HTTP (docs/mapping.md): identification, values, relationships and their
-// policies, modification dates, validation, transactions, dry runs and idempotency.
+// Payload ingestion through the routes, in process (docs/mapping.md): identification, values,
+// relationships and their policies, modification dates, validation, transactions, dry runs and
+// idempotency; values that do not coerce, nesting past the depth limit; concurrent writers and readers.
 import Foundation
 import Synchronization
 import Testing
@@ -39,7 +40,7 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
     }
 }
 
-@Suite(.serialized) struct PayloadLiveTests {
+@Suite(.serialized) struct PayloadTests {
     @Test func R_P12_insertsNestedObjectsAndReportsCountsAndObjects() throws {
         try withProjects { post, get in
             let response = try post(["projects": [
@@ -294,18 +295,17 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
     ]]
 
     func withThings(_ body: (_ post: (JSONValue) throws -> RawResponse, _ count: () throws -> Int) throws -> Void) throws {
-        try withLiveServer { (server) throws in
-            let client = server.client
-            let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
-            #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/m", Self.typesModel, token: key).status == 201)
-            let mapping: JSONValue = ["entity": "Thing", "keyPath": "things",
-                                      "attributes": ["id", "small", "when", "uid", "data", "flag", "link"],
-                                      "relationships": [["from": "children", "to": "children",
-                                                         "mapping": ["entity": "Thing", "attributes": ["id"]]]]]
-            #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/m/mappings/things", mapping, token: key).status == 201)
-            try body({ payload in try client.sendJSON("POST", "/v1/tenants/acme/models/m/mappings/things/payloads", payload, token: key) },
-                     { try client.send("GET", "/v1/tenants/acme/models/m/entities/Thing/objects?count=true", token: key).json()["total"]?.numberValue?.int64Value.map(Int.init) ?? -1 })
-        }
+        let server = try InProcessServer()
+        let client = server.client
+        let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+        #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/m", Self.typesModel, token: key).status == 201)
+        let mapping: JSONValue = ["entity": "Thing", "keyPath": "things",
+                                  "attributes": ["id", "small", "when", "uid", "data", "flag", "link"],
+                                  "relationships": [["from": "children", "to": "children",
+                                                     "mapping": ["entity": "Thing", "attributes": ["id"]]]]]
+        #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/m/mappings/things", mapping, token: key).status == 201)
+        try body({ payload in try client.sendJSON("POST", "/v1/tenants/acme/models/m/mappings/things/payloads", payload, token: key) },
+                 { try client.send("GET", "/v1/tenants/acme/models/m/entities/Thing/objects?count=true", token: key).json()["total"]?.numberValue?.int64Value.map(Int.init) ?? -1 })
     }
 
     @Test(arguments: [
@@ -362,7 +362,7 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
     }
 }
 
-@Suite(.serialized) struct ConcurrencyLiveTests {
+@Suite(.serialized) struct ConcurrencyTests {
     /// How much longer the concurrency tests run: 1 in `make test`, more in `make soak`.
     static let scale = max(1, Int(ProcessInfo.processInfo.environment["CARTOGRAPH_SOAK_SCALE"] ?? "") ?? 1)
 
@@ -454,39 +454,38 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
     }
 
     @Test func R_S3_concurrentWritersAndReadersGetNoErrorsAndExactCounts() throws {
-        try withLiveServer { (server) throws in
-            let client = server.client
-            var keys: [String] = []
-            for tenant in ["acme", "globex"] {
-                let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": .string(tenant)], token: server.adminToken).json()["apiKey"]?.stringValue)
-                #expect(try client.sendJSON("PUT", "/v1/tenants/\(tenant)/models/work", projectsModel, token: key).status == 201)
-                #expect(try client.sendJSON("PUT", "/v1/tenants/\(tenant)/models/work/mappings/projects", projectMapping(), token: key).status == 201)
-                keys.append(key)
-            }
-            let statuses = Mutex<[Int]>([])
-            let tenantKeys = keys
-            // 16 writers: 8 per tenant, each with its own 50 projects sharing 5 users; 8 readers paging meanwhile.
-            DispatchQueue.concurrentPerform(iterations: 24) { index in
-                let tenant = index % 2 == 0 ? "acme" : "globex", key = tenantKeys[index % 2]
-                let status: Int
-                if index < 16 {
-                    let projects: [JSONValue] = (0..<50).map { n in
-                        ["id": .number(JSONNumber(index * 100 + n)), "owner": ["id": .number(JSONNumber(n % 5)), "email": "u@x.io"]]
-                    }
-                    status = (try? client.sendJSON("POST", "/v1/tenants/\(tenant)/models/work/mappings/projects/payloads",
-                                                   ["projects": .array(projects)], token: key).status) ?? 0
-                } else {
-                    status = (try? client.send("GET", "/v1/tenants/\(tenant)/models/work/entities/Project/objects?limit=100", token: key).status) ?? 0
+        let server = try InProcessServer()
+        let client = server.client
+        var keys: [String] = []
+        for tenant in ["acme", "globex"] {
+            let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": .string(tenant)], token: server.adminToken).json()["apiKey"]?.stringValue)
+            #expect(try client.sendJSON("PUT", "/v1/tenants/\(tenant)/models/work", projectsModel, token: key).status == 201)
+            #expect(try client.sendJSON("PUT", "/v1/tenants/\(tenant)/models/work/mappings/projects", projectMapping(), token: key).status == 201)
+            keys.append(key)
+        }
+        let statuses = Mutex<[Int]>([])
+        let tenantKeys = keys
+        // 16 writers: 8 per tenant, each with its own 50 projects sharing 5 users; 8 readers paging meanwhile.
+        DispatchQueue.concurrentPerform(iterations: 24) { index in
+            let tenant = index % 2 == 0 ? "acme" : "globex", key = tenantKeys[index % 2]
+            let status: Int
+            if index < 16 {
+                let projects: [JSONValue] = (0..<50).map { n in
+                    ["id": .number(JSONNumber(index * 100 + n)), "owner": ["id": .number(JSONNumber(n % 5)), "email": "u@x.io"]]
                 }
-                statuses.withLock { $0.append(status) }
+                status = (try? client.sendJSON("POST", "/v1/tenants/\(tenant)/models/work/mappings/projects/payloads",
+                                               ["projects": .array(projects)], token: key).status) ?? 0
+            } else {
+                status = (try? client.send("GET", "/v1/tenants/\(tenant)/models/work/entities/Project/objects?limit=100", token: key).status) ?? 0
             }
-            #expect(statuses.withLock { $0.allSatisfy { $0 == 200 } }, "\(statuses.withLock { $0 })")
-            for (tenant, key) in zip(["acme", "globex"], keys) {
-                #expect(try client.send("GET", "/v1/tenants/\(tenant)/models/work/entities/Project/objects?count=true&limit=1", token: key)
-                    .json()["total"] == 400)
-                #expect(try client.send("GET", "/v1/tenants/\(tenant)/models/work/entities/User/objects?count=true&limit=1", token: key)
-                    .json()["total"] == 5, "shared owners are identified, never duplicated, across concurrent payloads")
-            }
+            statuses.withLock { $0.append(status) }
+        }
+        #expect(statuses.withLock { $0.allSatisfy { $0 == 200 } }, "\(statuses.withLock { $0 })")
+        for (tenant, key) in zip(["acme", "globex"], keys) {
+            #expect(try client.send("GET", "/v1/tenants/\(tenant)/models/work/entities/Project/objects?count=true&limit=1", token: key)
+                .json()["total"] == 400)
+            #expect(try client.send("GET", "/v1/tenants/\(tenant)/models/work/entities/User/objects?count=true&limit=1", token: key)
+                .json()["total"] == 5, "shared owners are identified, never duplicated, across concurrent payloads")
         }
     }
 }

@@ -1,4 +1,4 @@
-// R-Q4 `shape=json` over real HTTP: Groot's serialization tests (GrootTests/SerializationTests.swift,
+// R-Q4 `shape=json` through the routes, in process: Groot's serialization tests (GrootTests/SerializationTests.swift,
 // `testSerializationToJSON…`) ported onto Groot's own test model, sub-entities, the errors, and the
 // round trip payload -> store -> export -> the same mapping -> nothing changes. Objects are stored
 // through mapping documents that mirror the model's annotations (key paths and transformers).
@@ -121,7 +121,7 @@ private let batmanPayload: JSONValue = [
     "publisher": ["id": "10", "name": "DC Comics"],
 ]
 
-@Suite(.serialized) struct ExportLiveTests {
+@Suite(.serialized) struct ExportTests {
     @Test func R_Q4_shapeJSONExportsThroughAnnotations() throws {
         try withExportServer(model: try grootModelDocument()) { server in
             _ = try server.map("characters", batmanPayload)
@@ -251,22 +251,21 @@ private let batmanPayload: JSONValue = [
         // Groot's model as it is: its annotations name GrootTests.Transformer, which it does not declare.
         let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../../shared/fixtures/groot/Model.xcdatamodeld/Model.xcdatamodel/contents")
-        try withLiveServer { (server) throws in
-            let client = server.client
-            let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
-            let registered = try client.send("PUT", "/v1/tenants/acme/models/groot", headers: [("Content-Type", "application/xml")],
-                                             body: Array(Data(contentsOf: fixture)), token: key)
-            #expect(registered.status == 201)
-            #expect(try registered.json()["warnings"]?.arrayValue?.isEmpty == false)
-            let mapping: JSONValue = ["entity": "Power", "attributes": ["id": "identifier", "name": "name"]]
-            #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/groot/mappings/powers", mapping, token: key).status == 201)
-            let mapped = try client.sendJSON("POST", "/v1/tenants/acme/models/groot/mappings/powers/payloads", ["id": 4, "name": "Agility"], token: key)
-            #expect(mapped.status == 200, "\(mapped.text)")
-            let exported = try client.send("GET", "/v1/tenants/acme/models/groot/entities/Power/objects?shape=json", token: key)
-            #expect(exported.status == 422)
-            #expect(exported.text.contains("GrootTests.Transformer") && exported.text.contains("Power.identifier"), "\(exported.text)")
-            #expect(try client.send("GET", "/v1/tenants/acme/models/groot/entities/Power/objects", token: key).json()["items"]?.arrayValue?.count == 1)
-        }
+        let server = try InProcessServer()
+        let client = server.client
+        let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+        let registered = try client.send("PUT", "/v1/tenants/acme/models/groot", headers: [("Content-Type", "application/xml")],
+                                         body: Array(Data(contentsOf: fixture)), token: key)
+        #expect(registered.status == 201)
+        #expect(try registered.json()["warnings"]?.arrayValue?.isEmpty == false)
+        let mapping: JSONValue = ["entity": "Power", "attributes": ["id": "identifier", "name": "name"]]
+        #expect(try client.sendJSON("PUT", "/v1/tenants/acme/models/groot/mappings/powers", mapping, token: key).status == 201)
+        let mapped = try client.sendJSON("POST", "/v1/tenants/acme/models/groot/mappings/powers/payloads", ["id": 4, "name": "Agility"], token: key)
+        #expect(mapped.status == 200, "\(mapped.text)")
+        let exported = try client.send("GET", "/v1/tenants/acme/models/groot/entities/Power/objects?shape=json", token: key)
+        #expect(exported.status == 422)
+        #expect(exported.text.contains("GrootTests.Transformer") && exported.text.contains("Power.identifier"), "\(exported.text)")
+        #expect(try client.send("GET", "/v1/tenants/acme/models/groot/entities/Power/objects", token: key).json()["items"]?.arrayValue?.count == 1)
     }
 }
 
