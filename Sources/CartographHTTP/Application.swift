@@ -226,18 +226,16 @@ public final class Application: Sendable {
                let refusal = tenantLimits.rateLimiter.admit(tenant: key.tenantID, policy: { tenantLimits.effective(tenant: key.tenantID).rate }) {
                 return rateLimited(refusal, tenant: key.tenantID, request: request)
             }
-            let unknown = Array(Set(request.query.map(\.name).filter { !route.query.contains($0) })).sorted()
-            guard unknown.isEmpty else {
-                let takes = route.query.isEmpty ? "no query parameters" : "only " + route.query.sorted().joined(separator: ", ")
-                throw CartographError(.badRequest, "Unknown query parameter\(unknown.count == 1 ? "" : "s") \(unknown.map { "'\($0)'" }.joined(separator: ", ")): "
-                    + "\(request.method) \(route.template) takes \(takes).", errors: unknown.map { .init(pointer: JSONPointer.root.appending($0).description, message: "unknown query parameter") })
+            if !route.takesMappingQuery {
+                let unknown = route.unknownQueryParameters(in: request)
+                guard unknown.isEmpty else { throw route.refusal(ofQueryParameters: unknown, method: request.method) }
             }
             switch route.body {
             case .none: break
             case .json: try Self.requireContentType(request, accepting: ["application/json"])
             case .modelDocument: try Self.requireContentType(request, accepting: ["application/json", "application/xml", "text/xml"])
             }
-            let context = RequestContext(request: request, parameters: parameters, principal: principal, requestID: requestID)
+            let context = RequestContext(request: request, parameters: parameters, principal: principal, requestID: requestID, route: route)
             let store = parameters["tenant"].flatMap { tenant in parameters["model"].map { (tenant: tenant, model: $0) } }
             if let store, let refusal = storeFaults.refusal(tenant: store.tenant, model: store.model) { throw refusal }
             let writes = route.access != .tenant(.read) && request.method != "GET"

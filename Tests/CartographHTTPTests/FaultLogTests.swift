@@ -44,7 +44,7 @@ struct FaultLogTests {
         let key = try #require(try server.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
         #expect(try server.sendJSON("PUT", "/v1/tenants/acme/models/m", WallClockTests.model, token: key).status == 201)
         // The store's table goes behind the server's back: the next read fails inside SQLite.
-        let file = server.dataDirectory.appendingPathComponent("tenants/acme/m.sqlite").path
+        let file = server.dataDirectory.appendingPathComponent("data/tenants/acme/m.sqlite").path
         try SQLiteConnection(path: file).execute("DROP TABLE \"Note\"")
 
         let failed = try server.send("GET", "/v1/tenants/acme/models/m/entities/Note/objects", headers: [("X-Request-Id", "fault-7")], token: key)

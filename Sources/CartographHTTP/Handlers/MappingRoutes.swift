@@ -39,15 +39,17 @@ struct MappingRoutes: Sendable {
             let store = try lookup.existingModel(context)
             return .json(try Self.registeredMapping(context.parameter("mapping"), in: store))
         },
-        Route("POST", Self.mapping + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "snapshot"]) { context in
+        Route("POST", Self.mapping + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "snapshot"],
+              takesMappingQuery: true) { context in
             let (store, model) = try lookup.existingSchema(context)
             let name = context.parameter("mapping")
+            // Re-validated against the current model: a migration may have changed it since registration.
+            let mapping = MappingSource.document(try Self.registeredMapping(name, in: store), name: name)
+            try context.refuseQueryParameters { () throws(CartographError) in try store.queryParameters(readBy: mapping, model: model) }
             let snapshot = try context.request.queryValue("snapshot").map { (token) throws(CartographError) in
                 try SnapshotSession(mapping: name, token: token, pointer: "/snapshot")
             }
-            let document = try Self.registeredMapping(name, in: store)
-            // Re-validated against the current model: a migration may have changed it since registration.
-            return try ingest(context, into: store, model: model, mapping: .document(document, name: name), snapshot: snapshot)
+            return try ingest(context, into: store, model: model, mapping: mapping, snapshot: snapshot)
         },
         // R-D5 across pages: a snapshot session's completion, and its abandonment.
         Route("POST", Self.snapshot + "/complete", access: .tenant(.write), query: ["dryRun"]) { context in
@@ -69,13 +71,15 @@ struct MappingRoutes: Sendable {
             return .json(try Self.annotationMapping(of: context.parameter("entity"), in: model).json)
         },
         // `discardInvalid` (R-P8): what `discardsInvalidObjectsOnInsert` is to a mapping document.
-        Route("POST", Self.entity + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "discardInvalid"]) { context in
+        Route("POST", Self.entity + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "discardInvalid"],
+              takesMappingQuery: true) { context in
             let (store, model) = try lookup.existingSchema(context)
             let entity = context.parameter("entity")
             try Self.requireEntity(entity, in: model)
             let discardInvalid = try ModelRoutes.booleanQuery(context, "discardInvalid") ?? false
-            return try ingest(context, into: store, model: model,
-                              mapping: .annotations(entity: entity, discardsInvalidObjectsOnInsert: discardInvalid))
+            let mapping = MappingSource.annotations(entity: entity, discardsInvalidObjectsOnInsert: discardInvalid)
+            try context.refuseQueryParameters { () throws(CartographError) in try store.queryParameters(readBy: mapping, model: model) }
+            return try ingest(context, into: store, model: model, mapping: mapping)
         },
         Route("DELETE", Self.mapping, access: .tenant(.admin)) { context in
             let (store, model) = try lookup.existingSchema(context)

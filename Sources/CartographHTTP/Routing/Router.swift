@@ -34,6 +34,8 @@ public struct RequestContext: Sendable {
     public let parameters: PathParameters
     public let principal: Principal
     public let requestID: String
+    /// The route that matched: the query parameters it takes, for `refuseQueryParameters(except:)`.
+    let route: Route
 
     /// A path parameter the router has already validated.
     public func parameter(_ name: String) -> String { parameters[name] ?? "" }
@@ -42,6 +44,17 @@ public struct RequestContext: Sendable {
     public func jsonBody(_ reader: JSONReader) throws(CartographError) -> JSONValue {
         let body = try nonEmptyBody()
         do { return try reader.parse(body) } catch { throw CartographError(error) }
+    }
+
+    /// R-P1: on a route that `takesMappingQuery`, refuses the query parameters the route does not take
+    /// and its mapping does not read (`mappingReads`, asked only when there are such parameters), as the
+    /// router refuses them on any other route.
+    public func refuseQueryParameters(except mappingReads: () throws(CartographError) -> Set<String>) throws(CartographError) {
+        let unknown = route.unknownQueryParameters(in: request)
+        guard !unknown.isEmpty else { return }
+        let read = try mappingReads()
+        let refused = unknown.filter { !read.contains($0) }
+        guard refused.isEmpty else { throw route.refusal(ofQueryParameters: refused, method: request.method) }
     }
 
     /// The body bytes, refused with 400 when there are none.
@@ -71,24 +84,42 @@ public final class Route: Sendable {
     /// The query parameters the route takes (openapi.yaml documents the same): any other is a 400, so a
     /// misspelled or misplaced `dryRun` never goes unnoticed on a write.
     public let query: Set<String>
+    /// Whether the route also takes the query parameters its payload's mapping reads
+    /// (`@metadata.query.<name>`, R-P1): the router leaves the others to the handler, which knows the
+    /// mapping and calls `RequestContext.refuseQueryParameters(except:)` before anything is written.
+    public let takesMappingQuery: Bool
     let segments: [Segment]
     /// The index of the `{key}` segment, if the template has one.
     let keyIndex: Int?
     let handler: Handler
 
     public init(_ method: String, _ template: String, access: Access, body: RequestBody = .none, query: Set<String> = [],
-                handler: @escaping Handler) {
+                takesMappingQuery: Bool = false, handler: @escaping Handler) {
         self.method = method
         self.template = template
         self.access = access
         self.body = body
         self.query = query
+        self.takesMappingQuery = takesMappingQuery
         self.handler = handler
         let segments: [Segment] = template.split(separator: "/").map { part in
             part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
         }
         self.segments = segments
         self.keyIndex = segments.firstIndex(of: .parameter("key"))
+    }
+
+    /// The query parameters of `request` the route does not take, each once, sorted.
+    func unknownQueryParameters(in request: HTTPRequest) -> [String] {
+        Array(Set(request.query.map(\.name).filter { !query.contains($0) })).sorted()
+    }
+
+    /// The 400 for query parameters the route does not take, one JSON Pointer each.
+    func refusal(ofQueryParameters unknown: [String], method: String) -> CartographError {
+        var takes = query.isEmpty ? "no query parameters" : "only " + query.sorted().joined(separator: ", ")
+        if takesMappingQuery { takes += (query.isEmpty ? ", and" : " and") + " those its mapping reads (@metadata.query.<name>)" }
+        return CartographError(.badRequest, "Unknown query parameter\(unknown.count == 1 ? "" : "s") \(unknown.map { "'\($0)'" }.joined(separator: ", ")): "
+            + "\(method) \(template) takes \(takes).", errors: unknown.map { .init(pointer: JSONPointer.root.appending($0).description, message: "unknown query parameter") })
     }
 }
 

@@ -443,3 +443,23 @@ final class MappingReference {
     let mapping: EntityMapping
     init(_ mapping: EntityMapping) { self.mapping = mapping }
 }
+
+extension MappingEngine {
+    /// The request's query parameters `mapping` reads (`@metadata.query.<name>`, R-P1), in itself and
+    /// every mapping it reaches: the payload routes accept these beside their own parameters. Reading
+    /// `@metadata.query` whole names none: a misspelt parameter must not pass for one the mapping reads.
+    public func queryParameters(readBy mapping: EntityMapping) -> Set<String> {
+        var names = Set<String>()
+        func add(_ path: SourceKeyPath?) {
+            guard let path, path.root == .metadata, path.components.count > 1, path.components[0] == "query" else { return }
+            names.insert(path.components[1])
+        }
+        for reached in reachableMappings(from: mapping) {
+            add(reached.keyPath)
+            add(reached.dynamic?.keyPath)
+            reached.attributes.forEach { add($0.source) }
+            reached.relationships.forEach { add($0.source) }
+        }
+        return names
+    }
+}

@@ -76,6 +76,13 @@ extension ModelStore {
     public func parseMapping(_ document: JSONValue, name: String?, model: Model) throws(CartographError) -> EntityMapping {
         try EntityMapping.parse(document, model: model, name: name) { [self] other in try? mappings(named: other).first?.document }.mapping
     }
+
+    /// The query parameters a payload mapped through `source` reads (`@metadata.query.<name>`, R-P1),
+    /// through every mapping it reaches.
+    public func queryParameters(readBy source: MappingSource, model: Model) throws(CartographError) -> Set<String> {
+        let (mapping, engine) = try preparedMapping(source, model: model, maximumObjects: MappingEngine.defaultMaximumObjects)
+        return engine.queryParameters(readBy: mapping)
+    }
 }
 
 /// R-S2's storage limit for a payload's write: the tenant's limit and what its other stores hold.
