@@ -7,7 +7,7 @@ import CartographStore
 struct MappingRoutes: Sendable {
     static let mappings = "/v1/tenants/{tenant}/models/{model}/mappings"
     static let mapping = mappings + "/{mapping}"
-    static let entity = "/v1/tenants/{tenant}/models/{model}/entities/{entity}"
+    static let entity = ModelRoutes.entity
     static let snapshot = mapping + "/snapshots/{token}"
 
     let stores: StoreRegistry
