@@ -51,6 +51,19 @@ struct MappingRoutes: Sendable {
             }
             return try ingest(context, into: store, model: model, mapping: mapping, snapshot: snapshot)
         },
+        // R-P16: where a fetcher resumes — the greatest cursor value committed, per scope.
+        Route("GET", Self.mapping + "/cursor", access: .tenant(.read), takesMappingQuery: true) { context in
+            let (store, model) = try lookup.existingSchema(context)
+            let name = context.parameter("mapping")
+            let mapping = try store.parseMapping(try Self.registeredMapping(name, in: store), name: name, model: model)
+            guard let cursor = mapping.cursor else {
+                throw CartographError(.notFound, "Mapping '\(name)' keeps no cursor; declare one with \"cursor\": \"<attribute>\" (docs/mapping.md).")
+            }
+            try context.refuseQueryParameters { Set(cursor.scope) }
+            let matching = Dictionary(context.request.query.map { ($0.name, $0.value) }) { _, last in last }
+            let cursors = try store.cursors(mapping: name, entity: mapping.entity, cursor: cursor, matching: matching)
+            return .json(Self.cursorDocument(name, cursor, cursors))
+        },
         // R-D5 across pages: a snapshot session's completion, and its abandonment.
         Route("POST", Self.snapshot + "/complete", access: .tenant(.write), query: ["dryRun"]) { context in
             let (store, session) = try snapshotSession(context)
@@ -97,6 +110,17 @@ struct MappingRoutes: Sendable {
             return .noContent
         },
     ] }
+
+    /// `GET …/cursor`'s answer: the cursor's declaration and each scope's greatest value (R-P16).
+    static func cursorDocument(_ name: String, _ cursor: MappingCursor, _ cursors: [StoredCursor]) -> JSONValue {
+        let items: [JSONValue] = cursors.map { stored in
+            let scope = JSONObject(zip(cursor.scope, stored.scope).map { ($0, $1.map(JSONValue.string) ?? .null) })
+            return ["scope": .object(scope), "value": stored.value.jsonValue,
+                    "updatedAt": .string(ISO8601Instant.render(milliseconds: stored.updatedAt))]
+        }
+        return ["mapping": .string(name), "attribute": .string(cursor.attribute), "scope": .array(cursor.scope.map(JSONValue.string)),
+                "cursors": .array(items)]
+    }
 
     /// The registered mapping document `name`; 404 when the model has none.
     static func registeredMapping(_ name: String, in store: ModelStore) throws(CartographError) -> JSONValue {

@@ -38,6 +38,7 @@ extension EntityMapping {
             document.append("deleteMissing", ["scope": .string(deleteMissing.scope.format), "maxDeletes": .number(JSONNumber(deleteMissing.maxDeletes))])
         }
         if identityReferences { document.append("identityReferences", true) }
+        if let cursor { document.append("cursor", ["attribute": .string(cursor.attribute), "scope": .array(cursor.scope.map(JSONValue.string))]) }
         if let dynamic {
             var map = JSONObject()
             for dynamicCase in dynamic.cases { map.append(dynamicCase.value, dynamicCase.mapping.json) }

@@ -7,15 +7,15 @@ public import CartographCore
 import CartographPredicate
 
 extension EntityMapping {
-    /// The members a mapping document may have. `keyPath`, `deleteMissing` and `identityReferences` apply to top-level
+    /// The members a mapping document may have. `keyPath`, `deleteMissing`, `identityReferences` and `cursor` apply to top-level
     /// mappings only (a nested mapping's representations are chosen by its relationship or case).
     static let documentMembers = [
         "entity", "keyPath", "dictionaryTransformer", "attributes", "identificationAttributes", "identificationInference",
         "identificationPredicate", "modificationAttribute", "assignsDefaultValueForMissingAttributes", "relationships",
         "connections", "deletionPredicate", "discardsInvalidObjectsOnInsert", "deleteMissing", "identityReferences", "dynamic",
-        "fromAnnotations",
+        "fromAnnotations", "cursor",
     ]
-    static let topLevelOnlyMembers = ["keyPath", "deleteMissing", "identityReferences"]
+    static let topLevelOnlyMembers = ["keyPath", "deleteMissing", "identityReferences", "cursor"]
 
     /// Parses and validates a mapping document against `model`.
     ///
@@ -153,6 +153,9 @@ struct MappingDocumentReader {
             mapping.deleteMissing = readDeleteMissing(snapshot, at: pointer.appending("deleteMissing"), entity: entity)
         }
         if isTopLevel { mapping.identityReferences = checker.bool(object, "identityReferences", at: pointer) ?? false }
+        if isTopLevel, let cursor = object["cursor"], cursor != .null {
+            mapping.cursor = readCursor(cursor, at: pointer.appending("cursor"), mapping: mapping)
+        }
         if let dynamic = checker.member(object, "dynamic", at: pointer, expecting: "an object", { $0.objectValue }) {
             mapping.dynamic = readDynamic(dynamic, at: pointer.appending("dynamic"), entity: entity, inheritedInference: inference)
         }
@@ -575,6 +578,44 @@ struct MappingDocumentReader {
         if object["maxDeletes"] == nil || object["maxDeletes"] == .null { checker.report(pointer.appending("maxDeletes"), "is required") }
         guard let scope, let maxDeletes else { return nil }
         return DeleteMissing(scope: scope, maxDeletes: maxDeletes)
+    }
+
+    /// `"cursor"` (R-P16): an attribute the mapping maps, of a type with an order, and the query parameters
+    /// it is kept per.
+    private mutating func readCursor(_ value: JSONValue, at pointer: JSONPointer, mapping: EntityMapping) -> MappingCursor? {
+        let attributePointer: JSONPointer
+        let attribute: String?
+        var scope: [String] = []
+        switch value {
+        case .string(let name):
+            (attributePointer, attribute) = (pointer, name)
+        case .object(let object):
+            checker.checkMembers(of: object, allowed: ["attribute", "scope"], at: pointer)
+            attributePointer = pointer.appending("attribute")
+            attribute = checker.requiredString(object, "attribute", at: pointer)
+            let names = checker.member(object, "scope", at: pointer, expecting: "an array of query parameter names") { $0.arrayValue } ?? []
+            for (index, name) in names.enumerated() {
+                guard let name = name.stringValue, !name.isEmpty else {
+                    checker.report(pointer.appending("scope").appending(index), "is not a query parameter name")
+                    continue
+                }
+                if scope.contains(name) { checker.report(pointer.appending("scope").appending(index), "names \(quoted(name)) twice") }
+                scope.append(name)
+            }
+        default:
+            checker.report(pointer, "expected an attribute name or {\"attribute\", \"scope\"}")
+            return nil
+        }
+        guard let attribute else { return nil }
+        guard mapping.attributes.contains(where: { $0.attribute == attribute }) else {
+            checker.report(attributePointer, "\(quoted(attribute)) is not an attribute this mapping maps")
+            return nil
+        }
+        if let type = model.attribute(attribute, of: mapping.entity)?.type, !MappingCursor.orders(type) {
+            checker.report(attributePointer, "\(quoted(attribute)) is \(type.rawValue), which has no order to resume from")
+            return nil
+        }
+        return MappingCursor(attribute: attribute, scope: scope)
     }
 
     /// `{"keyPath": "type", "map": {"text": {mapping}, ...}}`: each case maps the base entity or a sub-entity.

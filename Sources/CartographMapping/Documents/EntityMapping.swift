@@ -43,6 +43,9 @@ public struct EntityMapping: Sendable, Equatable {
     public var discardsInvalidObjectsOnInsert: Bool
     /// Top-level mappings only: the payload is a complete snapshot of the objects in scope (R-D5).
     public var deleteMissing: DeleteMissing?
+    /// Top-level mappings only: the attribute whose greatest mapped value the store keeps as the
+    /// mapping's incremental cursor (R-P16), per the values of the query parameters of its scope.
+    public var cursor: MappingCursor?
     /// Top-level mappings only: a top-level scalar is an identity value, found or stubbed (R-P5), rather
     /// than an invalid object. The entity payload route sets it: it takes an array of identity values.
     public var identityReferences = false

@@ -247,7 +247,7 @@ extension MappingEngine {
                 try run.write(progress: progress.map { report in { phase, count, _ in report(phase, offset + count, total) } }, into: store)
                 try run.connect(in: store)
                 if mapping.deleteMissing != nil { run.rememberMentioned() }
-                _ = try run.summarize(topLevel: topLevel, in: store)
+                _ = try run.summarize(topLevel: topLevel, cursor: mapping.cursor?.attribute, in: store)
                 if done == 0 {
                     // The objects list is as long as the first chunk's entries say: reserved once, not doubled.
                     run.result.reserveObjects(total - chunk.count)

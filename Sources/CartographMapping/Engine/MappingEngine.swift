@@ -39,11 +39,14 @@ public struct MappingResult: Sendable, Equatable {
     /// The `_id`s a snapshot session's page mentioned (R-D5 across pages), when the engine
     /// `defersDeleteMissing`: what the page's deleteMissing would have kept. Not part of the response.
     public internal(set) var mentionedIDs: Set<Int64>?
+    /// The greatest value of the mapping's `cursor` attribute among the top-level objects mapped (R-P16);
+    /// nil without a cursor or a value. Not part of the response.
+    public internal(set) var cursorValue: AttributeValue?
 
     public init() {}
 
     public static func == (a: MappingResult, b: MappingResult) -> Bool {
-        a.inserted == b.inserted && a.updated == b.updated && a.unchanged == b.unchanged && a.deleted == b.deleted
+        a.inserted == b.inserted && a.updated == b.updated && a.unchanged == b.unchanged && a.deleted == b.deleted && a.cursorValue == b.cursorValue
             && a.discarded == b.discarded && a.objectKeys == b.objectKeys && a.explain == b.explain && a.warnings == b.warnings
             && a.objectRuns.elementsEqual(b.objectRuns) { $0 == $1 }
     }
@@ -250,7 +253,7 @@ public struct MappingEngine: Sendable {
         timer.lap("connect")
         try run.applyDeletions(of: read.mapping, in: store)
         timer.lap("delete")
-        var result = try run.summarize(topLevel: topLevel, in: store)
+        var result = try run.summarize(topLevel: topLevel, cursor: read.mapping.cursor?.attribute, in: store)
         if run.trace != nil { result.timings = timer.timings }
         return result
     }
@@ -446,10 +449,11 @@ final class MappingReference {
 
 extension MappingEngine {
     /// The request's query parameters `mapping` reads (`@metadata.query.<name>`, R-P1), in itself and
-    /// every mapping it reaches: the payload routes accept these beside their own parameters. Reading
-    /// `@metadata.query` whole names none: a misspelt parameter must not pass for one the mapping reads.
+    /// every mapping it reaches, and those its cursor is kept per (R-P16): the payload routes accept these
+    /// beside their own parameters. Reading `@metadata.query` whole names none: a misspelt parameter must
+    /// not pass for one the mapping reads.
     public func queryParameters(readBy mapping: EntityMapping) -> Set<String> {
-        var names = Set<String>()
+        var names = Set(mapping.cursor?.scope ?? [])
         func add(_ path: SourceKeyPath?) {
             guard let path, path.root == .metadata, path.components.count > 1, path.components[0] == "query" else { return }
             names.insert(path.components[1])

@@ -315,7 +315,10 @@ extension MappingRun {
     }
 
     /// Counts every object the payload touched and lists the top-level ones (R-P12, R-P13).
-    mutating func summarize(topLevel: [(node: MappedNode, pointer: String)], in store: some MappingStore) throws(CartographError) -> MappingResult {
+    /// - Parameter cursor: the top-level mapping's `cursor` attribute (R-P16), whose greatest value among
+    ///   the top-level objects written or found (not discarded) the result keeps.
+    mutating func summarize(topLevel: [(node: MappedNode, pointer: String)], cursor: String?,
+                            in store: some MappingStore) throws(CartographError) -> MappingResult {
         // A shared object a chunk before this one mapped was counted and listed there (see `repeatedShared`).
         for node in nodes where node.reachable && !isRepeatedShared(node) {
             if node.discarded {
@@ -346,6 +349,9 @@ extension MappingRun {
         for (node, _) in topLevel {
             let entity = node.existing?.entity ?? node.entity
             if let id = node.id {
+                if let cursor, case .some(.some(let value)) = node.values[cursor] {
+                    result.cursorValue = MappingCursor.greater(result.cursorValue, value)
+                }
                 // The identity is the key when the mapping identifies by the entity's key attributes (no read);
                 // an object the payload then deleted (R-D1) is named by its identity.
                 let reference = ObjectIdentifier(node.mappingReference)

@@ -198,6 +198,9 @@ extension ModelStore {
                 result = try engine.map(payload, mapping: mapping, metadata: options.metadata, explain: options.explain,
                                         progress: progress, into: transaction)
             }
+            if let cursor = mappedWith.cursor, let value = result.cursorValue, case .document(_, let name?) = source {
+                try transaction.advanceCursor(mapping: name, entity: mappedWith.entity, cursor: cursor, value: value, metadata: options.metadata)
+            }
             if let session = options.snapshot {
                 // In the page's own transaction: a page is never committed without its mentions.
                 try transaction.recordSnapshotPage(session, mapping: mappedWith, mentioned: result.mentionedIDs ?? [])

@@ -12,16 +12,22 @@ extension ModelStore {
         let writer = self.writer
         return try writeLock.withLock { () throws(CartographError) -> Bool in
             do {
-                let existed = try !writer.connection.rows("SELECT 1 FROM \(quoted(Self.mappingsTable)) WHERE name = ?", [.text(name)]).isEmpty
-                try writer.connection.run("INSERT OR REPLACE INTO \(quoted(Self.mappingsTable)) (name, document) VALUES (?, ?)",
-                                          [.text(name), .text(document.jsonText)])
+                let existing = try writer.connection.rows("SELECT document FROM \(quoted(Self.mappingsTable)) WHERE name = ?", [.text(name)]).first?.first
+                try writer.connection.transaction { () throws(SQLiteError) in
+                    try writer.connection.run("INSERT OR REPLACE INTO \(quoted(Self.mappingsTable)) (name, document) VALUES (?, ?)",
+                                              [.text(name), .text(document.jsonText)])
+                    // R-P16: a cursor kept for another attribute or scope says nothing of the new one.
+                    let previous = existing?.textValue.flatMap { try? JSONReader().parse($0) }
+                    if previous?["cursor"] != document["cursor"] { try CursorTable.drop(mapping: name, writer.connection) }
+                }
+                let existed = existing != nil
                 remeasure(writer.connection)
                 return !existed
             } catch { throw CartographError.store(error, "Cannot store mapping '\(name)'") }
         }
     }
 
-    /// Deletes a mapping and its snapshot sessions (a mapping registered later under the name starts
+    /// Deletes a mapping, its snapshot sessions and its cursors (a mapping registered later under the name starts
     /// with none); false when there was none.
     public func deleteMapping(name: String) throws(CartographError) -> Bool {
         let writer = self.writer
@@ -31,6 +37,7 @@ extension ModelStore {
                     try writer.connection.run("DELETE FROM \(quoted(Self.mappingsTable)) WHERE name = ?", [.text(name)])
                     let deleted = writer.connection.changes > 0
                     try SnapshotSessionTables.drop(mapping: name, writer.connection)
+                    try CursorTable.drop(mapping: name, writer.connection)
                     return deleted
                 }
                 remeasure(writer.connection)
