@@ -58,8 +58,12 @@ struct MappingCursorRoutesTests {
             let unknown = try api.client.send("GET", api.base + "/mappings/issues/cursor?repository=x", token: api.key)
             #expect(unknown.status == 400)
             #expect(try unknown.json()["errors"]?.arrayValue?.first?["pointer"] == "/repository")
-            // The payload route takes the scope's parameter, and still refuses others.
-            #expect(try api.post("issues", Self.page([(1, "2026-11-01T10:00:00Z")]), query: "?repository=x").status == 400)
+            // The payload route takes the scope's parameter, and still refuses others, writing nothing.
+            let misnamed = try api.post("issues", Self.page([(1, "2026-11-01T10:00:00Z")]), query: "?repository=x")
+            #expect(misnamed.status == 400)
+            #expect(try misnamed.json()["errors"]?.arrayValue?.compactMap { $0["pointer"]?.stringValue } == ["/repository"])
+            #expect(try api.client.send("GET", api.base + "/entities/Issue/objects/1", token: api.key).status == 404)
+            #expect(try Self.cursors(api).isEmpty, "a refused payload raises no cursor")
         }
     }
 

@@ -45,7 +45,7 @@ struct MappingRoutes: Sendable {
             let name = context.parameter("mapping")
             // Re-validated against the current model: a migration may have changed it since registration.
             let mapping = MappingSource.document(try Self.registeredMapping(name, in: store), name: name)
-            try context.refuseQueryParameters { () throws(CartographError) in try store.queryParameters(readBy: mapping, model: model) }
+            try context.refuseQueryParameters { () throws(CartographError) in try store.queryParameters(readBy: mapping, model: model, maximumObjects: maxObjectsPerPayload) }
             let snapshot = try context.request.queryValue("snapshot").map { (token) throws(CartographError) in
                 try SnapshotSession(mapping: name, token: token, pointer: "/snapshot")
             }
@@ -91,7 +91,7 @@ struct MappingRoutes: Sendable {
             try Self.requireEntity(entity, in: model)
             let discardInvalid = try ModelRoutes.booleanQuery(context, "discardInvalid") ?? false
             let mapping = MappingSource.annotations(entity: entity, discardsInvalidObjectsOnInsert: discardInvalid)
-            try context.refuseQueryParameters { () throws(CartographError) in try store.queryParameters(readBy: mapping, model: model) }
+            try context.refuseQueryParameters { () throws(CartographError) in try store.queryParameters(readBy: mapping, model: model, maximumObjects: maxObjectsPerPayload) }
             return try ingest(context, into: store, model: model, mapping: mapping)
         },
         Route("DELETE", Self.mapping, access: .tenant(.admin)) { context in

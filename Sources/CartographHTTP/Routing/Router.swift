@@ -111,7 +111,9 @@ public final class Route: Sendable {
 
     /// The query parameters of `request` the route does not take, each once, sorted.
     func unknownQueryParameters(in request: HTTPRequest) -> [String] {
-        Array(Set(request.query.map(\.name).filter { !query.contains($0) })).sorted()
+        // Every request asks: one that names only what the route takes builds no set.
+        guard request.query.contains(where: { !query.contains($0.name) }) else { return [] }
+        return Array(Set(request.query.map(\.name).filter { !query.contains($0) })).sorted()
     }
 
     /// The 400 for query parameters the route does not take, one JSON Pointer each.

@@ -53,7 +53,7 @@ extension StoreTransaction {
             let stored = try connection.rows("SELECT value FROM \(quoted(CursorTable.name)) WHERE mapping = ? AND attribute = ? AND scope = ?",
                                              [.text(name), .text(cursor.attribute), .text(scope)]).first?.first
             let current = stored.flatMap { stored in type.flatMap { ValueStorage.attributeValue(stored, type: $0) } }
-            guard current == nil || MappingCursor.greater(current, value) != current else { return }
+            if let current, MappingCursor.greater(current, value) == current { return }
             try connection.run("INSERT OR REPLACE INTO \(quoted(CursorTable.name)) (mapping, attribute, scope, value, updated_at) VALUES (?, ?, ?, ?, ?)",
                                [.text(name), .text(cursor.attribute), .text(scope), ValueStorage.sqlite(value),
                                 .integer(Int64((startedAt.timeIntervalSince1970 * 1000).rounded()))])

@@ -78,9 +78,10 @@ extension ModelStore {
     }
 
     /// The query parameters a payload mapped through `source` reads (`@metadata.query.<name>`, R-P1),
-    /// through every mapping it reaches.
-    public func queryParameters(readBy source: MappingSource, model: Model) throws(CartographError) -> Set<String> {
-        let (mapping, engine) = try preparedMapping(source, model: model, maximumObjects: MappingEngine.defaultMaximumObjects)
+    /// through every mapping it reaches. `maximumObjects` is the payload's, so that the mapping prepared
+    /// here is the one its ingestion finds kept (`preparedMapping` keeps one per limit).
+    public func queryParameters(readBy source: MappingSource, model: Model, maximumObjects: Int) throws(CartographError) -> Set<String> {
+        let (mapping, engine) = try preparedMapping(source, model: model, maximumObjects: maximumObjects)
         return engine.queryParameters(readBy: mapping)
     }
 }
