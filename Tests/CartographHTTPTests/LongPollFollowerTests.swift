@@ -222,4 +222,45 @@ private final class Sent: Sendable {
         #expect(answers.filter { $0 == "since 7" }.count == 100 && answers.filter { $0 == "since 3" }.count == 10)
         #expect(waiters.parkedCount == 0)
     }
+
+    @Test func R_D8_aWakeSendsItsAnswersInSlicesAndShutdownSendsThemAllAtOnce() throws {
+        let pause = Duration.milliseconds(300)
+        let waiters = ChangeWaiters(wakeInterval: .seconds(1), slicePause: pause)
+        let feed = Feed()
+        let answeredAt = Mutex<[ContinuousClock.Instant]>([])
+        let done = DispatchSemaphore(value: 0)
+        func park(_ key: String) {
+            waiters.park(feed.pending(key: key), admission: { nil }) { _ in
+                answeredAt.withLock { $0.append(.now) }
+                done.signal()
+            }
+        }
+        park("since 7")
+        let deadline = Date().addingTimeInterval(5)
+        while feed.polls.withLock({ $0 }) == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        let followers = 2 * ChangeWaiters.answersPerSlice + 1
+        for _ in 1..<followers { park("since 7") }
+        feed.ready.store(true, ordering: .releasing)
+        waiters.notify("acme/ledger")
+        for _ in 0..<followers { #expect(done.wait(timeout: .now() + 10) == .success) }
+        let times = answeredAt.withLock { $0 }.sorted()
+        try #require(times.count == followers)
+        // Three slices: 16, 16 and 1, each a pause after the one before.
+        let first = times[0]
+        #expect(times.filter { $0 - first < pause / 2 }.count == ChangeWaiters.answersPerSlice)
+        #expect(times[ChangeWaiters.answersPerSlice] - first >= pause)
+        #expect(times[followers - 1] - first >= pause * 2)
+        #expect(waiters.parkedCount == 0)
+
+        // Shutdown answers every parked request before it returns, however many.
+        feed.ready.store(false, ordering: .releasing)
+        let draining = ChangeWaiters(wakeInterval: .seconds(1), slicePause: pause)
+        let drained = Mutex(0)
+        for _ in 0..<followers {
+            draining.park(feed.pending(key: "since 9"), admission: { nil }) { _ in drained.withLock { $0 += 1 } }
+        }
+        Thread.sleep(forTimeInterval: 0.05)
+        draining.answerAll()
+        #expect(drained.withLock { $0 } == followers)
+    }
 }

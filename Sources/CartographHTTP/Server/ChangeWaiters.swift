@@ -43,12 +43,18 @@ final class ChangeWaiters: Sendable {
         var sweepsScheduled = 0
     }
 
+    /// A wake's answers are sent `answersPerSlice` at a time, `slicePause` apart (see `deliverPaced`).
+    static let answersPerSlice = 16
+    static let defaultSlicePause: Duration = .milliseconds(1)
+
     let wakeInterval: Duration
+    let slicePause: Duration
     private let parked = Mutex(Parked())
     private let queue = DispatchQueue(label: "cartograph.long-poll", attributes: .concurrent)
 
-    init(wakeInterval: Duration = ChangeWaiters.defaultWakeInterval) {
+    init(wakeInterval: Duration = ChangeWaiters.defaultWakeInterval, slicePause: Duration = ChangeWaiters.defaultSlicePause) {
         self.wakeInterval = wakeInterval
+        self.slicePause = slicePause
     }
 
     /// Parks `pending`; `resolve` is called once, on another thread, with its answer — or with what
@@ -114,7 +120,7 @@ final class ChangeWaiters: Sendable {
             parked.closed = true
             return parked.byStore.mapValues { $0.waiters.map { (id: $0.key, waiter: $0.value) } }
         }
-        for (store, members) in all { answer(members, of: store, final: true) }
+        for (store, members) in all { answer(members, of: store, final: true, paced: false) }
     }
 
     /// Wakes `store` once `wakeInterval` has passed since its last wake (at once if it has), unless a wake
@@ -162,7 +168,7 @@ final class ChangeWaiters: Sendable {
         }
         guard let swept else { return }
         if let (next, instant) = swept.next { scheduleSweep(next, at: instant) }
-        for (store, members) in swept.due { answer(members, of: store, final: true) }
+        for (store, members) in swept.due { answer(members, of: store, final: true, paced: true) }
     }
 
     /// Answers the store's parked requests whose poll key finds something; the others go on waiting.
@@ -179,16 +185,43 @@ final class ChangeWaiters: Sendable {
             parked.byStore[store] = entry
             return entry.waiters.map { ($0.key, $0.value) }
         }
-        answer(waiters, of: store, final: false)
+        answer(waiters, of: store, final: false, paced: true)
     }
 
     /// Answers `members`, requests parked on `store`, from one `poll` per poll key: those whose key found
-    /// something, or with `final` (their deadline has come) every one.
-    private func answer(_ members: [(id: Int, waiter: Waiter)], of store: String, final: Bool) {
+    /// something, or with `final` (their deadline has come) every one. `paced`: in slices (`deliverPaced`);
+    /// otherwise all before returning.
+    private func answer(_ members: [(id: Int, waiter: Waiter)], of store: String, final: Bool, paced: Bool) {
+        var answered: [Answered] = []
         for group in Dictionary(grouping: members, by: \.waiter.pending.pollKey).values {
             guard let answer = group[0].waiter.pending.poll(final) else { continue }
-            for member in group { deliver(member.id, store: store, member.waiter, answer) }
+            answered += group.map { Answered(id: $0.id, waiter: $0.waiter, answer: answer) }
         }
+        if paced {
+            deliverPaced(answered[...], store: store)
+        } else {
+            for member in answered { deliver(member.id, store: store, member.waiter, member.answer) }
+        }
+    }
+
+    /// A parked request and the answer read for it.
+    private struct Answered: Sendable {
+        let id: Int
+        let waiter: Waiter
+        let answer: HTTPResponse
+    }
+
+    /// Sends `answered` `answersPerSlice` at a time, `slicePause` apart. Each answer brings its follower's
+    /// next request a moment later, and the request threads serve those beside /healthz and every GET: a
+    /// wake's 200 answers sent at once kept them busy for milliseconds (200 followers at 10 commits/s,
+    /// server on one core: /healthz p99 5.6-7.2 ms against 1.3-1.4 quiet; in slices 2.0-2.9 ms). The last
+    /// of 200 is sent 12 ms after the first.
+    private func deliverPaced(_ answered: ArraySlice<Answered>, store: String) {
+        let slice = answered.prefix(Self.answersPerSlice)
+        for member in slice { deliver(member.id, store: store, member.waiter, member.answer) }
+        let rest = answered.dropFirst(slice.count)
+        guard !rest.isEmpty else { return }
+        queue.asyncAfter(deadline: .now() + Self.dispatchInterval(slicePause)) { self.deliverPaced(rest, store: store) }
     }
 
     /// Takes the request out and answers it, unless another attempt did (only the one that takes it out
