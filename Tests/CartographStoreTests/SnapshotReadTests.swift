@@ -175,7 +175,7 @@ struct SnapshotReadTests {
             }
             let bytes = Array(payload.utf8)
             let prepared: PreparedPayload = shallow
-                ? try engine.prepare(body: bytes, reader: JSONReader(), mapping: versioned, explain: false) : .whole(try JSONReader().parse(bytes))
+                ? try engine.prepare(body: bytes, reader: JSONReader(), mapping: versioned, metadata: .object(JSONObject()), explain: false) : .whole(try JSONReader().parse(bytes))
             if shallow, case .shallow = prepared {} else if shallow { Issue.record("the payload was not read shallowly") }
             var result: (response: JSONValue?, error: CartographError?, contents: [Int64: JSONValue], feed: [Int64: JSONValue]) = (nil, nil, [:], [:])
             do {

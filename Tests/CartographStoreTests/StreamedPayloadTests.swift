@@ -71,23 +71,23 @@ private let chunkSize = 3
 /// Maps `payload` whole and in chunks of `chunkSize`, each on a new store that first mapped `before`.
 /// `streamed` says whether the payload should take the chunked path at all.
 private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UInt8]? = nil, maximumObjects: Int = 1_000_000,
-                         streamed: Bool = true, sourceLocation: SourceLocation = #_sourceLocation) throws -> (whole: Outcome, chunked: Outcome) {
+                         metadata: JSONValue = .object(JSONObject()), streamed: Bool = true, sourceLocation: SourceLocation = #_sourceLocation) throws -> (whole: Outcome, chunked: Outcome) {
     func outcome(chunked: Bool) throws -> Outcome {
         let store = try makeStore(itemsModel)
         let engine = try MappingEngine(model: try #require(store.model), maximumObjects: maximumObjects, chunkSize: chunkSize)
         if let before {
             let earlier = try JSONReader().parse(before)
-            _ = try store.write { (transaction) throws(CartographError) in try engine.map(earlier, mapping: mapping, into: transaction) }
+            _ = try store.write { (transaction) throws(CartographError) in try engine.map(earlier, mapping: mapping, metadata: metadata, into: transaction) }
         }
-        let plan = chunked ? try engine.streamingPlan(body: payload, reader: JSONReader(), mapping: mapping, explain: false) : nil
+        let plan = chunked ? try engine.streamingPlan(body: payload, reader: JSONReader(), mapping: mapping, metadata: metadata, explain: false) : nil
         if chunked { #expect((plan != nil) == streamed, "the chunked path is \(streamed ? "" : "not ")taken", sourceLocation: sourceLocation) }
         let whole = try JSONReader().parse(payload)
         var result = Outcome(contents: [:], feed: [:])
         let written: (value: MappingResult, changeSeq: Int64)?
         do {
             written = try store.write { (transaction) throws(CartographError) in
-                if let plan { return try engine.map(.streamed(plan), mapping: mapping, into: transaction) }
-                return try engine.map(whole, mapping: mapping, into: transaction)
+                if let plan { return try engine.map(.streamed(plan), mapping: mapping, metadata: metadata, into: transaction) }
+                return try engine.map(whole, mapping: mapping, metadata: metadata, into: transaction)
             }
         } catch {
             written = nil
@@ -123,6 +123,26 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
         #expect(chunked.contents.values.first { $0["id"] == 5 }?["name"] == "five, renamed")
         #expect(chunked.contents.values.first { $0["id"] == 9 }?["note"] == "none", "a new object gets the model default (R-P4)")
         #expect(chunked.contents.count == 10)
+    }
+
+    @Test func R_P1_R_I1_identitiesReadFromMetadataMapInChunksAsWhole() throws {
+        // Identified by id and the request's `source` query parameter: each source keeps its own objects.
+        let mapping = try itemsMapping([("identificationAttributes", ["id", "note"]),
+                                        ("attributes", ["id": "id", "name": "name", "version": "version", "@metadata.query.source": "note"])])
+        let metadata: JSONValue = ["query": ["source": "crm"]]
+        let before = itemsPayload([2, 4])
+        let payload = itemsPayload(Array(0..<10), [2: [("name", "two, renamed")]])
+        let (whole, chunked) = try mapBothWays(payload, mapping: mapping, before: before, metadata: metadata)
+        #expect(chunked == whole)
+        #expect(chunked.response?["inserted"] == 8)
+        #expect(chunked.response?["updated"] == 1)
+        #expect(chunked.contents.values.allSatisfy { $0["note"] == "crm" })
+        // An identity read from the metadata alone names one object: every representation merges into it, so whole.
+        let single = try itemsMapping([("identificationAttributes", ["note"]),
+                                       ("attributes", ["id": "id", "name": "name", "version": "version", "@metadata.query.source": "note"])])
+        let (wholeSingle, chunkedSingle) = try mapBothWays(payload, mapping: single, metadata: metadata, streamed: false)
+        #expect(chunkedSingle == wholeSingle)
+        #expect(chunkedSingle.contents.count == 1)
     }
 
     @Test func R_P7_currentObjectsAreSkippedInEveryChunk() throws {

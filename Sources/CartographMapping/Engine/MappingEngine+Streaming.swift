@@ -16,6 +16,9 @@ public struct StreamedPayload: Sendable {
     let pointer: String
     /// The mapping the plan was made for: a transaction under another model maps the whole payload.
     public let mapping: EntityMapping
+    /// The request's metadata the plan read identities with (`@metadata` key paths): mapped with other
+    /// metadata, the payload is mapped whole.
+    let metadata: JSONValue
     /// Nested objects met in several chunks, every copy alike, by identity hash (`MappingRun.identityHash(of:)`):
     /// each chunk writes them, the first to map them counts and lists them.
     let shared: Set<Int>
@@ -46,9 +49,12 @@ extension MappingEngine {
     /// Reads `body` for `mapping` before the write transaction: planned for chunks when `streamingPlan`
     /// accepts it, read shallowly when `shallowPlan` does, parsed whole otherwise. A syntax error is a
     /// 400 with its offset.
-    public func prepare(body: [UInt8], reader: JSONReader, mapping: EntityMapping, explain: Bool) throws(CartographError) -> PreparedPayload {
+    public func prepare(body: [UInt8], reader: JSONReader, mapping: EntityMapping, metadata: JSONValue,
+                        explain: Bool) throws(CartographError) -> PreparedPayload {
         do {
-            if let streamed = try streamingPlan(body: body, reader: reader, mapping: mapping, explain: explain) { return .streamed(streamed) }
+            if let streamed = try streamingPlan(body: body, reader: reader, mapping: mapping, metadata: metadata, explain: explain) {
+                return .streamed(streamed)
+            }
             if let shallow = try shallowPlan(body: body, reader: reader, mapping: mapping) { return .shallow(shallow) }
             return .whole(try reader.parse(body))
         } catch { throw CartographError(error) }
@@ -58,8 +64,8 @@ extension MappingEngine {
     /// planned for this very mapping, whole otherwise (a migration committed since may have changed it).
     public func map(_ payload: PreparedPayload, mapping: EntityMapping, metadata: JSONValue = .object(JSONObject()), explain: Bool = false,
                     progress: ((String, Int, Int) -> Void)? = nil, into store: some MappingStore) throws(CartographError) -> MappingResult {
-        if case .streamed(let streamed) = payload, streamed.mapping == mapping {
-            return try map(streamed, metadata: metadata, progress: progress, into: store)
+        if case .streamed(let streamed) = payload, streamed.mapping == mapping, streamed.metadata == metadata {
+            return try map(streamed, progress: progress, into: store)
         }
         let read = try read(payload, mapping: mapping, metadata: metadata, explain: explain, lookup: store)
         return try map(read, progress: progress, into: store)
@@ -70,7 +76,7 @@ extension MappingEngine {
     /// store. Nil for a payload planned for chunks: each chunk is read inside the transaction.
     public func read(_ payload: PreparedPayload, mapping: EntityMapping, metadata: JSONValue = .object(JSONObject()), explain: Bool = false,
                      snapshot: (any MappingLookup)?) throws(CartographError) -> ReadPayload? {
-        if case .streamed(let streamed) = payload, streamed.mapping == mapping { return nil }
+        if case .streamed(let streamed) = payload, streamed.mapping == mapping, streamed.metadata == metadata { return nil }
         // The head is asked after the read: the lookups read it with their objects.
         var read = try read(payload, mapping: mapping, metadata: metadata, explain: explain, lookup: snapshot)
         read.snapshotHead = snapshot?.snapshotHead
@@ -89,8 +95,7 @@ extension MappingEngine {
 
     /// Whether `body` can be mapped in chunks with `mapping`, checked before the transaction:
     /// - no mapping it reaches has connections, `deletionPredicate` (R-D1 runs before the objects are
-    ///   listed, which may name a deleted one by its identity), identities read from `@metadata`, or key
-    ///   paths reading `@root` (R-P6 `replace` deletes what chunks dropped, and R-D5 `deleteMissing` what
+    ///   listed, which may name a deleted one by its identity), or key paths reading `@root` (R-P6 `replace` deletes what chunks dropped, and R-D5 `deleteMissing` what
     ///   no chunk mentioned, once the last chunk is written);
     ///   the top-level mapping reads nothing from `@parent`;
     /// - the payload is a JSON object whose key path is an array (or a root array, with no key path)
@@ -105,7 +110,8 @@ extension MappingEngine {
     /// (after one to find the array), building one element at a time: a flat mapping hashes its
     /// identity, one with relationship mappings, `dynamic` or a dictionary transformer reads the element
     /// as the chunk will. A syntax error is thrown as parsing would throw it.
-    public func streamingPlan(body: [UInt8], reader: JSONReader, mapping base: EntityMapping,
+    /// Identities read from `@metadata` are read from `metadata`, the request's.
+    public func streamingPlan(body: [UInt8], reader: JSONReader, mapping base: EntityMapping, metadata: JSONValue = .object(JSONObject()),
                               explain: Bool) throws(JSONSyntaxError) -> StreamedPayload? {
         guard !explain, body.count > 0 else { return nil }
         let mapping = resolve(base)
@@ -119,7 +125,7 @@ extension MappingEngine {
         // A mapping that reads more than a flat representation's identity — nested objects, a case chosen
         // per representation (R-P9), a representation reshaped first (R-P14) — has its elements read.
         let nested = !mapping.relationships.isEmpty || mapping.dynamic != nil || mapping.dictionaryTransformer != nil
-        var run = MappingRun(engine: self, root: .null, metadata: .null)
+        var run = MappingRun(engine: self, root: .null, metadata: metadata)
         // The identities of top-level objects met in earlier chunks and in this one (copies within a chunk
         // are merged by its run); with relationship mappings, the nested objects with their content
         // (`unshareable` when no copy may stand for another), and those named alike in several chunks.
@@ -191,7 +197,7 @@ extension MappingEngine {
         endChunk()
         guard chunkable else { return nil }
         return StreamedPayload(body: body, reader: reader, array: array,
-                               pointer: path.map { "/" + MappingRun.escape($0) }.joined(), mapping: base, shared: shared)
+                               pointer: path.map { "/" + MappingRun.escape($0) }.joined(), mapping: base, metadata: metadata, shared: shared)
     }
 
     /// Whether a relationship moves a destination another object names: its inverse is to-one (a
@@ -204,23 +210,21 @@ extension MappingEngine {
 
     /// Whether `mapping` (resolved) maps a chunk as it maps the whole payload: see `streamingPlan`.
     private func mapsInChunks(_ mapping: EntityMapping) -> Bool {
-        let identity = Set(mapping.resolvedIdentificationAttributes)
-        return mapping.connections.isEmpty && mapping.deletionPredicate == nil
+        mapping.connections.isEmpty && mapping.deletionPredicate == nil
             && mapping.relationships.allSatisfy { $0.source?.root != .root }
-            && mapping.attributes.allSatisfy { $0.source.root != .root && !($0.source.root == .metadata && identity.contains($0.attribute)) }
+            && mapping.attributes.allSatisfy { $0.source.root != .root }
     }
 
     /// Maps a payload `streamingPlan` accepted, in chunks, into `store` (already inside a transaction);
     /// the result and the error are those `map` gives the whole payload. A store with connections
     /// waiting for arriving objects (R-C5) maps the whole payload.
-    func map(_ streamed: StreamedPayload, metadata: JSONValue = .object(JSONObject()),
-                    progress: ((String, Int, Int) -> Void)? = nil,
-                    into store: some MappingStore) throws(CartographError) -> MappingResult {
+    func map(_ streamed: StreamedPayload, progress: ((String, Int, Int) -> Void)? = nil,
+             into store: some MappingStore) throws(CartographError) -> MappingResult {
         let mapping = streamed.mapping
         if try store.hasPendingConnections() {
-            return try map(try PreparedPayload.streamed(streamed).document(), mapping: mapping, metadata: metadata, progress: progress, into: store)
+            return try map(try PreparedPayload.streamed(streamed).document(), mapping: mapping, metadata: streamed.metadata, progress: progress, into: store)
         }
-        var run = MappingRun(engine: self, root: .null, metadata: metadata)
+        var run = MappingRun(engine: self, root: .null, metadata: streamed.metadata)
         // Problems found so far: once there is one, nothing more is written, but every later chunk is
         // still read and validated, so that the error lists what the whole payload's would.
         var failures: [CartographError.Detail] = []

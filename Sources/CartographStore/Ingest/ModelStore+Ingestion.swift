@@ -177,7 +177,7 @@ extension ModelStore {
         if let session = options.snapshot, mapping.deleteMissing == nil { throw SnapshotSessionTables.needsDeleteMissing(session) }
         // A large array of flat objects is planned for mapping in chunks from the body's bytes (bounded
         // memory); a re-load's is read shallowly; any other payload is parsed whole.
-        let payload = try engine.prepare(body: body, reader: reader, mapping: mapping, explain: options.explain)
+        let payload = try engine.prepare(body: body, reader: reader, mapping: mapping, metadata: options.metadata, explain: options.explain)
         // Only R-P7's read-ahead looks anything up: other mappings read without a snapshot.
         let snapshot = mapping.resolved(in: model).readAheadAttributes == nil ? nil : readAheadLookup(for: model)
         let read = try engine.read(payload, mapping: mapping, metadata: options.metadata, explain: options.explain, snapshot: snapshot)
