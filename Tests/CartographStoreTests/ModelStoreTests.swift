@@ -564,6 +564,26 @@ struct StoreRegistryTests {
         #expect(registry.closeIdleStores(olderThan: -1) == open, "every store counts as idle against a cutoff in the future")
         #expect(registry.openStoreCount == 0)
     }
+
+    /// R-I1: a mapping may identify by more attributes than the entity's identity (one read from `@metadata`,
+    /// say); the lookup of such identities still searches the identity's index instead of scanning the table
+    /// (each chunk of a streamed payload scanned it: 300,000 objects took 22 s instead of 4.5).
+    @Test func R_I1_aLookupByMoreAttributesThanAnIndexHoldsSearchesTheIndex() throws {
+        let store = try makeStore(["entities": [["name": "Item", "userInfo": ["identityAttributes": "id"],
+                                                 "attributes": [["name": "id", "type": "integer64"], ["name": "source", "type": "string"]]]]])
+        let plan = try store.write { (tx) throws(CartographError) -> String in
+            _ = try tx.insert(entity: "Item", values: ["id": .integer(1), "source": .string("crm")])
+            let found = try tx.existingObjects(entity: "Item", attributes: ["id", "source"],
+                                               identities: [[.integer(1), .string("crm")], [.integer(1), .string("erp")], [.integer(2), .string("crm")]],
+                                               predicate: nil, reading: [])
+            #expect(found.keys.map { $0 } == [[.integer(1), .string("crm")]])
+            let sql = tx.layout.lookupSQL(entity: "Item", attributes: ["id", "source"], reading: [], count: 3) { "not cached" }
+            do { return try tx.connection.rows("EXPLAIN QUERY PLAN " + sql).compactMap { $0.last?.textValue }.joined(separator: " ") } catch {
+                throw CartographError.store(error, "explain")
+            }
+        }.value
+        #expect(plan.contains("USING INDEX ix:Item:id") && !plan.contains("SCAN Item"), "\(plan)")
+    }
 }
 
 extension StoreRegistryTests {

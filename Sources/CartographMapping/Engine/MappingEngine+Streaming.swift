@@ -94,8 +94,7 @@ extension MappingEngine {
     }
 
     /// Whether `body` can be mapped in chunks with `mapping`, checked before the transaction:
-    /// - no mapping it reaches has connections, `deletionPredicate` (R-D1 runs before the objects are
-    ///   listed, which may name a deleted one by its identity), or key paths reading `@root` (R-P6 `replace` deletes what chunks dropped, and R-D5 `deleteMissing` what
+    /// - no mapping it reaches has connections or key paths reading `@root` (R-P6 `replace` deletes what chunks dropped, and R-D5 `deleteMissing` what
     ///   no chunk mentioned, once the last chunk is written);
     ///   the top-level mapping reads nothing from `@parent`;
     /// - the payload is a JSON object whose key path is an array (or a root array, with no key path)
@@ -210,7 +209,7 @@ extension MappingEngine {
 
     /// Whether `mapping` (resolved) maps a chunk as it maps the whole payload: see `streamingPlan`.
     private func mapsInChunks(_ mapping: EntityMapping) -> Bool {
-        mapping.connections.isEmpty && mapping.deletionPredicate == nil
+        mapping.connections.isEmpty
             && mapping.relationships.allSatisfy { $0.source?.root != .root }
             && mapping.attributes.allSatisfy { $0.source.root != .root }
     }
@@ -225,6 +224,8 @@ extension MappingEngine {
             return try map(try PreparedPayload.streamed(streamed).document(), mapping: mapping, metadata: streamed.metadata, progress: progress, into: store)
         }
         var run = MappingRun(engine: self, root: .null, metadata: streamed.metadata)
+        // R-D1 deletes once every chunk is listed; the whole payload's list is written after it.
+        if reachableMappings(from: mapping).contains(where: { $0.deletionPredicate != nil }) { run.listedByStoredKey = [] }
         // Problems found so far: once there is one, nothing more is written, but every later chunk is
         // still read and validated, so that the error lists what the whole payload's would.
         var failures: [CartographError.Detail] = []
@@ -251,6 +252,7 @@ extension MappingEngine {
                 try run.write(progress: progress.map { report in { phase, count, _ in report(phase, offset + count, total) } }, into: store)
                 try run.connect(in: store)
                 if mapping.deleteMissing != nil { run.rememberMentioned() }
+                run.rememberDeletionPredicates()
                 _ = try run.summarize(topLevel: topLevel, cursor: mapping.cursor?.attribute, in: store)
                 if done == 0 {
                     // The objects list is as long as the first chunk's entries say: reserved once, not doubled.
@@ -270,6 +272,7 @@ extension MappingEngine {
         run.startChunk()
         try run.deleteDroppedDestinations(in: store)
         try run.applyDeletions(of: mapping, in: store)
+        try run.relistDeleted(in: store)
         return run.result
     }
 }

@@ -71,6 +71,25 @@ public struct MappingResult: Sendable, Equatable {
 
     private static let keyEnd = UInt8(ascii: "\n")
 
+    /// The number of top-level representations listed so far: the next one's index in `objects`.
+    var listedObjects: Int { objectCount }
+
+    /// Replaces the keys of the listed entries at the indices given (the rest as they are).
+    mutating func replaceObjectKeys(_ replacements: [Int: JSONValue]) {
+        guard !replacements.isEmpty else { return }
+        var keys: [UInt8] = []
+        keys.reserveCapacity(objectKeys.count)
+        var start = 0
+        for index in 0..<objectCount {
+            var end = start
+            while objectKeys[end] != Self.keyEnd { end += 1 }
+            if let key = replacements[index] { JSONWriter.write(key, into: &keys) } else { keys.append(contentsOf: objectKeys[start..<end]) }
+            keys.append(Self.keyEnd)
+            start = end + 1
+        }
+        objectKeys = keys
+    }
+
     /// The response body (R-P12) as compact JSON text, its members in the documented order (docs/mapping.md), written into a
     /// buffer of the exact size the `objects` list needs. A dry run (`changeSeq` nil) says
     /// `"dryRun": true, "changeSeq": null`: it took no sequence number (R-P11).

@@ -277,12 +277,7 @@ extension MappingRun {
 
     /// R-D1 for every mapping the payload used, then R-D5 for the top-level mapping.
     mutating func applyDeletions(of topLevel: EntityMapping, in store: some MappingStore) throws(CartographError) {
-        var predicates: [MappingPredicate] = topLevel.deletionPredicate.map { [$0] } ?? []
-        for node in nodes where node.reachable {
-            // Read through the node: copying each node's mapping would cost more than the check.
-            if let predicate = node.mapping.deletionPredicate, !predicates.contains(predicate) { predicates.append(predicate) }
-        }
-        for predicate in predicates {
+        for predicate in deletionPredicates(of: topLevel) {
             for object in try store.objects(matching: predicate.checked, among: nil) {
                 try delete(object.id, entity: object.entity, pointer: "", reason: "matches the deletionPredicate \(predicate.format)", in: store)
             }

@@ -359,8 +359,11 @@ extension MappingRun {
                     lastIdentifiesByKey = (reference, entity, node.mapping.resolvedIdentificationAttributes == tables.keyAttributes(of: entity))
                 }
                 let identifiesByKey = node.identity != nil && lastIdentifiesByKey?.answer == true
-                result.appendObject(entity: entity, key: identifiesByKey ? Self.key(of: node) : try store.key(ofObject: id, entity: entity) ?? Self.key(of: node),
-                                    discarded: false)
+                let key = identifiesByKey ? Self.key(of: node) : try store.key(ofObject: id, entity: entity) ?? Self.key(of: node)
+                if listedByStoredKey != nil, !identifiesByKey, key != Self.key(of: node) {
+                    listedByStoredKey?.append((result.listedObjects, id, entity, Self.key(of: node)))
+                }
+                result.appendObject(entity: entity, key: key, discarded: false)
             } else {
                 result.appendObject(entity: entity, key: Self.key(of: node), discarded: true)
             }

@@ -32,6 +32,12 @@ struct MappingRun {
     /// R-D5: the objects the chunks of a streamed payload before this one wrote (their nodes are gone),
     /// kept when the top-level mapping has `deleteMissing` (see `rememberMentioned`).
     private(set) var mentionedInEarlierChunks: Set<Int64> = []
+    /// R-D1: the deletion predicates of the mappings the chunks before this one used (their nodes are gone).
+    private(set) var deletionPredicatesOfEarlierChunks: [MappingPredicate] = []
+    /// R-D1 in a streamed payload: the listed top-level objects named by their stored key, which is not
+    /// their identity (`summarize`). Deletions run after every chunk was listed, and an object they delete
+    /// is named by its identity, as when the whole payload is listed after them (`relistDeleted`).
+    var listedByStoredKey: [(index: Int, id: Int64, entity: String, identity: JSONValue)]?
     /// R-P6 replace: destinations dropped from a relationship as it was written, with what dropped them
     /// (see `deleteDroppedDestinations`); kept across the chunks of a streamed payload.
     var droppedDestinations: [(id: Int64, entity: String, relationship: String, destination: String, pointer: String)] = []
@@ -126,6 +132,34 @@ struct MappingRun {
     /// Keeps the ids of this chunk's objects for R-D5's `deleteMissing` at the end of the payload.
     mutating func rememberMentioned() {
         mentionedInEarlierChunks.formUnion(nodes.compactMap(\.id))
+    }
+
+    /// Keeps the deletion predicates this chunk's mappings have for R-D1 at the end of the payload.
+    mutating func rememberDeletionPredicates() {
+        deletionPredicatesOfEarlierChunks = deletionPredicates(of: nil)
+    }
+
+    /// The deletion predicates of `topLevel` and of every mapping a reachable node of this run (or of the
+    /// chunks before) was mapped with, each once.
+    func deletionPredicates(of topLevel: EntityMapping?) -> [MappingPredicate] {
+        var predicates = deletionPredicatesOfEarlierChunks
+        if let predicate = topLevel?.deletionPredicate, !predicates.contains(predicate) { predicates.append(predicate) }
+        for node in nodes where node.reachable {
+            // Read through the node: copying each node's mapping would cost more than the check.
+            if let predicate = node.mapping.deletionPredicate, !predicates.contains(predicate) { predicates.append(predicate) }
+        }
+        return predicates
+    }
+
+    /// Names the objects R-D1 deleted among those listed by their stored key by their identity instead
+    /// (see `listedByStoredKey`).
+    mutating func relistDeleted(in store: some MappingStore) throws(CartographError) {
+        guard let listed = listedByStoredKey else { return }
+        var replacements: [Int: JSONValue] = [:]
+        for entry in listed where try store.key(ofObject: entry.id, entity: entry.entity) == nil {
+            replacements[entry.index] = entry.identity
+        }
+        result.replaceObjectKeys(replacements)
     }
 
     /// Starts the next chunk of a streamed payload (see `MappingEngine.map(_ streamed:)`): the nodes of

@@ -360,8 +360,15 @@ struct ObjectReader {
             let tuple = columns.count == 1 ? "\(alias).\(quoted(columns[0]))" : "(\(columns.map { "\(alias).\(quoted($0))" }.joined(separator: ", ")))"
             let placeholder = columns.count == 1 ? "?" : "(\(Self.placeholders(columns.count)))"
             let list = Array(repeating: placeholder, count: count).joined(separator: ", ")
+            // A row value `IN (VALUES …)` is searched through an index of all its columns only: with one on
+            // the first column alone (the entity's identity, when the mapping adds an attribute from
+            // `@metadata`), SQLite scanned the table for every chunk of identities. Each column's own `IN`
+            // lets it search whichever index there is; the row value keeps the match exact.
+            let eachColumn = columns.count == 1 ? [] : columns.map {
+                "\(alias).\(quoted($0)) IN (\(Self.placeholders(count)))"
+            }
             return "SELECT \(rowReader.selectList(alias: alias)) FROM \(from) WHERE "
-                + (conditions + ["\(tuple) IN (\(columns.count == 1 ? list : "VALUES " + list))"]).joined(separator: " AND ")
+                + (conditions + ["\(tuple) IN (\(columns.count == 1 ? list : "VALUES " + list))"] + eachColumn).joined(separator: " AND ")
         }
         var found: [[AttributeValue]: [ExistingObject]] = Dictionary(minimumCapacity: identities.count)
         var memo = RowReader.EntityMemo()
@@ -374,7 +381,10 @@ struct ObjectReader {
             let sql = predicate == nil
                 ? layout.lookupSQL(entity: entity, attributes: attributes, reading: reading, count: chunk.count) { lookupSQL(count: chunk.count) }
                 : lookupSQL(count: chunk.count)
-            let bindings = fixedBindings + chunk.flatMap { $0.map(ValueStorage.sqlite) }
+            var bindings = fixedBindings + chunk.flatMap { $0.map(ValueStorage.sqlite) }
+            if columns.count > 1 {
+                for column in columns.indices { bindings += chunk.map { ValueStorage.sqlite($0[column]) } }
+            }
             try storeRead { () throws(SQLiteError) in
                 let statement = try connection.cached(sql)
                 try statement.bind(bindings)
