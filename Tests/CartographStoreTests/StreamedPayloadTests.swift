@@ -20,6 +20,10 @@ private let itemsModel: JSONValue = ["dictionaryTransformers": ["Legacy": [["op"
     ["name": "SpecialItem", "parent": "Item", "attributes": [["name": "level", "type": "integer64"]]],
     ["name": "Part", "userInfo": ["identityAttributes": "name"], "attributes": [["name": "name", "type": "string"]],
      "relationships": [["name": "item", "destination": "Item", "inverse": "parts"]]],
+    ["name": "Node", "userInfo": ["identityAttributes": "id"],
+     "attributes": [["name": "id", "type": "integer64"], ["name": "parentID", "type": "integer64"]],
+     "relationships": [["name": "parent", "destination": "Node", "inverse": "children"],
+                       ["name": "children", "destination": "Node", "toMany": true, "inverse": "parent"]]],
 ]]
 
 /// `itemsMapping` with the tags relationship mapped from `tags` (`{"name", "color"}` objects or bare names)
@@ -101,7 +105,7 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
                     sourceLocation: sourceLocation)
             #expect(result.response?["objects"]?.arrayValue?.count == whole["items"]?.arrayValue?.filter { !$0.isNull }.count, sourceLocation: sourceLocation)
         }
-        result.contents = try storeContents(store, roots: ["Item", "Tag", "Part"])
+        result.contents = try storeContents(store, roots: ["Item", "Tag", "Part", "Node"])
         result.feed = try replayFeed(store)
         return result
     }
@@ -165,6 +169,32 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
         #expect(chunkedByName == wholeByName)
         #expect(chunkedByName.response?["objects"]?.arrayValue?[4]["key"] == "item 4")
         #expect(chunkedByName.response?["objects"]?.arrayValue?[5]["key"] == 5)
+    }
+
+    @Test func R_C1_foreignKeysToObjectsOfEarlierChunksConnectInChunksAsWhole() throws {
+        // Nodes under `items` connected to their parent by `parentID`; `before` stores node 100.
+        let mapping = try EntityMapping.parse(["entity": "Node", "keyPath": "items", "attributes": ["id": "id", "parentID": "parentID"],
+                                               "connections": [["relationship": "parent", "connectedBy": ["parentID": "id"]]]],
+                                              model: try ModelDocument.parse(json: itemsModel, name: "items"))
+        func nodes(_ parents: [Int?]) -> [UInt8] {
+            JSONValue.object(JSONObject([("items", .array(parents.enumerated().map { id, parent in
+                ["id": .number(JSONNumber(id)), "parentID": parent.map { .number(JSONNumber($0)) } ?? .null]
+            }))])).jsonBytes
+        }
+        let before = JSONValue.object(JSONObject([("items", [["id": 100]])])).jsonBytes
+        // Parents in earlier chunks, in the same chunk, stored before, or none: chunks connect as the whole payload.
+        let backward = nodes([nil, 0, 0, 1, 100, 2, 5, 6, 7, 3])
+        let (whole, chunked) = try mapBothWays(backward, mapping: mapping, before: before)
+        #expect(chunked == whole)
+        let parentOf = Dictionary(uniqueKeysWithValues: chunked.contents.values.compactMap { node -> (JSONValue, JSONValue)? in
+            guard let id = node["id"] else { return nil }
+            return (id, node["parent"] ?? .null)
+        })
+        #expect(parentOf[9] == 3 && parentOf[4] == 100 && parentOf[1] == 0 && parentOf[0] == .null)
+        // Node 1's parent is 8, which the third chunk writes: mapped whole, never connected before it exists.
+        let forward = nodes([nil, 8, 0, 1, 100, 2, 5, 6, 7, 3])
+        let (wholeForward, chunkedForward) = try mapBothWays(forward, mapping: mapping, before: before, streamed: false)
+        #expect(chunkedForward == wholeForward)
     }
 
     @Test func R_P7_currentObjectsAreSkippedInEveryChunk() throws {

@@ -94,7 +94,7 @@ extension MappingEngine {
     }
 
     /// Whether `body` can be mapped in chunks with `mapping`, checked before the transaction:
-    /// - no mapping it reaches has connections or key paths reading `@root` (R-P6 `replace` deletes what chunks dropped, and R-D5 `deleteMissing` what
+    /// - no mapping it reaches has key-path connections or key paths reading `@root` (R-P6 `replace` deletes what chunks dropped, and R-D5 `deleteMissing` what
     ///   no chunk mentioned, once the last chunk is written);
     ///   the top-level mapping reads nothing from `@parent`;
     /// - the payload is a JSON object whose key path is an array (or a root array, with no key path)
@@ -104,6 +104,10 @@ extension MappingEngine {
     ///   one whose copies are all alike (`MappingRun.contentHash`), never at the top level, reached only
     ///   through relationships whose inverse is to-many (so no copy moves it from one object to
     ///   another): an author or a tag many objects name, written by each chunk, counted by the first;
+    /// - no foreign-key connection names an object a later chunk writes (R-C1 connects once every object
+    ///   is written: a chunk's connections run once it is written), by attributes that are the identity of
+    ///   every object of the destination's hierarchy the payload holds (so no later chunk changes them);
+    ///   its values are read from the representation;
     /// - and no explain trace is asked for.
     /// Otherwise nil, and the payload is mapped whole. Checking the document costs one pass over it
     /// (after one to find the array), building one element at a time: a flat mapping hashes its
@@ -114,7 +118,8 @@ extension MappingEngine {
                               explain: Bool) throws(JSONSyntaxError) -> StreamedPayload? {
         guard !explain, body.count > 0 else { return nil }
         let mapping = resolve(base)
-        guard reachableMappings(from: base).allSatisfy(mapsInChunks),
+        let reachable = reachableMappings(from: base)
+        guard reachable.allSatisfy(mapsInChunks),
               mapping.attributes.allSatisfy({ $0.source.root != .parent }),
               mapping.relationships.allSatisfy({ $0.source?.root != .parent }),
               mapping.dynamic?.keyPath.root != .parent else { return nil }
@@ -123,7 +128,14 @@ extension MappingEngine {
         try reader.validate(body)
         // A mapping that reads more than a flat representation's identity — nested objects, a case chosen
         // per representation (R-P9), a representation reshaped first (R-P14) — has its elements read.
-        let nested = !mapping.relationships.isEmpty || mapping.dynamic != nil || mapping.dictionaryTransformer != nil
+        let targets = Set(reachable.flatMap { reached in
+            reached.connections.compactMap { connection -> MappingRun.ForeignKeyTarget? in
+                guard case .foreignKey(let pairs) = connection.kind,
+                      let relationship = model.relationship(connection.relationship, of: reached.entity) else { return nil }
+                return MappingRun.ForeignKeyTarget(root: model.rootEntity(of: relationship.destination), attributes: pairs.map(\.destination))
+            }
+        })
+        let nested = !mapping.relationships.isEmpty || mapping.dynamic != nil || mapping.dictionaryTransformer != nil || !targets.isEmpty
         var run = MappingRun(engine: self, root: .null, metadata: metadata)
         // The identities of top-level objects met in earlier chunks and in this one (copies within a chunk
         // are merged by its run); with relationship mappings, the nested objects with their content
@@ -136,6 +148,39 @@ extension MappingEngine {
         var movesByRelationship: [String: Bool] = [:]
         var inChunk = 0
         var chunkable = true
+        // Foreign keys: the destinations the chunks so far hold, and the values connections looked for that
+        // no chunk so far held (a later chunk must not hold them), each as a hash of target and values.
+        var destinationsMet = Set<Int>()
+        var lookedForBefore = Set<Int>()
+        func key(_ target: MappingRun.ForeignKeyTarget, _ values: [AttributeValue]) -> Int {
+            var hasher = Hasher()
+            hasher.combine(target)
+            hasher.combine(values)
+            return hasher.finalize()
+        }
+        /// The connections of this chunk's objects, against the objects of earlier chunks and of this one.
+        func meetConnections() {
+            for node in run.nodes {
+                for target in targets where target.root == run.tables.root(of: node.entity) {
+                    guard Set(node.mapping.resolvedIdentificationAttributes) == Set(target.attributes) else { return chunkable = false }
+                    var values: [AttributeValue] = []
+                    for attribute in target.attributes {
+                        guard case .some(.some(let value)) = node.values[attribute] else { break }
+                        values.append(value)
+                    }
+                    guard values.count == target.attributes.count else { continue }
+                    let met = key(target, values)
+                    if lookedForBefore.contains(met) { return chunkable = false }
+                    destinationsMet.insert(met)
+                }
+            }
+            for node in run.nodes where !node.mapping.connections.isEmpty {
+                guard let lookups = run.foreignKeyLookups(of: node) else { return chunkable = false }
+                for (target, tuples) in lookups {
+                    for tuple in tuples where !destinationsMet.contains(key(target, tuple)) { lookedForBefore.insert(key(target, tuple)) }
+                }
+            }
+        }
         /// The nested objects the run read in this chunk, against those of earlier chunks.
         func meetNestedObjects() {
             // Objects named here through a relationship whose inverse is to-one: another copy would move them.
@@ -167,6 +212,7 @@ extension MappingEngine {
         }
         func endChunk() {
             if !topLevel.isDisjoint(with: topHere) { chunkable = false }
+            if !targets.isEmpty { meetConnections() }
             if nested { meetNestedObjects() }
             topLevel.formUnion(topHere)
             topHere.removeAll(keepingCapacity: true)
@@ -209,7 +255,7 @@ extension MappingEngine {
 
     /// Whether `mapping` (resolved) maps a chunk as it maps the whole payload: see `streamingPlan`.
     private func mapsInChunks(_ mapping: EntityMapping) -> Bool {
-        mapping.connections.isEmpty
+        mapping.connections.allSatisfy { if case .foreignKey = $0.kind { true } else { false } }
             && mapping.relationships.allSatisfy { $0.source?.root != .root }
             && mapping.attributes.allSatisfy { $0.source.root != .root }
     }

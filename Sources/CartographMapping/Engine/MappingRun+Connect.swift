@@ -191,6 +191,27 @@ extension MappingRun {
 
     static var maximumConnectionValues: Int { 10_000 }
 
+    /// What a foreign-key connection looks for: destinations in a hierarchy, by some of their attributes.
+    struct ForeignKeyTarget: Hashable {
+        let root: String
+        let attributes: [String]
+    }
+
+    /// For `MappingEngine.streamingPlan`: the values `node`'s foreign-key connections will look for, by
+    /// target, read from its representation alone; nil when one reads a value the representation does
+    /// not hold (the stored one, unknown before the transaction) or names too many.
+    func foreignKeyLookups(of node: MappedNode) -> [(target: ForeignKeyTarget, tuples: [[AttributeValue]])]? {
+        var lookups: [(target: ForeignKeyTarget, tuples: [[AttributeValue]])] = []
+        for connection in node.mapping.connections {
+            guard case .foreignKey(let pairs) = connection.kind,
+                  let relationship = model.relationship(connection.relationship, of: node.entity) else { continue }
+            guard pairs.allSatisfy({ node.values[$0.source] != nil }),
+                  let tuples = try? sourceTuples(of: node, pairs: pairs, destination: relationship.destination) else { return nil }
+            lookups.append((ForeignKeyTarget(root: tables.root(of: relationship.destination), attributes: pairs.map(\.destination)), tuples))
+        }
+        return lookups
+    }
+
     /// R-C4: follows `steps` from the source object; the result is assigned.
     private mutating func connectByKeyPath(_ node: MappedNode, id: Int64, connection: ConnectionDescription, steps: [String],
                                            in store: some MappingStore) throws(CartographError) {
