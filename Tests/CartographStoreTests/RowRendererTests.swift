@@ -1,7 +1,8 @@
-// Pages and gets render objects straight from their rows (`RowRenderer`, docs/storage.md "Reading a
-// page"): the bytes must be those of the decoded path (`ObjectReader.json(of:)`, R-Q4) for every
-// attribute type, stored value and relationship storage, or a client would see a different document
-// depending on the route.
+// Pages and gets render objects straight from their rows (`ModelShapeRenderer.writeHead` through
+// `TableRows`, docs/storage.md "Reading a page"): the bytes must be those of the decoded path (the
+// object's values, `ObjectReader.values(of:)`, written by `ModelShapeRenderer.json(of:)`, R-Q4) for
+// every attribute type, stored value and relationship storage, or a client would see a different
+// document depending on the route.
 import Foundation
 import Testing
 import CartographCore
