@@ -50,7 +50,7 @@ extension StoreReader {
 
 extension ChangeFeedPage {
     /// The page's entries as the API writes them.
-    var changes: [JSONValue] { entries.map(\.json) }
+    var changes: [JSONValue] { (try? JSONReader().parse(document(epoch: "").bytes))?["changes"]?.arrayValue ?? [] }
 }
 
 /// Objects written from their rows, and from their values, as the API writes them (RowRendererTests
@@ -65,9 +65,9 @@ extension ObjectReader {
     }
 
     /// The object's document from its values (no key cache kept).
-    func json(of object: ExistingObject, fields: Set<String>? = nil) throws(SQLiteError) -> JSONValue {
+    func document(of object: ExistingObject, fields: Set<String>? = nil) throws(SQLiteError) -> [UInt8] {
         var keys: [Int64: JSONValue] = [:]
-        return ModelShapeRenderer.json(of: try values(of: object, fields: fields, keys: &keys))
+        return ModelShapeRenderer().render(try values(of: object, fields: fields, keys: &keys)).bytes
     }
 }
 

@@ -135,7 +135,7 @@ enum ModelRoutes {
             guard (0...60).contains(wait) else { throw invalid("/wait", "must be between 0 and 60 seconds") }
             @Sendable func page() throws(CartographError) -> (isEmpty: Bool, response: HTTPResponse) {
                 let page = try store.read { (reader) throws(CartographError) in try reader.changes(since: Int64(since), limit: limit) }
-                return (page.entries.isEmpty, .json(page.json(epoch: store.epoch)))
+                return (page.entries.isEmpty, .json(page.document(epoch: store.epoch)))
             }
             guard wait > 0 else { return try page().response }
             // R-D8: answered when the store is next woken (at once unless it was woken within the last

@@ -1,7 +1,7 @@
 // A page's objects written straight from their rows into the response's bytes (docs/storage.md "Reading
-// a page"): the bytes `ModelShapeRenderer.json(of:)` writes for the same object, without decoding each
-// value and building a document of them in between (that was a third of the CPU of a page of 50
-// articles). Each entity's members' names are written out once per table (`prepare`).
+// a page"): the bytes `ModelShapeRenderer.write(_:into:)` writes for the same object's values, without
+// decoding each value and building a document of them in between (that was a third of the CPU of a
+// page of 50 articles). Each entity's members' names are written out once per table (`prepare`).
 import CartographCore
 public import CartographStore
 

@@ -76,8 +76,11 @@ struct ObjectReader {
                 known: PrefetchedDestinations.OfObject? = nil, keys: inout [Int64: JSONValue]) throws(SQLiteError) -> ObjectValues {
         let properties = layout.properties(of: object.entity)
         let keyAttributes = fields == nil ? [] : layout.identificationAttributes(of: object.entity)
-        let attributes = properties.attributes.filter { AttributeColumn.isSelected($0.name, isKey: keyAttributes.contains($0.name), by: fields) }
-            .map { ObjectValues.Attribute(name: $0.name, value: object.values[$0.name]) }
+        var attributes: [ObjectValues.Attribute] = []
+        attributes.reserveCapacity(properties.attributes.count)
+        for attribute in properties.attributes where AttributeColumn.isSelected(attribute.name, isKey: keyAttributes.contains(attribute.name), by: fields) {
+            attributes.append(ObjectValues.Attribute(name: attribute.name, value: object.values[attribute.name]))
+        }
         var relationships: [ObjectValues.Relationship] = []
         for relationship in properties.relationships
         where !(storedRelationshipsOnly && layout.isDerived(relationship.name, entity: object.entity))

@@ -58,6 +58,7 @@ public struct ObjectQuery: Sendable {
 
 /// One page of objects.
 public struct ObjectPage: Sendable {
+    /// The objects as the page's `ObjectRenderer` wrote them (`shape=model`), or as exported (`shape=json`).
     public let items: [RenderedJSON]
     public let next: String?
     public let total: Int?
