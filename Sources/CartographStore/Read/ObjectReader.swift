@@ -125,13 +125,14 @@ struct ObjectReader {
     /// read for all of them at once (`prefetch`).
     func rendered<Renderer: ObjectRenderer>(ids: [Int64], table: String, fields: Set<String>?,
                                             renderer: Renderer) throws(SQLiteError) -> [RenderedJSON] {
-        let writer = HeadWriter(renderer, rows: layout.tableRows(for: table))
+        let rows = layout.tableRows(for: table)
+        let prepared = rows.prepared(by: renderer)
         // Rows come back in `_id` order: each takes its id's place in `ids` (the first, should an id repeat).
         var positions: [Int64: Int] = Dictionary(minimumCapacity: ids.count)
         for (position, id) in ids.enumerated().reversed() { positions[id] = position }
         var found = [RenderedHead?](repeating: nil, count: ids.count)
-        try forEachRow(writer.rows.selectByIDs, ids: ids) { statement in
-            let head = writer.head(of: statement, fields: fields)
+        try forEachRow(rows.selectByIDs, ids: ids) { statement in
+            let head = rows.head(of: statement, renderer: renderer, table: prepared, fields: fields)
             if let position = positions[head.object.id] { found[position] = head }
         }
         var heads = found.compactMap { $0 }
@@ -143,7 +144,8 @@ struct ObjectReader {
     func rendered<Renderer: ObjectRenderer>(entity: String, rawKey: String, fields: Set<String>?,
                                             renderer: Renderer) throws(CartographError) -> RenderedJSON? {
         guard let key = try identity(ofKey: rawKey, entity: entity) else { return nil }
-        let writer = HeadWriter(renderer, rows: layout.tableRows(for: layout.table(of: entity)))
+        let rows = layout.tableRows(for: layout.table(of: entity))
+        let prepared = rows.prepared(by: renderer)
         let lookup = layout.keyLookup(entity: entity)
         var bindings = lookup.filter
         switch key {
@@ -155,7 +157,7 @@ struct ObjectReader {
             try statement.bind(bindings)
             defer { try? statement.bind([]) }
             guard try statement.step() else { return nil }
-            var heads = [writer.head(of: statement, fields: fields)]
+            var heads = [rows.head(of: statement, renderer: renderer, table: prepared, fields: fields)]
             return try closing(&heads, fields: fields, renderer: renderer).first
         }
     }
@@ -164,27 +166,6 @@ struct ObjectReader {
     struct RenderedHead {
         let object: ExistingObject
         var bytes: [UInt8]
-    }
-
-    /// A renderer and what it made of one table (`TableRows.prepared`): what a page's heads are written with.
-    struct HeadWriter<Renderer: ObjectRenderer> {
-        let renderer: Renderer
-        let rows: TableRows
-        let prepared: Renderer.PreparedTable
-
-        init(_ renderer: Renderer, rows: TableRows) {
-            self.renderer = renderer
-            self.rows = rows
-            self.prepared = rows.prepared(by: renderer)
-        }
-
-        /// The head of the current row of `statement` (selected with `rows.selectList`).
-        func head(of statement: SQLiteStatement, fields: Set<String>?) -> RenderedHead {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(1024)
-            let object = rows.writeHead(of: statement, renderer: renderer, table: prepared, fields: fields, into: &bytes)
-            return RenderedHead(object: object, bytes: bytes)
-        }
     }
 
     /// The documents of `heads`, in their order, each closed with its relationships (`writeRelationships`),

@@ -140,8 +140,8 @@ public struct StoreReader {
         if case .model = rendering, query.include.isEmpty,
            try sqlite({ () throws(SQLiteError) in try readsInIndexOrder(sql, rowsSQL: rowsSQL, bindings: bindings, table: table, alias: alias) }) {
             found = try sqlite { () throws(SQLiteError) in
-                try pageRows(rowsSQL, bindings: bindings, writer: ObjectReader.HeadWriter(renderer, rows: rows), sortKeyCount: keys.count,
-                             limit: query.limit, fields: fields, fullScanRows: &fullScanRows)
+                try pageRows(rowsSQL, bindings: bindings, rows: rows, renderer: renderer, sortKeyCount: keys.count, limit: query.limit,
+                             fields: fields, fullScanRows: &fullScanRows)
             }
         } else {
             func matches(_ sql: String) throws(SQLiteError) -> [SortedMatch] {
@@ -218,9 +218,10 @@ public struct StoreReader {
 
     /// The page `rowsSQL` selects (`readsInIndexOrder`): the rendered columns, then the sort keys; its
     /// first `limit` rows rendered.
-    private func pageRows<Renderer: ObjectRenderer>(_ rowsSQL: String, bindings: [SQLiteValue], writer: ObjectReader.HeadWriter<Renderer>,
+    private func pageRows<Renderer: ObjectRenderer>(_ rowsSQL: String, bindings: [SQLiteValue], rows: TableRows, renderer: Renderer,
                                                     sortKeyCount: Int, limit: Int, fields: Set<String>?,
                                                     fullScanRows: inout Int) throws(SQLiteError) -> PageItems {
+        let prepared = rows.prepared(by: renderer)
         let statement = try reader.connection.cached(rowsSQL)
         try statement.bind(bindings)
         defer { try? statement.bind([]) }
@@ -235,14 +236,14 @@ public struct StoreReader {
                 more = true
                 break
             }
-            heads.append(writer.head(of: statement, fields: fields))
+            heads.append(rows.head(of: statement, renderer: renderer, table: prepared, fields: fields))
             if heads.count == limit {
-                let first = writer.rows.columnCount
+                let first = rows.columnCount
                 last = (statement.columnInteger(0), (0..<sortKeyCount).map { statement.column(first + Int32($0)) })
             }
         }
         fullScanRows = statement.takeFullScanSteps()
-        return PageItems(items: try reader.closing(&heads, fields: fields, renderer: writer.renderer), last: last, more: more)
+        return PageItems(items: try reader.closing(&heads, fields: fields, renderer: renderer), last: last, more: more)
     }
 
     /// Each step of a sort key path nests a subquery: a bound well inside SQLite's expression depth (1,000).

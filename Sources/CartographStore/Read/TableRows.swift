@@ -85,11 +85,14 @@ public final class TableRows {
         return table
     }
 
-    /// Has `renderer` write the head of the current row of `statement` (selected with `selectList`)
-    /// into `document`, and returns what its relationships need: its id, entity, stub flag and to-one
-    /// destinations (no attribute values).
-    func writeHead<Renderer: ObjectRenderer>(of statement: SQLiteStatement, renderer: Renderer, table prepared: Renderer.PreparedTable,
-                                             fields: Set<String>?, into document: inout [UInt8]) -> ExistingObject {
+    /// The head `renderer` writes of the current row of `statement` (selected with `selectList`; `prepared`
+    /// is what `renderer` made of this table), with what its relationships need: its id, entity, stub flag
+    /// and to-one destinations (no attribute values). The renderer and its table come as they are, not in
+    /// a generic struct: reading such a struct's fields asked the runtime for its layout on every row.
+    func head<Renderer: ObjectRenderer>(of statement: SQLiteStatement, renderer: Renderer, table prepared: Renderer.PreparedTable,
+                                        fields: Set<String>?) -> ObjectReader.RenderedHead {
+        var document: [UInt8] = []
+        document.reserveCapacity(1024)
         let id = statement.columnInteger(0)
         let index = entityIndex(of: statement)
         let entity = index.map { entities[$0].name } ?? statement.column(1).textValue ?? table
@@ -102,7 +105,7 @@ public final class TableRows {
                 object.toOne[name] = statement.columnInteger(column)
             }
         }
-        return object
+        return ObjectReader.RenderedHead(object: object, bytes: document)
     }
 
     /// The place of the current row's entity (`_entity`, column 1; the table's name when NULL); nil for
