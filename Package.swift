@@ -93,13 +93,16 @@ let package = Package(
             dependencies: ["CartographCore", "CartographPredicate", "CartographTesting"],
             path: "bench/swift/cartograph-bench"
         ),
-        .executableTarget(name: "cartograph-store-loader", dependencies: ["CartographCore", "CartographStore"], path: "bench/swift/store-bench-loader"),
+        .executableTarget(name: "cartograph-store-loader", dependencies: ["CartographCore", "CartographStore", "CartographHTTP"],
+                         path: "bench/swift/store-bench-loader"),
         // Test support: a live-server harness and a raw HTTP/1.1 client.
         .target(name: "CartographTesting", dependencies: ["CartographCore"]),
         .testTarget(name: "CartographCoreTests", dependencies: ["CartographCore", "CartographTesting"], exclude: ["Fixtures"]),
         .testTarget(name: "CartographPredicateTests", dependencies: ["CartographPredicate", "CartographStore", "CartographCore", "CartographTesting"]),
         // The mapping engine's ports (RestKit's tests) run against a model store: its JSON fixtures are read from Fixtures/.
-        .testTarget(name: "CartographStoreTests", dependencies: ["CartographStore", "CartographCore", "CartographMapping", "CartographTesting"],
+        // CartographHTTP: the store's reads are checked in the documents its renderer writes.
+        .testTarget(name: "CartographStoreTests", dependencies: ["CartographStore", "CartographCore", "CartographMapping", "CartographTesting",
+                                                                 "CartographHTTP"],
                     exclude: ["Fixtures"]),
         .testTarget(
             name: "CartographHTTPTests",

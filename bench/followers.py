@@ -7,6 +7,7 @@ Phases, each PHASE_SECONDS long, against a fresh `cartograph serve` (the binary 
   quiet                  no followers, no writers
   writers                unlimited writers (WRITERS threads, one object per commit), no followers
   followers + 10/s       FOLLOWERS followers, 10 commits/s
+  followers + 750/s      FOLLOWERS followers, WRITERS writers at 750 commits/s together (if the clients keep up)
   followers + writers    FOLLOWERS followers, unlimited writers
 For each: /healthz and an authenticated GET of one object (p50/p99, sampled every 20 ms by one
 client each, in a process of their own), commits/s, the answers the followers received per second,
@@ -224,6 +225,7 @@ def main():
 
         phases = [("quiet", 0, 0, 0), ("writers", 0, arguments.writers, 0),
                   (f"{arguments.followers} followers + 10 commits/s", arguments.followers, 1, 10),
+                  (f"{arguments.followers} followers + 750 commits/s", arguments.followers, arguments.writers, 750 / arguments.writers),
                   (f"{arguments.followers} followers + writers", arguments.followers, arguments.writers, 0)]
         next_id = 2
         print(f"{'phase':<34} {'healthz p50/p99 ms':>20} {'GET p50/p99 ms':>18} {'commits/s':>10} {'answers/s':>10} {'server CPU':>10}")

@@ -1,9 +1,11 @@
 // `cartograph map`: maps a payload file into an SQLite store file with the same engine, model and
 // mapping rules as `POST …/mappings/{mapping}/payloads` (or, with `--entity`, as
-// `POST …/entities/{entity}/payloads`), and prints the same result document.
+// `POST …/entities/{entity}/payloads`), and prints the same result document, written by the same
+// `ResultDocument`.
 import ArgumentParser
 import Foundation
 import CartographCore
+import CartographHTTP
 import CartographMapping
 import CartographStore
 
@@ -48,13 +50,15 @@ struct Map: ParsableCommand {
             progressLine("reading \(payloadBytes.count / 1024) KiB")
             // The same operation as the server's: a large array of flat objects is mapped in chunks (bounded memory).
             let response = try modelStore.ingest(payloadBytes, mapping: source, model: registered,
-                                                 options: IngestOptions(explain: explain, dryRun: dryRun)) { phase, done, total in
+                                                 options: IngestOptions(explain: explain, dryRun: dryRun),
+                                                 answer: ResultDocument.bytes) { phase, done, total in
                 progressLine("\(phase) \(done)/\(total) \(bar(done, total))")
             }.body
             progressLine(String(format: "done in %.2f s", Date().timeIntervalSince(started)))
             FileHandle.standardError.write(Data("\n".utf8))
             FileHandle.standardOutput.write(Data(response + [0x0A]))
         } catch let error as CartographError {
+            let error = error.phrasingOption("allowDestructive", as: "run again with --allow-destructive to apply it")
             FileHandle.standardError.write(Data("\nerror: \(error.detail)\n".utf8))
             for detail in error.errors { FileHandle.standardError.write(Data("  \(detail.pointer.isEmpty ? "/" : detail.pointer): \(detail.message)\n".utf8)) }
             // An internal error's detail only says what failed: the operator running this is shown why.

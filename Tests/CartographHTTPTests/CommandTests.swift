@@ -71,6 +71,40 @@ struct CommandTests {
         for pointer in pointers { #expect(validateErr.contains(pointer), "validate names \(pointer): \(validateErr)") }
     }
 
+    /// The store refuses a model change that loses data naming its option, not a transport: the model
+    /// route says how a PUT sets it, `map` how its flag does (issue 31).
+    @Test func R_M6_aDestructiveChangeIsRefusedInTheWordsOfWhoeverAsked() throws {
+        let named: JSONValue = ["entities": [["name": "Item", "userInfo": ["identityAttributes": "id"],
+                                              "attributes": [["name": "id", "type": "integer64"], ["name": "name", "type": "string"]]]]]
+        let unnamed: JSONValue = ["entities": [["name": "Item", "userInfo": ["identityAttributes": "id"],
+                                                "attributes": [["name": "id", "type": "integer64"]]]]]
+        let server = try InProcessServer()
+        let key = try #require(try server.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+        #expect(try server.sendJSON("PUT", "/v1/tenants/acme/models/m", named, token: key).status == 201)
+        let refused = try server.sendJSON("PUT", "/v1/tenants/acme/models/m", unnamed, token: key)
+        #expect(refused.status == 409)
+        #expect(try refused.json()["detail"] == "This change would lose or invalidate data; repeat the PUT with ?allowDestructive=true to apply it.")
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("destructive-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = (named: directory.appendingPathComponent("named.json"), unnamed: directory.appendingPathComponent("unnamed.json"),
+                     mapping: directory.appendingPathComponent("mapping.json"), payload: directory.appendingPathComponent("payload.json"))
+        try Data(named.jsonBytes).write(to: files.named)
+        try Data(unnamed.jsonBytes).write(to: files.unnamed)
+        try Data(#"{"entity": "Item", "keyPath": "items", "attributes": ["id"]}"#.utf8).write(to: files.mapping)
+        try Data(#"{"items": [{"id": 1}]}"#.utf8).write(to: files.payload)
+        let store = directory.appendingPathComponent("store.sqlite").path
+        func map(_ model: URL, _ flags: [String] = []) throws -> (Int32, String, String) {
+            try run(["map", "--model", model.path, "--mapping", files.mapping.path, "--store", store] + flags + [files.payload.path])
+        }
+        #expect(try map(files.named).0 == 0)
+        let (status, _, stderr) = try map(files.unnamed)
+        #expect(status == 1)
+        #expect(stderr.contains("error: This change would lose or invalidate data; run again with --allow-destructive to apply it.\n"), "\(stderr)")
+        #expect(try map(files.unnamed, ["--allow-destructive"]).0 == 0)
+    }
+
     @Test func versionPrintsTheVersion() throws {
         let (status, stdout, _) = try run(["version"])
         #expect(status == 0)

@@ -254,6 +254,9 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
             #expect(try get("changes")["changes"]?.arrayValue?.count == 1, "and applies nothing again")
             let reused = try post(["projects": [["id": 2]]], [("Idempotency-Key", "abc")], "")
             #expect(reused.status == 422)
+            // The store names an idempotency key; the route says it as the header it came in.
+            #expect(try reused.json()["detail"] == "This Idempotency-Key was used with a different request.")
+            #expect(try reused.json()["errors"] == [["pointer": "", "message": "Idempotency-Key reused with another body"]])
             #expect(try get("entities/Project/objects?count=true")["total"] == 1)
         }
     }

@@ -80,7 +80,7 @@ struct StoreMigrationCrashTests {
             let store = try ModelStore(name: "league", path: path)
             let page = try store.read { (reader) throws(CartographError) in try reader.changes(since: 0, limit: teams + 10) }
             let mapped = try raw.rows("SELECT name FROM Team WHERE id = 1").first?.first?.textValue == "renamed"
-            #expect(page.changes.count == teams, "run \(run) (killed after \(delay) ms): one entry per team")
+            #expect(page.entries.count == teams, "run \(run) (killed after \(delay) ms): one entry per team")
             #expect(page.next == Int64(teams * changesPerTeam) + (mapped ? 1 : 0), "run \(run): the head survives the migration")
             #expect(try raw.rows("SELECT count(*) FROM Team").first?.first?.integerValue == Int64(teams), "run \(run): no team lost or doubled")
             #expect(try raw.rows("SELECT name FROM sqlite_master WHERE name = '_cartograph_changes'").isEmpty, "run \(run): migrated on open")

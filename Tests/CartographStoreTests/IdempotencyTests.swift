@@ -7,6 +7,7 @@ import CartographCore
 import CartographMapping
 import CartographTesting
 @testable import CartographStore
+import CartographHTTP
 
 /// What the two requests saw, shared by their threads.
 private final class Requests: Sendable {
@@ -26,7 +27,7 @@ struct IdempotencyTests {
         let firstIsInside = DispatchSemaphore(value: 0)
         @Sendable func post(signalling: Bool) {
             let request: (key: String, requestHash: [UInt8]) = ("retry-1", [1, 2, 3])
-            let response = try? store.applyPayload(idempotency: request, dryRun: false) { (tx) throws(CartographError) -> MappingResult in
+            let response = try? store.applyPayload(idempotency: request, dryRun: false, answer: ResultDocument.bytes) { (tx) throws(CartographError) -> MappingResult in
                 let n = requests.applied.add(1, ordering: .relaxed).newValue
                 if signalling {
                     firstIsInside.signal()
@@ -63,9 +64,9 @@ struct IdempotencyTests {
             _ = try tx.insert(entity: "Team", values: ["id": .integer(1)])
             return MappingResult()
         }
-        _ = try store.applyPayload(idempotency: ("k", [1]), dryRun: false, body)
+        _ = try store.applyPayload(idempotency: ("k", [1]), dryRun: false, answer: ResultDocument.bytes, body)
         #expect {
-            _ = try store.applyPayload(idempotency: ("k", [2]), dryRun: false, body)
+            _ = try store.applyPayload(idempotency: ("k", [2]), dryRun: false, answer: ResultDocument.bytes, body)
         } throws: { error in (error as? CartographError)?.code == .unprocessable }
         let teams = try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Team")) }.items
         #expect(teams.count == 1)
@@ -83,13 +84,13 @@ struct IdempotencyTests {
                 return MappingResult()
             }
         }
-        _ = try store.applyPayload(idempotency: ("k", [1]), dryRun: false, insertTeam(1))
+        _ = try store.applyPayload(idempotency: ("k", [1]), dryRun: false, answer: ResultDocument.bytes, insertTeam(1))
         time.advance(hours: ModelStore.idempotencyKeyLifetime / 3600 - 0.1)
         #expect {
-            _ = try store.applyPayload(idempotency: ("k", [2]), dryRun: false, insertTeam(2))
+            _ = try store.applyPayload(idempotency: ("k", [2]), dryRun: false, answer: ResultDocument.bytes, insertTeam(2))
         } throws: { error in (error as? CartographError)?.code == .unprocessable }
         time.advance(hours: 0.2)
-        _ = try store.applyPayload(idempotency: ("k", [2]), dryRun: false, insertTeam(2))
+        _ = try store.applyPayload(idempotency: ("k", [2]), dryRun: false, answer: ResultDocument.bytes, insertTeam(2))
         let teams = try store.read { (r) throws(CartographError) in try r.page(ObjectQuery(entity: "Team")) }.items
         #expect(teams.count == 2, "the expired key's new request was applied")
     }

@@ -27,7 +27,7 @@ struct KeyCacheTests {
             do {
                 let ids = try reader.reader.connection.rows("SELECT _id FROM Post ORDER BY _id").compactMap { $0.first?.integerValue }
                 let decoded = try ids.compactMap { (id) throws(SQLiteError) in
-                    try reader.reader.object(id: id, entity: "Post").map { (object) throws(SQLiteError) in try reader.reader.json(of: object).jsonBytes }
+                    try reader.reader.object(id: id, entity: "Post").map { (object) throws(SQLiteError) in try reader.reader.document(of: object) }
                 }
                 return (page, get, decoded)
             } catch {

@@ -5,6 +5,7 @@ import Testing
 import CartographCore
 import CartographMapping
 @testable import CartographStore
+@testable import CartographHTTP
 
 /// A model with inheritance, a one-to-many with each delete rule, a many-to-many and a compound identity.
 let libraryModel: JSONValue = [
@@ -31,10 +32,43 @@ func makeStore(_ document: JSONValue = libraryModel, checkpointsInBackground: Bo
     return store
 }
 
-/// A document the store rendered, parsed back: these tests compare documents, not bytes.
+/// A document the store's renderer wrote, parsed back: these tests compare documents, not bytes.
 extension RenderedJSON {
     var value: JSONValue { (try? JSONReader().parse(bytes)) ?? .null }
     subscript(key: String) -> JSONValue? { value[key] }
+}
+
+/// Reads whose objects are written as the API writes them (`ModelShapeRenderer`).
+extension StoreReader {
+    func page(_ query: ObjectQuery) throws(CartographError) -> ObjectPage { try page(query, renderer: ModelShapeRenderer()) }
+
+    func object(entity: String, key: String, include: [[String]] = [], shape: ObjectShape = .model, fields: [String]? = nil,
+                mapping: String? = nil) throws(CartographError) -> RenderedJSON? {
+        try object(entity: entity, key: key, include: include, shape: shape, fields: fields, mapping: mapping, renderer: ModelShapeRenderer())
+    }
+}
+
+extension ChangeFeedPage {
+    /// The page's entries as the API writes them.
+    var changes: [JSONValue] { (try? JSONReader().parse(document(epoch: "").bytes))?["changes"]?.arrayValue ?? [] }
+}
+
+/// Objects written from their rows, and from their values, as the API writes them (RowRendererTests
+/// compares the two).
+extension ObjectReader {
+    func rendered(ids: [Int64], table: String, fields: Set<String>?) throws(SQLiteError) -> [RenderedJSON] {
+        try rendered(ids: ids, table: table, fields: fields, renderer: ModelShapeRenderer())
+    }
+
+    func rendered(entity: String, rawKey: String, fields: Set<String>?) throws(CartographError) -> RenderedJSON? {
+        try rendered(entity: entity, rawKey: rawKey, fields: fields, renderer: ModelShapeRenderer())
+    }
+
+    /// The object's document from its values (no key cache kept).
+    func document(of object: ExistingObject, fields: Set<String>? = nil) throws(SQLiteError) -> [UInt8] {
+        var keys: [Int64: JSONValue] = [:]
+        return ModelShapeRenderer().render(try values(of: object, fields: fields, keys: &keys)).bytes
+    }
 }
 
 /// Replays the feed from 0 into a dictionary of `_id` -> object, as a follower would.

@@ -1,7 +1,8 @@
-// Pages and gets render objects straight from their rows (`RowRenderer`, docs/storage.md "Reading a
-// page"): the bytes must be those of the decoded path (`ObjectReader.json(of:)`, R-Q4) for every
-// attribute type, stored value and relationship storage, or a client would see a different document
-// depending on the route.
+// Pages and gets render objects straight from their rows (`ModelShapeRenderer.writeHead` through
+// `TableRows`, docs/storage.md "Reading a page"): the bytes must be those of the decoded path (the
+// object's values, `ObjectReader.values(of:)`, written by `ModelShapeRenderer.render`, R-Q4) for
+// every attribute type, stored value and relationship storage, or a client would see a different
+// document depending on the route.
 import Foundation
 import Testing
 import CartographCore
@@ -87,7 +88,7 @@ struct RowRendererTests {
     private func decoded(_ reader: StoreReader, _ ids: [Int64], entity: String, fields: Set<String>?) throws -> [[UInt8]] {
         try ids.map { id in
             let object = try #require(try reader.reader.object(id: id, entity: entity))
-            return try reader.reader.json(of: object, fields: fields).jsonBytes
+            return try reader.reader.document(of: object, fields: fields)
         }
     }
 
@@ -150,7 +151,7 @@ struct RowRendererTests {
                     let key = encoded(object.values["code"]?.jsonValue.stringValue ?? "")
                     for fields: Set<String>? in [nil, ["labels", "i64"]] {
                         #expect(try reader.reader.rendered(entity: "Thing", rawKey: key, fields: fields)?.bytes
-                                == reader.reader.json(of: object, fields: fields).jsonBytes)
+                                == reader.reader.document(of: object, fields: fields))
                     }
                     // A sub-entity's route finds only its own objects.
                     let asGadget = try reader.reader.rendered(entity: "Gadget", rawKey: key, fields: nil)
@@ -159,10 +160,10 @@ struct RowRendererTests {
                 // A compound key and an `_id` key.
                 let card = try #require(try reader.reader.object(entity: "Card", rawKey: "hearts%2C%20red,2"))
                 #expect(try reader.reader.rendered(entity: "Card", rawKey: "hearts%2C%20red,2", fields: nil)?.bytes
-                        == reader.reader.json(of: card).jsonBytes)
+                        == reader.reader.document(of: card))
                 let noteID = try #require(try reader.reader.connection.rows("SELECT max(_id) FROM Note").first?.first?.integerValue)
                 let note = try #require(try reader.reader.object(id: noteID, entity: "Note"))
-                #expect(try reader.reader.rendered(entity: "Note", rawKey: String(noteID), fields: nil)?.bytes == reader.reader.json(of: note).jsonBytes)
+                #expect(try reader.reader.rendered(entity: "Note", rawKey: String(noteID), fields: nil)?.bytes == reader.reader.document(of: note))
                 #expect(try reader.reader.rendered(entity: "Note", rawKey: "999999", fields: nil) == nil)
                 #expect(try reader.reader.rendered(entity: "Part", rawKey: "-12", fields: nil) == nil)
             } catch {
@@ -198,7 +199,7 @@ struct RowRendererTests {
                 do {
                     let object = try #require(try reader.reader.object(id: ids[index % ids.count], entity: "Thing"))
                     #expect(try reader.reader.rendered(ids: [object.id], table: "Thing", fields: ["price"]).first?.bytes
-                            == reader.reader.json(of: object, fields: ["price"]).jsonBytes, "\(text)")
+                            == reader.reader.document(of: object, fields: ["price"]), "\(text)")
                 } catch {
                     Issue.record("\(text): \(error)")
                 }

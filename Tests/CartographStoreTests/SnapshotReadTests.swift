@@ -7,6 +7,7 @@ import Testing
 import CartographCore
 import CartographMapping
 @testable import CartographStore
+import CartographHTTP
 
 private let itemsModel: JSONValue = ["entities": [
     ["name": "Item", "userInfo": ["identityAttributes": "id"],
@@ -140,7 +141,8 @@ struct SnapshotReadTests {
         let body = items([(1, "from the payload", 3)]).jsonBytes
         let mapping: JSONValue = ["entity": "Item", "keyPath": "items", "attributes": ["id": "id", "name": "name", "version": "version"],
                                   "modificationAttribute": "version"]
-        let ingested = try store.ingest(body, mapping: .document(mapping, name: nil), model: engine.model, options: IngestOptions())
+        let ingested = try store.ingest(body, mapping: .document(mapping, name: nil), model: engine.model, options: IngestOptions(),
+                                        answer: ResultDocument.bytes)
         #expect(ingested.committed?.updated == 1 && ingested.committed?.inserted == 0)
         let stored = try storedItems(store)[1]
         #expect(stored?.count == 1)
@@ -182,7 +184,7 @@ struct SnapshotReadTests {
                 let read = try engine.read(prepared, mapping: versioned, snapshot: readAhead(store, engine))
                 let readPayload = try #require(read)
                 let (mapped, seq) = try store.write { (tx) throws(CartographError) in try engine.map(readPayload, into: tx) }
-                result.response = try JSONReader().parse(mapped.jsonBytes(changeSeq: seq))
+                result.response = try JSONReader().parse(ResultDocument.bytes(of: mapped, changeSeq: seq))
             } catch let error as CartographError {
                 result.error = error
             }
@@ -252,7 +254,8 @@ struct SnapshotReadTests {
         let mapping: JSONValue = ["entity": "Item", "keyPath": "items", "attributes": ["id": "id", "version": "version"],
                                   "modificationAttribute": "version", "identificationPredicate": "name == 'b'"]
         let body = ["items": [["id": 1, "version": 3]]] as JSONValue
-        let ingested = try store.ingest(body.jsonBytes, mapping: .document(mapping, name: nil), model: model, options: IngestOptions())
+        let ingested = try store.ingest(body.jsonBytes, mapping: .document(mapping, name: nil), model: model, options: IngestOptions(),
+                                        answer: ResultDocument.bytes)
         #expect(ingested.committed?.updated == 1 && ingested.committed?.unchanged == 0)
         let versions = try #require(try storedItems(store)[1]).sorted { $0.name < $1.name }.map(\.version)
         #expect(versions == [5, 3])

@@ -1,11 +1,12 @@
 // Everything a StoreHarness reads back from the store: objects, counts, the change feed and a payload's
-// result. The store hands these back as JSON it rendered; they are read into values here and nowhere
+// result. The store hands these back as JSON HTTP's renderers wrote; they are read into values here and nowhere
 // else, so that a change to the store's read API changes this file only.
 import Foundation
 import Testing
 import CartographCore
 import CartographMapping
 import CartographStore
+import CartographHTTP
 
 /// What mapping a payload did (R-P12): the MappingResult's counts, and its discarded and top-level
 /// objects and warnings. `ModelStore.ingest` keeps the counts as values (`IngestResult.committed`) but
@@ -22,7 +23,7 @@ struct PayloadResult {
 
 extension StoreHarness {
     func ingest(_ body: [UInt8], mapping: MappingSource) throws(CartographError) -> PayloadResult {
-        let ingested = try store.ingest(body, mapping: mapping, model: try model(), options: IngestOptions())
+        let ingested = try store.ingest(body, mapping: mapping, model: try model(), options: IngestOptions(), answer: ResultDocument.bytes)
         guard let counts = ingested.committed else { throw CartographError(.internalError, "the payload committed nothing") }
         let document = try Self.value(ingested.body)
         return PayloadResult(inserted: counts.inserted, updated: counts.updated, unchanged: counts.unchanged, deleted: counts.deleted,

@@ -7,6 +7,7 @@ import Testing
 import CartographCore
 import CartographMapping
 @testable import CartographStore
+import CartographHTTP
 
 private let itemsModel: JSONValue = ["dictionaryTransformers": ["Legacy": [["op": "move", "from": "legacy_id", "to": "id"]]], "entities": [
     ["name": "Item", "userInfo": ["identityAttributes": "id"],
@@ -98,7 +99,7 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
             result.error = error
         }
         if let (mapped, changeSeq) = written {
-            result.response = try JSONReader().parse(mapped.jsonBytes(changeSeq: changeSeq))
+            result.response = try JSONReader().parse(ResultDocument.bytes(of: mapped, changeSeq: changeSeq))
             // The response written from bytes holds the result's members and one `objects` entry per top-level representation.
             let members: [JSONValue?] = ["inserted", "updated", "unchanged", "deleted", "changeSeq"].map { result.response?[$0] }
             #expect(members == [mapped.inserted, mapped.updated, mapped.unchanged, mapped.deleted, Int(changeSeq)].map { .number(JSONNumber($0)) },

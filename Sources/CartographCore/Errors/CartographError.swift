@@ -67,10 +67,29 @@ public struct CartographError: Error, Sendable, CustomStringConvertible {
     /// system error), kept whole: code that classifies the problem reads it, and the server's log shows it
     /// for a fault of the server or of a store. Never part of a problem document.
     public var underlying: (any Error)?
+    /// Where `detail` speaks of an option of the operation, in words that name no transport.
+    public var optionPhrase: OptionPhrase?
+
+    /// The words in which an error's detail (and its details' messages) speak of an option of the
+    /// operation that failed (`allowDestructive`, an idempotency key): the store and the engine name the
+    /// option, and each edge says it as its callers set it (a query parameter, a header, a command-line
+    /// flag) with `phrasingOption(_:as:)`.
+    public struct OptionPhrase: Sendable, Equatable {
+        /// The operation's option, as the operation names it.
+        public let option: String
+        /// The words that speak of it ("apply it with allowDestructive to proceed").
+        public let words: String
+
+        public init(option: String, words: String) {
+            self.option = option
+            self.words = words
+        }
+    }
 
     public init(
         _ code: Code, _ detail: String, errors: [Detail] = [], offset: Int? = nil,
-        allowedMethods: [String] = [], retryAfterSeconds: Int? = nil, underlying: (any Error)? = nil
+        allowedMethods: [String] = [], retryAfterSeconds: Int? = nil, optionPhrase: OptionPhrase? = nil,
+        underlying: (any Error)? = nil
     ) {
         self.code = code
         self.detail = detail
@@ -79,9 +98,22 @@ public struct CartographError: Error, Sendable, CustomStringConvertible {
         self.allowedMethods = allowedMethods
         self.retryAfterSeconds = retryAfterSeconds
         self.underlying = underlying
+        self.optionPhrase = optionPhrase
     }
 
     public var description: String { "\(code.rawValue): \(detail)" }
+
+    /// This error with the words that speak of `option` (`optionPhrase`) replaced by `words`; unchanged
+    /// when its detail speaks of no such option.
+    public func phrasingOption(_ option: String, as words: String) -> CartographError {
+        guard let phrase = optionPhrase, phrase.option == option else { return self }
+        var phrased = self
+        phrased.detail = detail.replacing(phrase.words, with: words)
+        phrased.errors = errors.map { Detail(pointer: $0.pointer, message: $0.message.replacing(phrase.words, with: words),
+                                             offset: $0.offset) }
+        phrased.optionPhrase = OptionPhrase(option: option, words: words)
+        return phrased
+    }
 
     /// This error, marked as quoting the request's values in its detail (`detailQuotesRequestValues`).
     public func quotingRequestValues() -> CartographError {

@@ -69,7 +69,11 @@ struct MappingRoutes: Sendable {
             let (store, session) = try snapshotSession(context)
             let document = try Self.registeredMapping(session.mapping, in: store)
             let dryRun = try ModelRoutes.booleanQuery(context, "dryRun") ?? false
-            let result = try store.completeSnapshot(session, mapping: .document(document, name: session.mapping), dryRun: dryRun)
+            let result: IngestResult
+            do throws(CartographError) {
+                result = try store.completeSnapshot(session, mapping: .document(document, name: session.mapping), dryRun: dryRun,
+                                                    answer: ResultDocument.bytes)
+            } catch { throw Self.phrasingOptions(error) }
             return answer(result, context)
         },
         Route("DELETE", Self.snapshot, access: .tenant(.write)) { context in
@@ -152,7 +156,19 @@ struct MappingRoutes: Sendable {
         }
         let options = IngestOptions(metadata: requestMetadata(context.request), explain: explain, dryRun: dryRun, idempotency: idempotency,
                                     maximumObjects: maxObjectsPerPayload, quota: storageQuota(context, store: store), snapshot: snapshot)
-        return answer(try store.ingest(try context.nonEmptyBody(), mapping: mapping, model: model, reader: jsonReader, options: options), context)
+        let body = try context.nonEmptyBody()
+        let result: IngestResult
+        do throws(CartographError) {
+            result = try store.ingest(body, mapping: mapping, model: model, reader: jsonReader, options: options, answer: ResultDocument.bytes)
+        } catch {
+            throw Self.phrasingOptions(error)
+        }
+        return answer(result, context)
+    }
+
+    /// `error` saying the ingestion options it speaks of as a payload's request sets them.
+    static func phrasingOptions(_ error: CartographError) -> CartographError {
+        error.phrasingOption("idempotency", as: "Idempotency-Key").phrasingOption("snapshot", as: "post the payload without ?snapshot=")
     }
 
     /// The 200 of a payload or a snapshot's completion; what it committed is counted (R-S9).

@@ -35,7 +35,10 @@ struct ModelRoutes: Sendable {
             // Every client mistake is found before the store is created: a refused request leaves no file.
             let allowDestructive = try Self.booleanQuery(context, "allowDestructive") ?? false
             let store = try storeForRegistration(tenant: tenant, model: name)
-            let (model, outcome) = try store.register(proposed, allowDestructive: allowDestructive)
+            let (model, outcome): (Model, ModelRegistration)
+            do throws(CartographError) { (model, outcome) = try store.register(proposed, allowDestructive: allowDestructive) } catch {
+                throw error.phrasingOption("allowDestructive", as: "repeat the PUT with ?allowDestructive=true to apply it")
+            }
             return .json(model.normalizedJSON, status: outcome == .created ? 201 : 200)
         },
         Route("GET", Self.model, access: .tenant(.read)) { context in
@@ -95,7 +98,8 @@ struct ModelRoutes: Sendable {
             let fields = try Self.fieldList(context.request.queryValue("fields"))
             let mapping = context.request.queryValue("mapping")
             guard let object = try store.read({ (reader) throws(CartographError) in
-                try reader.object(entity: entity, key: key, include: include, shape: objectShape, fields: fields, mapping: mapping)
+                try reader.object(entity: entity, key: key, include: include, shape: objectShape, fields: fields, mapping: mapping,
+                                  renderer: ModelShapeRenderer())
             }) else {
                 throw CartographError(.notFound, "No \(entity) object with key '\(key)'.").quotingRequestValues()
             }
@@ -142,8 +146,7 @@ struct ModelRoutes: Sendable {
             guard (0...60).contains(wait) else { throw Self.invalid("/wait", "must be between 0 and 60 seconds") }
             @Sendable func page() throws(CartographError) -> (isEmpty: Bool, response: HTTPResponse) {
                 let page = try store.read { (reader) throws(CartographError) in try reader.changes(since: Int64(since), limit: limit) }
-                return (page.changes.isEmpty,
-                        .json(["epoch": .string(store.epoch), "changes": .array(page.changes), "next": .number(JSONNumber(page.next))]))
+                return (page.entries.isEmpty, .json(page.document(epoch: store.epoch)))
             }
             guard wait > 0 else { return try page().response }
             // R-D8: answered when the store is next woken (at once unless it was woken within the last
@@ -194,7 +197,7 @@ struct ModelRoutes: Sendable {
 
     private func page(_ context: RequestContext, _ query: ObjectQuery) throws(CartographError) -> HTTPResponse {
         let store = try lookup.existingModel(context)
-        let page = try store.read { (reader) throws(CartographError) in try reader.page(query) }
+        let page = try store.read { (reader) throws(CartographError) in try reader.page(query, renderer: ModelShapeRenderer()) }
         indexAdvisor.note(page, query: query, tenant: context.parameter("tenant"), model: store.name)
         var rest = JSONObject()
         rest.append("next", page.next.map { .string($0) } ?? .null)

@@ -107,7 +107,7 @@ struct MappingDocumentReader {
         if let reference = object["fromAnnotations"] {
             // A nested mapping may stand for its entity's annotation mapping (R-P10), and then says nothing else.
             if isTopLevel {
-                checker.report(pointer.appending("fromAnnotations"), "applies to nested mappings only; ingest with POST …/entities/{entity}/payloads to map a payload by annotations")
+                checker.report(pointer.appending("fromAnnotations"), "applies to nested mappings only; a payload is mapped by annotations with its entity's annotation mapping, not a mapping document")
             } else if reference != .bool(true) {
                 checker.report(pointer.appending("fromAnnotations"), "expected true")
             } else if let extra = object.keys.first(where: { $0 != "entity" && $0 != "fromAnnotations" }) {

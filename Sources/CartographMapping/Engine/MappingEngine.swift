@@ -23,10 +23,9 @@ public struct MappingResult: Sendable, Equatable {
     /// `{"entity", "key"}` per top-level representation, in payload order, kept compact until the
     /// response is written: a payload of many small objects would otherwise hold a JSON value (two
     /// arrays) per object, or its rendered entry (several times the key's size). Keys are compact
-    /// JSON texts, each followed by a newline (a byte compact JSON never holds); entities and the
-    /// `discarded` flag are runs over the keys.
-    private var objectKeys: [UInt8] = []
-    private var objectRuns: [(entity: String, discarded: Bool, count: Int)] = []
+    /// JSON texts, each followed by `objectKeyEnd`; entities and the `discarded` flag are runs over the keys.
+    public private(set) var objectKeys: [UInt8] = []
+    public private(set) var objectRuns: [(entity: String, discarded: Bool, count: Int)] = []
     /// How many top-level representations are listed.
     private var objectCount = 0
     /// `{"pointer", "message"}` for what was mapped without error but may not be what the client meant
@@ -60,7 +59,7 @@ public struct MappingResult: Sendable, Equatable {
     /// Appends a top-level representation's entry to `objects`.
     mutating func appendObject(entity: String, key: JSONValue, discarded: Bool) {
         JSONWriter.write(key, into: &objectKeys)
-        objectKeys.append(Self.keyEnd)
+        objectKeys.append(Self.objectKeyEnd)
         objectCount += 1
         if let last = objectRuns.last, last.discarded == discarded, last.entity == entity {
             objectRuns[objectRuns.count - 1].count += 1
@@ -69,7 +68,8 @@ public struct MappingResult: Sendable, Equatable {
         }
     }
 
-    private static let keyEnd = UInt8(ascii: "\n")
+    /// What ends each key in `objectKeys`: a newline, a byte compact JSON never holds.
+    public static let objectKeyEnd = UInt8(ascii: "\n")
 
     /// The number of top-level representations listed so far: the next one's index in `objects`.
     var listedObjects: Int { objectCount }
@@ -82,70 +82,12 @@ public struct MappingResult: Sendable, Equatable {
         var start = 0
         for index in 0..<objectCount {
             var end = start
-            while objectKeys[end] != Self.keyEnd { end += 1 }
+            while objectKeys[end] != Self.objectKeyEnd { end += 1 }
             if let key = replacements[index] { JSONWriter.write(key, into: &keys) } else { keys.append(contentsOf: objectKeys[start..<end]) }
-            keys.append(Self.keyEnd)
+            keys.append(Self.objectKeyEnd)
             start = end + 1
         }
         objectKeys = keys
-    }
-
-    /// The response body (R-P12) as compact JSON text, its members in the documented order (docs/mapping.md), written into a
-    /// buffer of the exact size the `objects` list needs. A dry run (`changeSeq` nil) says
-    /// `"dryRun": true, "changeSeq": null`: it took no sequence number (R-P11).
-    public func jsonBytes(changeSeq: Int64?) -> [UInt8] {
-        var out: [UInt8] = [UInt8(ascii: "{")]
-        let entryOverhead = #"{"entity":"#.utf8.count + #","key":"#.utf8.count + 2  // the braces and the comma before the next
-        var objectsBytes = objectKeys.count
-        for run in objectRuns {
-            objectsBytes += run.count * (entryOverhead + run.entity.utf8.count + 2 + (run.discarded ? #","discarded":true"#.utf8.count : 0))
-        }
-        out.reserveCapacity(objectsBytes + 512)
-        func member(_ name: String, _ value: JSONValue) {
-            if out.count > 1 { out.append(UInt8(ascii: ",")) }
-            JSONWriter.writeString(name, into: &out)
-            out.append(UInt8(ascii: ":"))
-            JSONWriter.write(value, into: &out)
-        }
-        member("inserted", .number(JSONNumber(inserted)))
-        member("updated", .number(JSONNumber(updated)))
-        member("unchanged", .number(JSONNumber(unchanged)))
-        member("deleted", .number(JSONNumber(deleted)))
-        member("discarded", .array(discarded))
-        out.append(contentsOf: #","objects":["#.utf8)
-        objectKeys.withUnsafeBufferPointer { keys in
-            var start = 0
-            for run in objectRuns {
-                var entity: [UInt8] = []
-                JSONWriter.writeString(run.entity, into: &entity)
-                for _ in 0..<run.count {
-                    if start > 0 { out.append(UInt8(ascii: ",")) }
-                    out.append(contentsOf: #"{"entity":"#.utf8)
-                    out.append(contentsOf: entity)
-                    out.append(contentsOf: #","key":"#.utf8)
-                    var end = start
-                    while keys[end] != Self.keyEnd { end += 1 }
-                    out.append(contentsOf: keys[start..<end])
-                    if run.discarded { out.append(contentsOf: #","discarded":true"#.utf8) }
-                    out.append(UInt8(ascii: "}"))
-                    start = end + 1
-                }
-            }
-        }
-        out.append(UInt8(ascii: "]"))
-        if !warnings.isEmpty { member("warnings", .array(warnings)) }
-        if let changeSeq {
-            member("changeSeq", .number(JSONNumber(changeSeq)))
-        } else {
-            member("dryRun", .bool(true))
-            member("changeSeq", .null)
-        }
-        if let explain {
-            member("explain", .array(explain))
-            member("timings", .object(JSONObject(timings.map { ($0.phase, JSONNumber($0.milliseconds).map { .number($0) } ?? .null) })))
-        }
-        out.append(UInt8(ascii: "}"))
-        return out
     }
 }
 

@@ -1,5 +1,5 @@
 // The change feed (R-D4, docs/change-feed.md), compacted as CouchDB's `_changes` is: one row per
-// object that ever changed, at the sequence number of its latest change, and rendered when it is read.
+// object that ever changed, at the sequence number of its latest change, and read when the feed is read.
 // A write costs one small row per touched object (no copy of the object), and the feed holds at most
 // one row per object plus one tombstone per deleted object, whatever the number of updates.
 //
@@ -12,9 +12,26 @@ import CartographMapping
 
 /// One page of the feed (the store's `epoch` goes with it: `ModelStore.epoch`).
 public struct ChangeFeedPage: Sendable {
-    public var changes: [JSONValue]
+    public var entries: [ChangeFeedEntry]
     /// The `since` to resume from: the last entry's seq, or the request's `since` when the page is empty.
     public var next: Int64
+}
+
+/// One object's latest change.
+public struct ChangeFeedEntry: Sendable {
+    public let seq: Int64
+    /// The object's concrete entity.
+    public let entity: String
+    /// The object's key (docs/api.md#object-keys).
+    public let key: JSONValue
+    public let change: Change
+
+    public enum Change: Sendable {
+        /// The object as it stands, with its stored relationships (not those stored by the other side).
+        case upsert(ObjectValues)
+        /// Deleted at this time (milliseconds since 1970).
+        case delete(atMilliseconds: Int64)
+    }
 }
 
 enum ChangeFeed {
@@ -173,29 +190,22 @@ enum ChangeFeed {
                 "SELECT seq, object_id, entity, key, deleted_at FROM \(quoted(table)) WHERE seq > ? ORDER BY seq LIMIT ?",
                 [.integer(since), .integer(Int64(limit))])
             var keys: [Int64: JSONValue] = [:]
-            var changes: [JSONValue] = []
-            changes.reserveCapacity(rows.count)
+            var entries: [ChangeFeedEntry] = []
+            entries.reserveCapacity(rows.count)
             let jsonReader = JSONReader()
             for row in rows {
                 let seq = row[0].integerValue ?? 0, id = row[1].integerValue ?? 0, entity = row[2].textValue ?? ""
-                var entry = JSONObject()
-                entry.append("seq", .number(JSONNumber(seq)))
                 if let deletedAt = row[4].integerValue {
-                    entry.append("op", "delete")
-                    entry.append("entity", .string(entity))
-                    entry.append("key", (try? jsonReader.parse(row[3].textValue ?? "null")) ?? .null)
-                    entry.append("deletedAt", .string(ISO8601Instant.render(milliseconds: deletedAt)))
+                    entries.append(ChangeFeedEntry(seq: seq, entity: entity, key: (try? jsonReader.parse(row[3].textValue ?? "null")) ?? .null,
+                                                   change: .delete(atMilliseconds: deletedAt)))
                 } else {
                     // Every upsert row's object exists in the same snapshot: a deletion replaces the row.
                     guard let object = try reader.object(id: id, entity: entity) else { continue }
-                    entry.append("op", "upsert")
-                    entry.append("entity", .string(object.entity))
-                    entry.append("key", reader.key(of: object))
-                    entry.append("object", try reader.json(of: object, storedRelationshipsOnly: true, keys: &keys))
+                    entries.append(ChangeFeedEntry(seq: seq, entity: object.entity, key: reader.key(of: object),
+                                                   change: .upsert(try reader.values(of: object, storedRelationshipsOnly: true, keys: &keys))))
                 }
-                changes.append(.object(entry))
             }
-            return ChangeFeedPage(changes: changes, next: rows.last?[0].integerValue ?? since)
+            return ChangeFeedPage(entries: entries, next: rows.last?[0].integerValue ?? since)
         } catch let error as CartographError {
             throw error
         } catch {

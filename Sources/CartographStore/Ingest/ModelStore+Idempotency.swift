@@ -1,23 +1,24 @@
-// Payloads applied once per Idempotency-Key (R-P11, docs/mapping.md "Posting a payload"): the key is
+// Payloads applied once per idempotency key (R-P11, docs/mapping.md "Posting a payload"): the key is
 // looked up and stored inside the payload's own write transaction.
 import Foundation
 import CartographCore
 import CartographMapping
 
 extension ModelStore {
-    /// How long a stored Idempotency-Key answers a retry, by the store's clock.
+    /// How long a stored idempotency key answers a retry, by the store's clock.
     static let idempotencyKeyLifetime: TimeInterval = 24 * 60 * 60
 
-    /// Applies a payload once per `Idempotency-Key` (R-P11) and answers the response body (JSON text:
-    /// the mapping result with its `changeSeq`) with what was committed. `body` maps the payload inside a write transaction; with
-    /// a key, the response is stored with the key and the request's hash in the same transaction. The key
+    /// Applies a payload once per idempotency key (R-P11) and answers the document `answer` writes of the
+    /// mapping result with its `changeSeq`, with what was committed. `body` maps the payload inside a write transaction; with
+    /// a key, the document is stored with the key and the request's hash in the same transaction. The key
     /// is looked up inside that transaction, under the write lock: of two concurrent requests with one
-    /// key, the second waits for the first to commit and answers its stored response, so the payload is
-    /// applied once. The same key with another request is a 422. Keys expire `idempotencyKeyLifetime`
-    /// after the write that stored them. Dry runs neither look keys up nor record them. `checkBytes` is `write`'s.
+    /// key, the second waits for the first to commit and answers its stored document, so the payload is
+    /// applied once. The same key with another request is refused (unprocessable). Keys expire
+    /// `idempotencyKeyLifetime` after the write that stored them. Dry runs neither look keys up nor record
+    /// them. `checkBytes` is `write`'s.
     func applyPayload(idempotency: (key: String, requestHash: [UInt8])?, dryRun: Bool,
-                             checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)? = nil,
-                             _ body: (StoreTransaction) throws(CartographError) -> MappingResult) throws(CartographError) -> IngestResult {
+                      checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)? = nil, answer: ResultWriter,
+                      _ body: (StoreTransaction) throws(CartographError) -> MappingResult) throws(CartographError) -> IngestResult {
         /// What the transaction did: found a stored response, or applied the payload.
         enum Outcome: Sendable {
             case replayed([UInt8])
@@ -38,8 +39,9 @@ extension ModelStore {
                 } catch { throw CartographError.store(error, "Cannot read idempotency keys") }
                 if let row = stored.first {
                     guard row[0].blobValue == requestHash else {
-                        throw CartographError(.unprocessable, "This Idempotency-Key was used with a different request.",
-                                              errors: [.init(pointer: "", message: "Idempotency-Key reused with another body")])
+                        let phrase = CartographError.OptionPhrase(option: "idempotency", words: "idempotency key")
+                        throw CartographError(.unprocessable, "This \(phrase.words) was used with a different request.",
+                                              errors: [.init(pointer: "", message: "\(phrase.words) reused with another body")], optionPhrase: phrase)
                     }
                     return .replayed(Array((row[1].textValue ?? "").utf8))
                 }
@@ -47,16 +49,16 @@ extension ModelStore {
             return .applied(try body(transaction))
         }, beforeCommit: { (transaction, outcome, changeSeq) throws(CartographError) in
             guard case .applied(let result) = outcome, let (key, requestHash) = key else { return }
-            let response = String(decoding: result.jsonBytes(changeSeq: changeSeq), as: UTF8.self)
+            let response = String(decoding: answer(result, changeSeq), as: UTF8.self)
             do {
                 try transaction.connection.run("DELETE FROM \(table) WHERE at <= ?", [expiry(transaction)])
                 try transaction.connection.run("INSERT OR REPLACE INTO \(table) (key, request_sha256, response, at) VALUES (?, ?, ?, ?)",
                                                [.text(key), .blob(requestHash), .text(response), .integer(transaction.startedAt.millisecondsSince1970)])
-            } catch { throw CartographError.store(error, "Cannot record the Idempotency-Key") }
+            } catch { throw CartographError.store(error, "Cannot record the idempotency key") }
         }, checkBytes: checkBytes)
         switch outcome {
         case .replayed(let stored): return IngestResult(body: stored, committed: nil)
-        case .applied(let result): return IngestResult(body: result.jsonBytes(changeSeq: dryRun ? nil : changeSeq), committed: dryRun ? nil : MappedCounts(result))
+        case .applied(let result): return IngestResult(body: answer(result, dryRun ? nil : changeSeq), committed: dryRun ? nil : MappedCounts(result))
         }
     }
 }

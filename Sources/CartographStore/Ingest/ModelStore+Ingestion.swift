@@ -1,7 +1,7 @@
 // Ingestion (R-P11, docs/mapping.md "Posting a payload"): one operation that the HTTP route and
 // `cartograph map` both call. It reads the payload before the write lock, then maps it inside one write
-// transaction under the model that transaction writes with, with the Idempotency-Key and the storage
-// quota checked in that same transaction, and answers the response body.
+// transaction under the model that transaction writes with, with the idempotency key and the storage
+// quota checked in that same transaction, and answers the document its caller writes of the result.
 public import CartographCore
 public import CartographMapping
 import Synchronization
@@ -117,7 +117,7 @@ public struct IngestOptions: Sendable {
     public var explain: Bool
     /// Map everything and roll it back (R-P11).
     public var dryRun: Bool
-    /// The Idempotency-Key and the hash of the request it came with (R-P11).
+    /// The idempotency key and the hash of the request it came with (R-P11).
     public var idempotency: (key: String, requestHash: [UInt8])?
     /// Most representations a payload may hold (R-S2).
     public var maximumObjects: Int
@@ -139,13 +139,18 @@ public struct IngestOptions: Sendable {
     }
 }
 
+/// Writes the document that answers a payload from its mapping result and the sequence number it
+/// committed at (nil for a dry run): its caller's words (CartographHTTP's `ResultDocument`, R-P12). The
+/// store keeps what it wrote with an idempotency key, to answer a retry with the same bytes.
+public typealias ResultWriter = (_ result: MappingResult, _ changeSeq: Int64?) -> [UInt8]
+
 /// What ingesting a payload answers.
 public struct IngestResult: Sendable {
-    /// The response document (R-P12) as JSON text: the mapping result with its `changeSeq`, or the result
-    /// stored with the Idempotency-Key.
+    /// The document `ResultWriter` wrote of the mapping result with its `changeSeq`, or the one stored
+    /// with the idempotency key.
     public var body: [UInt8]
     /// What this request committed (its counts feed the metrics); nil for a dry run, or when the result
-    /// stored with the Idempotency-Key was answered. Counts only: the mapping result itself (a key per
+    /// stored with the idempotency key was answered. Counts only: the mapping result itself (a key per
     /// object) is freed once the body is written.
     public var committed: MappedCounts?
 }
@@ -162,11 +167,13 @@ public struct MappedCounts: Sendable {
 extension ModelStore {
     /// Ingests one payload `body` with the mapping from `source`, read for `model` (the store's published
     /// model): parsed and read into objects before the write transaction, R-P7's read-ahead looking objects
-    /// up on the writer connection (`ReadAheadLookup`); then mapped inside one write transaction (`applyPayload`: Idempotency-Key, quota). A
+    /// up on the writer connection (`ReadAheadLookup`); then mapped inside one write transaction (`applyPayload`: idempotency key, quota). A
     /// migration committed in between is met there: the payload is mapped with the model the transaction
-    /// writes under. A syntax error is a 400 with its offset; nothing is stored on any error.
+    /// writes under. A syntax error is a bad request with its offset; nothing is stored on any error. `answer`
+    /// writes the result's document.
     public func ingest(_ body: [UInt8], mapping source: MappingSource, model: Model, reader: JSONReader = JSONReader(),
-                       options: IngestOptions, progress: ((String, Int, Int) -> Void)? = nil) throws(CartographError) -> IngestResult {
+                       options: IngestOptions, answer: ResultWriter,
+                       progress: ((String, Int, Int) -> Void)? = nil) throws(CartographError) -> IngestResult {
         /// The mapping for `model` and its engine, which defers deleteMissing to a snapshot session's end.
         func prepared(for model: Model) throws(CartographError) -> (mapping: EntityMapping, engine: MappingEngine) {
             var (mapping, engine) = try preparedMapping(source, model: model, maximumObjects: options.maximumObjects)
@@ -183,7 +190,7 @@ extension ModelStore {
         let read = try engine.read(payload, mapping: mapping, metadata: options.metadata, explain: options.explain, snapshot: snapshot)
         var checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)?
         if let quota = options.quota { checkBytes = quota.check(before:after:) }
-        return try applyPayload(idempotency: options.idempotency, dryRun: options.dryRun, checkBytes: checkBytes) {
+        return try applyPayload(idempotency: options.idempotency, dryRun: options.dryRun, checkBytes: checkBytes, answer: answer) {
             (transaction) throws(CartographError) -> MappingResult in
             let result: MappingResult
             var mappedWith = mapping

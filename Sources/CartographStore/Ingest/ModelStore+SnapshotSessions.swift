@@ -6,7 +6,7 @@
 // they expire, deleting nothing.
 public import Foundation
 public import CartographCore
-import CartographMapping
+public import CartographMapping
 
 /// A snapshot session of a mapping, named by the client's token.
 public struct SnapshotSession: Sendable, Equatable {
@@ -116,10 +116,11 @@ enum SnapshotSessionTables {
         }
     }
 
-    /// The 422 for `?snapshot=` on a mapping that deletes nothing: there would be nothing to complete.
+    /// The refusal of a snapshot session for a mapping that deletes nothing: there would be nothing to complete.
     static func needsDeleteMissing(_ session: SnapshotSession) -> CartographError {
-        CartographError(.unprocessable, "Mapping '\(session.mapping)' has no deleteMissing, so it takes no snapshot sessions: post the payload without ?snapshot=.",
-                        errors: [.init(pointer: "/snapshot", message: "the mapping has no deleteMissing")])
+        let phrase = CartographError.OptionPhrase(option: "snapshot", words: "map the payload outside a snapshot session")
+        return CartographError(.unprocessable, "Mapping '\(session.mapping)' has no deleteMissing, so it takes no snapshot sessions: \(phrase.words).",
+                               errors: [.init(pointer: "/snapshot", message: "the mapping has no deleteMissing")], optionPhrase: phrase)
     }
 }
 
@@ -151,11 +152,12 @@ extension StoreTransaction {
 extension ModelStore {
     /// Completes a snapshot session in one write transaction: deletes the objects in `source`'s
     /// `deleteMissing` scope that no page of the session mentioned (with delete rules and tombstones)
-    /// and drops the session, answering the payload result shape (R-P12). 404 for an unknown or expired
+    /// and drops the session, answering the document `answer` writes of the result (R-P12). 404 for an unknown or expired
     /// session; 409, nothing deleted and the session kept, past `maxDeletes` or when the mapping's scope
     /// changed since the session began. A dry run deletes and drops nothing.
-    public func completeSnapshot(_ session: SnapshotSession, mapping source: MappingSource, dryRun: Bool) throws(CartographError) -> IngestResult {
-        try applyPayload(idempotency: nil, dryRun: dryRun) { (transaction) throws(CartographError) -> MappingResult in
+    public func completeSnapshot(_ session: SnapshotSession, mapping source: MappingSource, dryRun: Bool,
+                                 answer: ResultWriter) throws(CartographError) -> IngestResult {
+        try applyPayload(idempotency: nil, dryRun: dryRun, answer: answer) { (transaction) throws(CartographError) -> MappingResult in
             let mapping = try source.mappings(for: transaction.model, in: self).mapping
             let stored = try transaction.liveSnapshotSession(session)
             try stored.requireScope(of: mapping, session: session)

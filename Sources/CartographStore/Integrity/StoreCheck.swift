@@ -60,7 +60,7 @@ public enum StoreCheck {
         switch tree.name {
         case ModelStore.metaTable: holds = "the model, its version and the change feed's epoch"
         case ModelStore.mappingsTable: holds = "the mappings"
-        case ModelStore.idempotencyTable: holds = "the answers kept for retried POSTs (Idempotency-Key)"
+        case ModelStore.idempotencyTable: holds = "the answers kept for retried payloads (idempotency keys)"
         case ChangeFeed.table, ChangeFeed.legacyTable: holds = "the change feed"
         case StoreTransaction.pendingTable, StoreTransaction.pendingTargetsTable: holds = "the foreign keys waiting for their objects"
         case SnapshotSessionTables.sessions, SnapshotSessionTables.mentions: holds = "the snapshot sessions"

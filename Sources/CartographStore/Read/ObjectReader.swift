@@ -1,6 +1,5 @@
-// Reads objects, relationships and keys from one connection, and renders them as the API's
-// `shape=model` JSON (R-Q4): attributes by name, to-one as the destination's key, to-many as an array
-// of keys, plus `_entity`, `_id` and `_stub` for stubs.
+// Reads objects, relationships and keys from one connection, and hands them to a renderer
+// (`ObjectRenderer`, R-Q4): a page's rows as they are stepped, or an object as values.
 import Foundation
 import CartographCore
 import CartographPredicate
@@ -68,42 +67,45 @@ struct ObjectReader {
         }
     }
 
-    /// The object in `shape=model`, embedding the relationships named in `include` (dotted paths go deeper).
-    /// `storedRelationshipsOnly` leaves out derived relationships (the change feed's form); `keys`
-    /// caches destination keys across calls; `known` are destinations read already (see `destinationIDs`).
-    /// `fields`, when given, limits the attributes and relationships rendered (the identification
-    /// attributes, which make the key, always come).
-    func json(of object: ExistingObject, include: [[String]] = [], fields: Set<String>? = nil, storedRelationshipsOnly: Bool = false,
-              known: PrefetchedDestinations.OfObject? = nil, keys: inout [Int64: JSONValue]) throws(SQLiteError) -> JSONValue {
-        var document = JSONObject()
-        document.append("_id", .number(JSONNumber(object.id)))
-        document.append("_entity", .string(object.entity))
-        if object.isStub { document.append("_stub", .bool(true)) }
+    /// The object's values, with the relationships named in `include` as embedded objects (dotted paths go
+    /// deeper) and the others as their destinations' keys. `storedRelationshipsOnly` leaves out derived
+    /// relationships (the change feed's form); `keys` caches destination keys across calls; `known` are
+    /// destinations read already (see `destinationIDs`). `fields`, when given, limits the attributes and
+    /// relationships (the identification attributes, which make the key, always come).
+    func values(of object: ExistingObject, include: [[String]] = [], fields: Set<String>? = nil, storedRelationshipsOnly: Bool = false,
+                known: PrefetchedDestinations.OfObject? = nil, keys: inout [Int64: JSONValue]) throws(SQLiteError) -> ObjectValues {
         let properties = layout.properties(of: object.entity)
         let keyAttributes = fields == nil ? [] : layout.identificationAttributes(of: object.entity)
-        for attribute in properties.attributes where fields?.contains(attribute.name) ?? true || keyAttributes.contains(attribute.name) {
-            document.append(attribute.name, object.values[attribute.name]?.jsonValue ?? .null)
+        var attributes: [ObjectValues.Attribute] = []
+        attributes.reserveCapacity(properties.attributes.count)
+        for attribute in properties.attributes where AttributeColumn.isSelected(attribute.name, isKey: keyAttributes.contains(attribute.name), by: fields) {
+            attributes.append(ObjectValues.Attribute(name: attribute.name, value: object.values[attribute.name]))
         }
+        var relationships: [ObjectValues.Relationship] = []
         for relationship in properties.relationships
         where !(storedRelationshipsOnly && layout.isDerived(relationship.name, entity: object.entity))
             && (fields?.contains(relationship.name) ?? true || include.contains { $0.first == relationship.name }) {
             let nested = include.filter { $0.first == relationship.name }.map { Array($0.dropFirst()) }
             let ids = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name, toOne: object.toOne,
                                          known: known)
-            var rendered: [JSONValue] = []
+            let destinations: ObjectValues.Destinations
             if nested.isEmpty {
+                var found: [JSONValue] = []
                 for id in ids {
-                    if let key = try destinationKey(id, destination: relationship.destination, keys: &keys) { rendered.append(key) }
+                    if let key = try destinationKey(id, destination: relationship.destination, keys: &keys) { found.append(key) }
                 }
+                destinations = .keys(found)
             } else {
+                var found: [ObjectValues] = []
                 for id in ids {
                     guard let destination = try self.object(id: id, entity: relationship.destination) else { continue }
-                    rendered.append(try json(of: destination, include: nested.filter { !$0.isEmpty }, keys: &keys))
+                    found.append(try values(of: destination, include: nested.filter { !$0.isEmpty }, keys: &keys))
                 }
+                destinations = .objects(found)
             }
-            document.append(relationship.name, relationship.toMany ? .array(rendered) : (rendered.first ?? .null))
+            relationships.append(ObjectValues.Relationship(name: relationship.name, toMany: relationship.toMany, destinations: destinations))
         }
-        return .object(document)
+        return ObjectValues(id: object.id, entity: object.entity, isStub: object.isStub, attributes: attributes, relationships: relationships)
     }
 
     /// The key of the destination `id` (of `destination`'s hierarchy), from `keys` or read (and kept
@@ -118,29 +120,32 @@ struct ObjectReader {
         return key
     }
 
-    /// The `shape=model` JSON of the objects `ids` of `table`, in `ids` order (those that do not exist
-    /// left out), written from their rows straight into bytes (`RowRenderer`): for each object the
-    /// bytes of `json(of:fields:)`. Their relationships' destinations are read for all of them at once
-    /// (`prefetch`).
-    func rendered(ids: [Int64], table: String, fields: Set<String>?) throws(SQLiteError) -> [RenderedJSON] {
-        let renderer = layout.rowRenderer(for: table)
+    /// The documents `renderer` writes of the objects `ids` of `table`, in `ids` order (those that do not
+    /// exist left out), written from their rows as they are stepped. Their relationships' destinations are
+    /// read for all of them at once (`prefetch`).
+    func rendered<Renderer: ObjectRenderer>(ids: [Int64], table: String, fields: Set<String>?,
+                                            renderer: Renderer) throws(SQLiteError) -> [RenderedJSON] {
+        let rows = layout.tableRows(for: table)
+        let prepared = rows.prepared(by: renderer)
         // Rows come back in `_id` order: each takes its id's place in `ids` (the first, should an id repeat).
         var positions: [Int64: Int] = Dictionary(minimumCapacity: ids.count)
         for (position, id) in ids.enumerated().reversed() { positions[id] = position }
         var found = [RenderedHead?](repeating: nil, count: ids.count)
-        try forEachRow(renderer.selectByIDs, ids: ids) { statement in
-            let head = RenderedHead(of: statement, renderer: renderer, fields: fields)
+        try forEachRow(rows.selectByIDs, ids: ids) { statement in
+            let head = rows.head(of: statement, renderer: renderer, table: prepared, fields: fields)
             if let position = positions[head.object.id] { found[position] = head }
         }
         var heads = found.compactMap { $0 }
-        return try closing(&heads, fields: fields)
+        return try closing(&heads, fields: fields, renderer: renderer)
     }
 
-    /// The `shape=model` JSON of the object whose key is `rawKey` (see `object(entity:rawKey:)`), read
-    /// and rendered with one query for its row (a get is mostly this).
-    func rendered(entity: String, rawKey: String, fields: Set<String>?) throws(CartographError) -> RenderedJSON? {
+    /// The document `renderer` writes of the object whose key is `rawKey` (see `object(entity:rawKey:)`),
+    /// read with one query for its row (a get is mostly this).
+    func rendered<Renderer: ObjectRenderer>(entity: String, rawKey: String, fields: Set<String>?,
+                                            renderer: Renderer) throws(CartographError) -> RenderedJSON? {
         guard let key = try identity(ofKey: rawKey, entity: entity) else { return nil }
-        let renderer = layout.rowRenderer(for: layout.table(of: entity))
+        let rows = layout.tableRows(for: layout.table(of: entity))
+        let prepared = rows.prepared(by: renderer)
         let lookup = layout.keyLookup(entity: entity)
         var bindings = lookup.filter
         switch key {
@@ -152,69 +157,57 @@ struct ObjectReader {
             try statement.bind(bindings)
             defer { try? statement.bind([]) }
             guard try statement.step() else { return nil }
-            var heads = [RenderedHead(of: statement, renderer: renderer, fields: fields)]
-            return try closing(&heads, fields: fields).first
+            var heads = [rows.head(of: statement, renderer: renderer, table: prepared, fields: fields)]
+            return try closing(&heads, fields: fields, renderer: renderer).first
         }
     }
 
-    /// An object's document as far as `RowRenderer.writeHead` writes it, and what its relationships need.
+    /// An object's document as far as `ObjectRenderer.writeHead` writes it, and what its relationships need.
     struct RenderedHead {
         let object: ExistingObject
         var bytes: [UInt8]
-
-        /// The head of the current row of `statement` (selected with `renderer.selectList`).
-        init(of statement: SQLiteStatement, renderer: RowRenderer, fields: Set<String>?) {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(1024)
-            object = renderer.writeHead(of: statement, fields: fields, into: &bytes)
-            self.bytes = bytes
-        }
     }
 
     /// The documents of `heads`, in their order, each closed with its relationships (`writeRelationships`),
     /// whose destinations are read for all of them at once (`prefetch`). Written in place: `heads` is
     /// left holding the documents.
-    func closing(_ heads: inout [RenderedHead], fields: Set<String>?) throws(SQLiteError) -> [RenderedJSON] {
+    func closing<Renderer: ObjectRenderer>(_ heads: inout [RenderedHead], fields: Set<String>?,
+                                           renderer: Renderer) throws(SQLiteError) -> [RenderedJSON] {
         var keys = keyCache?.take() ?? [:]
         // What was read is this snapshot's: kept for the next read, even if this one fails.
         defer { keyCache?.keep(keys) }
         let prefetched = try prefetch(for: heads.map(\.object), fields: fields, keys: &keys)
+        // One list of a to-many's keys for the whole page, emptied for the next (no array per relationship).
+        var destinationKeys: [JSONValue] = []
         for position in heads.indices {
             let object = heads[position].object
             try writeRelationships(of: object, fields: fields, known: prefetched.of(objectAt: position), keys: &keys,
-                                   into: &heads[position].bytes)
+                                   destinationKeys: &destinationKeys, renderer: renderer, into: &heads[position].bytes)
         }
         return heads.map { RenderedJSON(bytes: $0.bytes) }
     }
 
-    /// Closes an object `RowRenderer.writeHead` opened with its relationships (those in `fields`, when
-    /// given): keys of destinations, as `json(of:)` writes them, each written as it is found (no array of
-    /// them per relationship). A to-one's destination is the row's (`writeHead` read it).
-    private func writeRelationships(of object: ExistingObject, fields: Set<String>?, known: PrefetchedDestinations.OfObject,
-                                    keys: inout [Int64: JSONValue], into bytes: inout [UInt8]) throws(SQLiteError) {
+    /// Has `renderer` close an object it opened (`writeHead`) with its relationships (those in `fields`,
+    /// when given): the keys of their destinations. A to-one's destination is the row's (`writeHead` read it).
+    private func writeRelationships<Renderer: ObjectRenderer>(of object: ExistingObject, fields: Set<String>?,
+                                                              known: PrefetchedDestinations.OfObject, keys: inout [Int64: JSONValue],
+                                                              destinationKeys: inout [JSONValue], renderer: Renderer,
+                                                              into bytes: inout [UInt8]) throws(SQLiteError) {
         for relationship in layout.properties(of: object.entity).relationships where fields?.contains(relationship.name) ?? true {
-            bytes.append(UInt8(ascii: ","))
-            JSONWriter.writeString(relationship.name, into: &bytes)
-            bytes.append(UInt8(ascii: ":"))
             guard relationship.toMany else {
                 let key = try object.toOne[relationship.name].flatMap { (id) throws(SQLiteError) in
                     try destinationKey(id, destination: relationship.destination, keys: &keys)
                 }
-                JSONWriter.write(key ?? .null, into: &bytes)
+                renderer.writeToOne(relationship.name, key: key, into: &bytes)
                 continue
             }
-            let destinations = try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name, known: known)
-            bytes.append(UInt8(ascii: "["))
-            var first = true
-            for id in destinations {
-                guard let key = try destinationKey(id, destination: relationship.destination, keys: &keys) else { continue }
-                if !first { bytes.append(UInt8(ascii: ",")) }
-                first = false
-                JSONWriter.write(key, into: &bytes)
+            destinationKeys.removeAll(keepingCapacity: true)
+            for id in try destinationIDs(of: object.id, entity: object.entity, relationship: relationship.name, known: known) {
+                if let key = try destinationKey(id, destination: relationship.destination, keys: &keys) { destinationKeys.append(key) }
             }
-            bytes.append(UInt8(ascii: "]"))
+            renderer.writeToMany(relationship.name, keys: destinationKeys, into: &bytes)
         }
-        bytes.append(UInt8(ascii: "}"))
+        renderer.close(&bytes)
     }
 
     /// The to-many destinations `prefetch` read: by relationship name, then by the position of the object
@@ -528,11 +521,5 @@ struct ObjectReader {
 
     private func storeRead<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
         do { return try body() } catch { throw CartographError.store(error, "Store read failed") }
-    }
-
-    /// The object in `shape=model` (no key cache kept).
-    func json(of object: ExistingObject, include: [[String]] = [], fields: Set<String>? = nil) throws(SQLiteError) -> JSONValue {
-        var keys: [Int64: JSONValue] = [:]
-        return try json(of: object, include: include, fields: fields, keys: &keys)
     }
 }

@@ -2,7 +2,6 @@
 // page's query, from `EXPLAIN QUERY PLAN`, in words a user can act on — the index used, or a full scan
 // and a sort of every match, and which declaration would serve the order.
 import Foundation
-public import CartographCore
 
 /// How SQLite runs one query.
 public struct QueryPlan: Sendable, Equatable {
@@ -61,13 +60,5 @@ public struct QueryPlan: Sendable, Equatable {
             summary += "; declaring \"indexed\": true on \(entity).\(first) (or a fetch index starting with it) lets SQLite read in order and stop after the page"
         }
         self.summary = summary.isEmpty ? "runs without reading \(entity) rows" : summary + "."
-    }
-
-    /// The plan as the API renders it.
-    public var json: JSONValue {
-        .object(JSONObject([
-            ("summary", .string(summary)), ("fullScan", .bool(fullScan)), ("sortsEveryMatch", .bool(sortsEveryMatch)),
-            ("indexes", .array(indexes.map(JSONValue.string))), ("steps", .array(steps.map(JSONValue.string))),
-        ]))
     }
 }

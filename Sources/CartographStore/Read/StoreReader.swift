@@ -7,7 +7,8 @@ public import CartographPredicate
 
 /// How objects are rendered (R-Q4).
 public enum ObjectShape: String, Sendable, CaseIterable {
-    /// Attributes by name, to-one as the destination's key, to-many as an array of keys, `_entity`, `_id`.
+    /// Attributes by name, to-one as the destination's key, to-many as an array of keys, `_entity`, `_id`:
+    /// as the read's `ObjectRenderer` writes them.
     case model
     /// Exported through the model's annotations, as Groot serializes objects back to JSON.
     case json
@@ -57,6 +58,7 @@ public struct ObjectQuery: Sendable {
 
 /// One page of objects.
 public struct ObjectPage: Sendable {
+    /// The objects as the page's `ObjectRenderer` wrote them (`shape=model`), or as exported (`shape=json`).
     public let items: [RenderedJSON]
     public let next: String?
     public let total: Int?
@@ -77,8 +79,8 @@ public struct StoreReader {
         do { return try body() } catch { throw CartographError.store(error, "Store read failed") }
     }
 
-    /// Checks `query` against the model and runs it.
-    public func page(_ query: ObjectQuery) throws(CartographError) -> ObjectPage {
+    /// Checks `query` against the model and runs it; `renderer` writes the objects of `shape=model`.
+    public func page<Renderer: ObjectRenderer>(_ query: ObjectQuery, renderer: Renderer) throws(CartographError) -> ObjectPage {
         guard model.entity(named: query.entity) != nil else {
             throw model.unknownEntity(query.entity)
         }
@@ -134,12 +136,12 @@ public struct StoreReader {
         } : nil
         var fullScanRows = 0
         let found: PageItems
-        let renderer = layout.rowRenderer(for: table)
-        let rowsSQL = "SELECT \(renderer.selectList(alias: alias))" + sortColumns + fromWhereOrder
+        let rows = layout.tableRows(for: table)
+        let rowsSQL = "SELECT \(rows.selectList(alias: alias))" + sortColumns + fromWhereOrder
         if case .model = rendering, query.include.isEmpty,
            try sqlite({ () throws(SQLiteError) in try readsInIndexOrder(sql, rowsSQL: rowsSQL, bindings: bindings, table: table, alias: alias) }) {
             found = try sqlite { () throws(SQLiteError) in
-                try pageRows(rowsSQL, bindings: bindings, renderer: renderer, sortKeyCount: keys.count, limit: query.limit,
+                try pageRows(rowsSQL, bindings: bindings, rows: rows, renderer: renderer, sortKeyCount: keys.count, limit: query.limit,
                              fields: fields, fullScanRows: &fullScanRows)
             }
         } else {
@@ -169,7 +171,8 @@ public struct StoreReader {
                 return try matches(sql)
             }
             let pageIDs = chosen.prefix(query.limit).map(\.id)
-            found = PageItems(items: try objects(pageIDs, table: table, rendering: rendering, include: query.include, fields: fields),
+            found = PageItems(items: try objects(pageIDs, table: table, rendering: rendering, include: query.include, fields: fields,
+                                                 renderer: renderer),
                               last: chosen.prefix(query.limit).last, more: chosen.count > query.limit)
         }
         var next: String?
@@ -216,8 +219,10 @@ public struct StoreReader {
 
     /// The page `rowsSQL` selects (`readsInIndexOrder`): the rendered columns, then the sort keys; its
     /// first `limit` rows rendered.
-    private func pageRows(_ rowsSQL: String, bindings: [SQLiteValue], renderer: RowRenderer, sortKeyCount: Int, limit: Int,
-                          fields: Set<String>?, fullScanRows: inout Int) throws(SQLiteError) -> PageItems {
+    private func pageRows<Renderer: ObjectRenderer>(_ rowsSQL: String, bindings: [SQLiteValue], rows: TableRows, renderer: Renderer,
+                                                    sortKeyCount: Int, limit: Int, fields: Set<String>?,
+                                                    fullScanRows: inout Int) throws(SQLiteError) -> PageItems {
+        let prepared = rows.prepared(by: renderer)
         let statement = try reader.connection.cached(rowsSQL)
         try statement.bind(bindings)
         defer { try? statement.bind([]) }
@@ -232,14 +237,14 @@ public struct StoreReader {
                 more = true
                 break
             }
-            heads.append(ObjectReader.RenderedHead(of: statement, renderer: renderer, fields: fields))
+            heads.append(rows.head(of: statement, renderer: renderer, table: prepared, fields: fields))
             if heads.count == limit {
-                let first = renderer.columnCount
+                let first = rows.columnCount
                 last = (statement.columnInteger(0), (0..<sortKeyCount).map { statement.column(first + Int32($0)) })
             }
         }
         fullScanRows = statement.takeFullScanSteps()
-        return PageItems(items: try reader.closing(&heads, fields: fields), last: last, more: more)
+        return PageItems(items: try reader.closing(&heads, fields: fields, renderer: renderer), last: last, more: more)
     }
 
     /// Each step of a sort key path nests a subquery: a bound well inside SQLite's expression depth (1,000).
@@ -353,12 +358,12 @@ public struct StoreReader {
         }
     }
 
-    /// The objects `ids` of `table` as `rendering` writes them, in `ids` order.
-    private func objects(_ ids: [Int64], table: String, rendering: Rendering, include: [[String]],
-                         fields: Set<String>?) throws(CartographError) -> [RenderedJSON] {
+    /// The objects `ids` of `table` as `rendering` writes them, in `ids` order (`renderer` for `shape=model`).
+    private func objects<Renderer: ObjectRenderer>(_ ids: [Int64], table: String, rendering: Rendering, include: [[String]],
+                                                   fields: Set<String>?, renderer: Renderer) throws(CartographError) -> [RenderedJSON] {
         switch rendering {
         case .model where include.isEmpty:
-            return try sqlite { () throws(SQLiteError) in try reader.rendered(ids: ids, table: table, fields: fields) }
+            return try sqlite { () throws(SQLiteError) in try reader.rendered(ids: ids, table: table, fields: fields, renderer: renderer) }
         case .model:
             let objects = try sqlite { () throws(SQLiteError) in try reader.objects(ids: ids, table: table) }
             let found = ids.compactMap { objects[$0] }
@@ -366,8 +371,8 @@ public struct StoreReader {
             var keys: [Int64: JSONValue] = [:]
             let prefetched = try sqlite { () throws(SQLiteError) in try reader.prefetch(for: found, fields: fields, keys: &keys) }
             return try found.enumerated().map { (position, object) throws(CartographError) in
-                RenderedJSON(try sqlite { () throws(SQLiteError) in
-                    try reader.json(of: object, include: include, fields: fields, known: prefetched.of(objectAt: position), keys: &keys)
+                renderer.render(try sqlite { () throws(SQLiteError) in
+                    try reader.values(of: object, include: include, fields: fields, known: prefetched.of(objectAt: position), keys: &keys)
                 })
             }
         case .json(let export):
@@ -377,10 +382,11 @@ public struct StoreReader {
     }
 
     /// The object of `entity` whose key is `key` — the raw `{key}` path segment (docs/api.md#object-keys): the
-    /// identity value, or for compound identities the values joined by ',' each percent-encoded.
-    /// Several matches (possible through identificationPredicate) resolve to the oldest.
-    public func object(entity: String, key rawKey: String, include: [[String]] = [], shape: ObjectShape = .model,
-                       fields: [String]? = nil, mapping: String? = nil) throws(CartographError) -> RenderedJSON? {
+    /// identity value, or for compound identities the values joined by ',' each percent-encoded — as `renderer`
+    /// writes it (`shape=model`). Several matches (possible through identificationPredicate) resolve to the oldest.
+    public func object<Renderer: ObjectRenderer>(entity: String, key rawKey: String, include: [[String]] = [], shape: ObjectShape = .model,
+                                                 fields: [String]? = nil, mapping: String? = nil,
+                                                 renderer: Renderer) throws(CartographError) -> RenderedJSON? {
         try Self.check(include: include, shape: shape)
         guard model.entity(named: entity) != nil else {
             throw model.unknownEntity(entity)
@@ -389,10 +395,11 @@ public struct StoreReader {
         let fields = try validate(fields: fields, entity: entity, shape: shape)
         let rendering = try rendering(of: entity, shape: shape, mapping: mapping)
         if case .model = rendering, include.isEmpty {
-            return try reader.rendered(entity: entity, rawKey: rawKey, fields: fields)
+            return try reader.rendered(entity: entity, rawKey: rawKey, fields: fields, renderer: renderer)
         }
         guard let object = try reader.object(entity: entity, rawKey: rawKey) else { return nil }
-        return try objects([object.id], table: layout.table(of: object.entity), rendering: rendering, include: include, fields: fields).first
+        return try objects([object.id], table: layout.table(of: object.entity), rendering: rendering, include: include, fields: fields,
+                           renderer: renderer).first
     }
 
     /// How objects of one entity are rendered (R-Q4).

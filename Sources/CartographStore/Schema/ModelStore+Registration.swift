@@ -6,7 +6,7 @@ public import CartographCore
 extension ModelStore {
 
     /// Registers `proposed` (version ignored): creates the schema, or migrates it in place in one
-    /// transaction. Destructive changes are refused with 409 unless `allowDestructive`.
+    /// transaction. Destructive changes are refused (a conflict) unless `allowDestructive`.
     public func register(_ proposed: Model, allowDestructive: Bool) throws(CartographError) -> (model: Model, outcome: ModelRegistration) {
         touchLastUsed()
         let writer = self.writer
@@ -18,9 +18,11 @@ extension ModelStore {
                 let migration = ModelMigration(from: old, to: model)
                 if migration.isEmpty { return (old, .unchanged) }
                 if migration.hasDestructiveChanges && !allowDestructive {
+                    let phrase = CartographError.OptionPhrase(option: "allowDestructive", words: "apply it with allowDestructive to proceed")
                     throw CartographError(
-                        .conflict, "This change would lose or invalidate data; repeat the PUT with ?allowDestructive=true to apply it.",
-                        errors: migration.destructiveChanges.map { CartographError.Detail(pointer: $0.pointer, message: $0.message) })
+                        .conflict, "This change would lose or invalidate data; \(phrase.words).",
+                        errors: migration.destructiveChanges.map { CartographError.Detail(pointer: $0.pointer, message: $0.message) },
+                        optionPhrase: phrase)
                 }
                 model.version = old.version + 1
             } else {

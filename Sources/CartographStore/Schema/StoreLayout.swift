@@ -45,7 +45,7 @@ final class StoreLayout {
         let table: String, attributes: Set<String>?
     }
     private var rowReaders: [RowReaderKey: RowReader] = [:]
-    private var rowRenderers: [String: RowRenderer] = [:]
+    private var rowsOfTables: [String: TableRows] = [:]
     private var identification: [String: [String]] = [:]
     private var keyLookups: [String: (sql: String, filter: [SQLiteValue])] = [:]
     private var keyReaders: [String: RowReader] = [:]
@@ -147,12 +147,12 @@ final class StoreLayout {
         return reader
     }
 
-    /// The renderer of a hierarchy's rows as `shape=model` JSON.
-    func rowRenderer(for table: String) -> RowRenderer {
-        if let cached = rowRenderers[table] { return cached }
-        let renderer = RowRenderer(layout: self, table: table)
-        rowRenderers[table] = renderer
-        return renderer
+    /// A hierarchy's rows as a renderer reads them.
+    func tableRows(for table: String) -> TableRows {
+        if let cached = rowsOfTables[table] { return cached }
+        let rows = TableRows(layout: self, table: table)
+        rowsOfTables[table] = rows
+        return rows
     }
 
     /// True when `entity` and its sub-entities are every entity of its table: no `_entity` filter needed.
@@ -191,7 +191,7 @@ final class StoreLayout {
         try indexOrderedPages.value(for: pageSQL, decide)
     }
 
-    /// `SELECT <the row renderer's columns> FROM <table> WHERE [<entity filter> AND] <identity> = ? … ORDER BY _id
+    /// `SELECT <the table rows' columns> FROM <table> WHERE [<entity filter> AND] <identity> = ? … ORDER BY _id
     /// LIMIT 1`: an object by its key (`_id` for an entity without identification attributes), the oldest
     /// when several match; bound with `filter`, then the key's values.
     func keyLookup(entity: String) -> (sql: String, filter: [SQLiteValue]) {
@@ -200,7 +200,7 @@ final class StoreLayout {
             ? [StoreLayout.idColumn] : identificationAttributes(of: entity).compactMap { column(ofAttribute: $0, entity: entity) }
         let filter = entityFilter(entity)
         let conditions = (filter.map { [$0.sql] } ?? []) + columns.map { "\(quoted($0)) = ?" }
-        let sql = "SELECT \(rowRenderer(for: table(of: entity)).selectList) FROM \(quoted(table(of: entity))) WHERE "
+        let sql = "SELECT \(tableRows(for: table(of: entity)).selectList) FROM \(quoted(table(of: entity))) WHERE "
             + conditions.joined(separator: " AND ") + " ORDER BY \(StoreLayout.idColumn) LIMIT 1"
         keyLookups[entity] = (sql, filter?.bindings ?? [])
         return (sql, filter?.bindings ?? [])

@@ -18,7 +18,7 @@ extension ModelStore {
     /// `checkBytes`, called last before COMMIT with the store's `usedBytes` before the write and as
     /// the write leaves them, may throw to roll the write back (a quota, R-S2).
     public func write<T: Sendable>(dryRun: Bool = false, _ body: (StoreTransaction) throws(CartographError) -> T,
-                                   beforeCommit: ((StoreTransaction, T, Int64) throws(CartographError) -> Void)? = nil,
+                                   beforeCommit: (StoreTransaction, T, Int64) throws(CartographError) -> Void = { _, _, _ in },
                                    checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)? = nil)
         throws(CartographError) -> (value: T, changeSeq: Int64) {
         touchLastUsed()
@@ -49,7 +49,7 @@ extension ModelStore {
                     defer { touchedObjects = transaction.touched.count }
                     let value = try body(transaction)
                     let seq = try ChangeFeed.record(transaction)
-                    try beforeCommit?(transaction, value, seq)
+                    try beforeCommit(transaction, value, seq)
                     // A write that inserted nothing leaves the counter as it was: a payload that changes
                     // nothing (posted again) writes no page at all.
                     if transaction.nextID != nextID {

@@ -14,6 +14,7 @@
 import Foundation
 import CartographCore
 import CartographStore
+import CartographHTTP
 
 /// SplitMix64: small, fast and deterministic across platforms.
 struct SeededRandom {
@@ -52,7 +53,9 @@ func openOnly(path: String, repeats: Int) {
         func readMs(_ key: String) -> Double {
             let start = ContinuousClock.now
             do {
-                let found = try store.read { (reader) throws(CartographError) in try reader.object(entity: "Article", key: key) }
+                let found = try store.read { (reader) throws(CartographError) in
+                    try reader.object(entity: "Article", key: key, renderer: ModelShapeRenderer())
+                }
                 if found == nil { fail("no Article \(key)") }
             } catch { fail("read failed: \(error)") }
             return milliseconds(since: start)
