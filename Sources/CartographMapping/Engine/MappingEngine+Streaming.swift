@@ -158,11 +158,12 @@ extension MappingEngine {
             hasher.combine(values)
             return hasher.finalize()
         }
-        /// The connections of this chunk's objects, against the objects of earlier chunks and of this one.
-        func meetConnections() {
+        /// Meets the connections of this chunk's objects and the destinations it holds; false when a chunk's
+        /// connections would not run as the whole payload's (see above).
+        func meetConnections() -> Bool {
             for node in run.nodes {
                 for target in targets where target.root == run.tables.root(of: node.entity) {
-                    guard Set(node.mapping.resolvedIdentificationAttributes) == Set(target.attributes) else { return chunkable = false }
+                    guard Set(node.mapping.resolvedIdentificationAttributes) == Set(target.attributes) else { return false }
                     var values: [AttributeValue] = []
                     for attribute in target.attributes {
                         guard case .some(.some(let value)) = node.values[attribute] else { break }
@@ -170,16 +171,17 @@ extension MappingEngine {
                     }
                     guard values.count == target.attributes.count else { continue }
                     let met = key(target, values)
-                    if lookedForBefore.contains(met) { return chunkable = false }
+                    if lookedForBefore.contains(met) { return false }
                     destinationsMet.insert(met)
                 }
             }
             for node in run.nodes where !node.mapping.connections.isEmpty {
-                guard let lookups = run.foreignKeyLookups(of: node) else { return chunkable = false }
+                guard let lookups = run.foreignKeyLookups(of: node) else { return false }
                 for (target, tuples) in lookups {
                     for tuple in tuples where !destinationsMet.contains(key(target, tuple)) { lookedForBefore.insert(key(target, tuple)) }
                 }
             }
+            return true
         }
         /// The nested objects the run read in this chunk, against those of earlier chunks.
         func meetNestedObjects() {
@@ -212,7 +214,7 @@ extension MappingEngine {
         }
         func endChunk() {
             if !topLevel.isDisjoint(with: topHere) { chunkable = false }
-            if !targets.isEmpty { meetConnections() }
+            if !targets.isEmpty, !meetConnections() { chunkable = false }
             if nested { meetNestedObjects() }
             topLevel.formUnion(topHere)
             topHere.removeAll(keepingCapacity: true)
