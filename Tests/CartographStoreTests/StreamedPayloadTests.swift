@@ -198,6 +198,23 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
         #expect(chunkedForward == wholeForward)
     }
 
+    @Test func R_P17_driftIsCountedAndContractsHoldAcrossChunksAsForTheWholePayload() throws {
+        // Items 1, 4 and 8 carry a key the mapping does not read; item 6's name is a number.
+        let payload = itemsPayload(Array(0..<10), [1: [("extra", 1)], 4: [("extra", 2)], 6: [("name", 6)], 8: [("extra", 3)]])
+        let (whole, chunked) = try mapBothWays(payload, mapping: try itemsMapping())
+        #expect(chunked == whole)
+        #expect(chunked.response?["drift"] == [
+            ["path": "/items/*/extra", "kind": "unread", "example": "/items/1/extra", "count": 3],
+            ["path": "/items/*/name", "kind": "type", "expected": "string", "found": "number", "example": "/items/6/name", "count": 1],
+        ])
+        // Under freeze a drift in the last chunk refuses the payload: nothing of the earlier chunks is kept.
+        let (wholeFrozen, chunkedFrozen) = try mapBothWays(itemsPayload(Array(0..<10), [9: [("extra", 1)]]),
+                                                         mapping: try itemsMapping([("contract", "freeze")]))
+        #expect(chunkedFrozen == wholeFrozen)
+        #expect(chunkedFrozen.error?.errors.map(\.pointer) == ["/items/9/extra"])
+        #expect(chunkedFrozen.contents.isEmpty)
+    }
+
     @Test func R_P7_currentObjectsAreSkippedInEveryChunk() throws {
         // Stored at version 1; the payload brings 3 and 7 at version 2, the others at version 1 (current).
         let mapping = try itemsMapping([("modificationAttribute", "version")])

@@ -49,6 +49,10 @@ public enum ResultDocument {
         }
         out.append(UInt8(ascii: "]"))
         if !result.warnings.isEmpty { member("warnings", .array(result.warnings)) }
+        if !result.drift.isEmpty {
+            member("drift", .array(result.drift.map(driftEntry)))
+            if result.driftNotListed > 0 { member("driftNotListed", .number(JSONNumber(result.driftNotListed))) }
+        }
         if let changeSeq {
             member("changeSeq", .number(JSONNumber(changeSeq)))
         } else {
@@ -61,5 +65,21 @@ public enum ResultDocument {
         }
         out.append(UInt8(ascii: "}"))
         return out
+    }
+
+    /// `{"path", "kind", ["expected", "found",] "example", "count"}` (R-P17).
+    private static func driftEntry(_ drift: MappingResult.Drift) -> JSONValue {
+        var entry = JSONObject([("path", .string(drift.path))])
+        switch drift.kind {
+        case .unread:
+            entry.append("kind", "unread")
+        case .type(let expected, let found):
+            entry.append("kind", "type")
+            entry.append("expected", .string(expected))
+            entry.append("found", .string(found))
+        }
+        entry.append("example", .string(drift.example))
+        entry.append("count", .number(JSONNumber(drift.count)))
+        return .object(entry)
     }
 }

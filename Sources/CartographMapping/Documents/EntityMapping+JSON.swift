@@ -34,6 +34,7 @@ extension EntityMapping {
         document.append("connections", .array(connections.map(\.json)))
         if let deletionPredicate { document.append("deletionPredicate", .string(deletionPredicate.format)) }
         document.append("discardsInvalidObjectsOnInsert", .bool(discardsInvalidObjectsOnInsert))
+        if contract != .evolve { document.append("contract", .string(contract.rawValue)) }
         if let deleteMissing {
             document.append("deleteMissing", ["scope": .string(deleteMissing.scope.format), "maxDeletes": .number(JSONNumber(deleteMissing.maxDeletes))])
         }

@@ -13,7 +13,7 @@ extension EntityMapping {
         "entity", "keyPath", "dictionaryTransformer", "attributes", "identificationAttributes", "identificationInference",
         "identificationPredicate", "modificationAttribute", "assignsDefaultValueForMissingAttributes", "relationships",
         "connections", "deletionPredicate", "discardsInvalidObjectsOnInsert", "deleteMissing", "identityReferences", "dynamic",
-        "fromAnnotations", "cursor",
+        "fromAnnotations", "cursor", "contract",
     ]
     static let topLevelOnlyMembers = ["keyPath", "deleteMissing", "identityReferences", "cursor"]
 
@@ -149,6 +149,14 @@ struct MappingDocumentReader {
         }
         mapping.deletionPredicate = predicate(object, "deletionPredicate", at: pointer, entity: entity)
         mapping.discardsInvalidObjectsOnInsert = checker.bool(object, "discardsInvalidObjectsOnInsert", at: pointer) ?? false
+        if let contract = object["contract"], contract != .null {
+            let names = DriftContract.allCases.map(\.rawValue)
+            if let value = contract.stringValue.flatMap(DriftContract.init(rawValue:)) {
+                mapping.contract = value
+            } else {
+                checker.report(pointer.appending("contract"), "expected one of \(names.map { quoted($0) }.joined(separator: ", "))")
+            }
+        }
         if isTopLevel, let snapshot = checker.member(object, "deleteMissing", at: pointer, expecting: "an object", { $0.objectValue }) {
             mapping.deleteMissing = readDeleteMissing(snapshot, at: pointer.appending("deleteMissing"), entity: entity)
         }

@@ -41,6 +41,8 @@ public struct EntityMapping: Sendable, Equatable {
     public var deletionPredicate: MappingPredicate?
     /// Drop invalid new objects instead of failing the payload (R-P8).
     public var discardsInvalidObjectsOnInsert: Bool
+    /// What a representation that drifts from this mapping does to the payload (R-P17).
+    public var contract: DriftContract = .evolve
     /// Top-level mappings only: the payload is a complete snapshot of the objects in scope (R-D5).
     public var deleteMissing: DeleteMissing?
     /// Top-level mappings only: the attribute whose greatest mapped value the store keeps as the
@@ -87,6 +89,17 @@ public struct EntityMapping: Sendable, Equatable {
         self.deleteMissing = deleteMissing
         self.dynamic = dynamic
     }
+}
+
+/// What a mapping does with a representation that drifts from it (R-P17): a key it does not read, or a
+/// value of another JSON type than its attribute takes.
+public enum DriftContract: String, Sendable, Hashable, CaseIterable {
+    /// Map and store it, and report the drift in the answer (the default).
+    case evolve
+    /// Refuse the payload (422, nothing stored), naming each drift.
+    case freeze
+    /// Drop the objects that drift, listed in `discarded`, and map the others.
+    case discardObject
 }
 
 /// One attribute mapped from a source key path, optionally through a value transformer (R-P1).

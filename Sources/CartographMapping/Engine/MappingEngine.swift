@@ -31,6 +31,11 @@ public struct MappingResult: Sendable, Equatable {
     /// `{"pointer", "message"}` for what was mapped without error but may not be what the client meant
     /// (R-P2: no value at the mapping's keyPath); rendered only when there is one.
     public var warnings: [JSONValue] = []
+    /// R-P17: the paths at which the payload drifted from its mapping, in the order met (at most
+    /// `MappingRun.maximumDriftPaths`); rendered only when there is one.
+    public internal(set) var drift: [Drift] = []
+    /// R-P17: occurrences of drift at paths past the listed ones.
+    public internal(set) var driftNotListed = 0
     /// R-P13: `{"pointer", "entity", "key", "action", "reason"}` per object, when asked for.
     public var explain: [JSONValue]?
     /// R-P13: milliseconds per phase, when asked for.
@@ -47,6 +52,7 @@ public struct MappingResult: Sendable, Equatable {
     public static func == (a: MappingResult, b: MappingResult) -> Bool {
         a.inserted == b.inserted && a.updated == b.updated && a.unchanged == b.unchanged && a.deleted == b.deleted && a.cursorValue == b.cursorValue
             && a.discarded == b.discarded && a.objectKeys == b.objectKeys && a.explain == b.explain && a.warnings == b.warnings
+            && a.drift == b.drift && a.driftNotListed == b.driftNotListed
             && a.objectRuns.elementsEqual(b.objectRuns) { $0 == $1 }
     }
 
@@ -389,6 +395,8 @@ final class MappedNode {
     /// Reached from a top-level representation through objects that are not skipped: only these are
     /// mapped (a skipped object's nested representations are skipped with it, as in RestKit).
     var reachable = false
+    /// R-P17: how its representations drifted from a mapping whose contract is not `evolve`.
+    var driftProblems: [CartographError.Detail] = []
 
     init(mapping: MappingReference, pointer: String, identity: [AttributeValue]?, isReference: Bool) {
         self.mappingReference = mapping
@@ -405,7 +413,19 @@ final class MappedNode {
 /// An `EntityMapping` held once for the nodes that share it (see `MappingRun.reference(to:)`).
 final class MappingReference {
     let mapping: EntityMapping
+    /// The keys `mapping` reads (R-P17), found when a representation is first checked for drift.
+    private var keys: RepresentationKeys?
+
     init(_ mapping: EntityMapping) { self.mapping = mapping }
+
+    /// The keys the mapping reads from a representation, with `discriminator`, the key path of the
+    /// dynamic mapping that chose it (read whenever it chooses this mapping).
+    func representationKeys(discriminator: SourceKeyPath?) -> RepresentationKeys {
+        if let keys { return keys }
+        let found = RepresentationKeys(readBy: mapping, discriminator: discriminator)
+        keys = found
+        return found
+    }
 }
 
 extension MappingEngine {

@@ -44,6 +44,24 @@ extension MappingRun {
                 problems += try finalStateProblems(of: node, in: store)
                 try RequestDeadline.check()  // a regex constraint gives up at the deadline as no match
             }
+            // R-P17: a drifting object fails the payload under `freeze`; under `discardObject` a new one is
+            // dropped (listed in `discarded`) and a stored one left as it is.
+            if !node.driftProblems.isEmpty {
+                switch node.mapping.contract {
+                case .evolve:
+                    break
+                case .freeze:
+                    problems += node.driftProblems
+                case .discardObject:
+                    if node.isNew {
+                        node.discarded = true
+                        node.errors = node.driftProblems + problems
+                    } else {
+                        node.skipped = true
+                    }
+                    continue
+                }
+            }
             guard !problems.isEmpty else { continue }
             if node.isNew && node.mapping.discardsInvalidObjectsOnInsert {
                 node.discarded = true

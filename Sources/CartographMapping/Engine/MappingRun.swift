@@ -32,6 +32,9 @@ struct MappingRun {
     /// R-D5: the objects the chunks of a streamed payload before this one wrote (their nodes are gone),
     /// kept when the top-level mapping has `deleteMissing` (see `rememberMentioned`).
     private(set) var mentionedInEarlierChunks: Set<Int64> = []
+    /// R-P17: where each listed drift stands in `result.drift`, by the path of its representation, then
+    /// its path below it and kind; kept across chunks.
+    var driftIndex: [String: [String: Int]] = [:]
     /// R-D1: the deletion predicates of the mappings the chunks before this one used (their nodes are gone).
     private(set) var deletionPredicatesOfEarlierChunks: [MappingPredicate] = []
     /// R-D1 in a streamed payload: the listed top-level objects named by their stored key, which is not
@@ -298,10 +301,13 @@ struct MappingRun {
         for (index, item) in selected.enumerated() {
             guard case .object = item.value else { continue }
             var errors: [CartographError.Detail] = []
+            // Drift is counted when the representation is read, if it is (an object found current is not, R-P17).
+            var typeDrift: [(pointer: String, attribute: String, expected: String, found: String)] = []
             for slot in slots.indices { slots[slot] = nil }
             var incoming: AttributeValue?? = nil
             for source in sources {
-                guard let value = mappedValue(source.mapping, of: mapping.entity, in: item.value, parent: item.parent, pointer: item.pointer, errors: &errors) else { continue }
+                guard let value = mappedValue(source.mapping, of: mapping.entity, in: item.value, parent: item.parent, pointer: item.pointer,
+                                              errors: &errors, typeDrift: &typeDrift) else { continue }
                 if let slot = source.slot { slots[slot] = value }
                 if source.isModification { incoming = value }
             }
@@ -462,8 +468,10 @@ struct MappingRun {
         }
         // Sized once: grown one insert at a time, a dictionary reallocates and rehashes as it goes.
         var values = [String: AttributeValue?](minimumCapacity: mapping.attributes.count)
+        var typeDrift: [(pointer: String, attribute: String, expected: String, found: String)] = []
         for attributeMapping in mapping.attributes {
-            if let value = mappedValue(attributeMapping, of: mapping.entity, in: representation, parent: parent, pointer: pointer, errors: &errors) {
+            if let value = mappedValue(attributeMapping, of: mapping.entity, in: representation, parent: parent, pointer: pointer,
+                                       errors: &errors, typeDrift: &typeDrift) {
                 values[attributeMapping.attribute] = .some(value)
             }
         }
@@ -477,7 +485,12 @@ struct MappingRun {
                 errors.append(.init(pointer: pointer, message: "the identification attribute '\(name)' has no value"))
             }
         }
-        let node = intern(MappedNode(mapping: reference(to: mapping), pointer: pointer, identity: identity, isReference: false))
+        let mappingReference = reference(to: mapping)
+        let node = intern(MappedNode(mapping: mappingReference, pointer: pointer, identity: identity, isReference: false))
+        if case .object(let object) = representation {
+            noteDrift(of: object, node: node, mapping: mapping, reference: mappingReference, discriminator: choice.dynamicBase?.dynamic?.keyPath,
+                      pointer: pointer, typeDrift: typeDrift)
+        }
         // R-I5 with R-P7: of two copies of one object in a payload, the newest wins wherever it stands (an
         // event stream is newest-first); a copy that is not newer than the one read changes nothing.
         if let name = mapping.modificationAttribute, case .some(.some(let kept)) = node.values[name],
@@ -547,8 +560,10 @@ struct MappingRun {
     private func mappedValues(of names: Set<String>, mapping: EntityMapping, in representation: JSONValue, parent: JSONValue,
                               pointer: String, errors: inout [CartographError.Detail]) -> [String: AttributeValue?] {
         var values = [String: AttributeValue?](minimumCapacity: names.count)
+        var typeDrift: [(pointer: String, attribute: String, expected: String, found: String)] = []
         for attributeMapping in mapping.attributes where names.contains(attributeMapping.attribute) {
-            if let value = mappedValue(attributeMapping, of: mapping.entity, in: representation, parent: parent, pointer: pointer, errors: &errors) {
+            if let value = mappedValue(attributeMapping, of: mapping.entity, in: representation, parent: parent, pointer: pointer,
+                                       errors: &errors, typeDrift: &typeDrift) {
                 values[attributeMapping.attribute] = .some(value)
             }
         }
@@ -556,13 +571,20 @@ struct MappingRun {
     }
 
     /// One attribute mapping's value in a representation, transformed and coerced (R-P3): nil when the
-    /// source is missing or the value has a problem (added to `errors`), `.some(nil)` for null.
+    /// source is missing or the value has a problem (added to `errors`), `.some(nil)` for null. A value
+    /// read from the representation without a value transformer, of another JSON type than the attribute
+    /// takes, is added to `typeDrift` (R-P17).
     private func mappedValue(_ attributeMapping: AttributeMapping, of entity: String, in representation: JSONValue, parent: JSONValue,
-                             pointer: String, errors: inout [CartographError.Detail]) -> AttributeValue?? {
+                             pointer: String, errors: inout [CartographError.Detail],
+                             typeDrift: inout [(pointer: String, attribute: String, expected: String, found: String)]) -> AttributeValue?? {
         guard let raw = value(at: attributeMapping.source, in: representation, parent: parent),
               let type = tables.attributeType(attributeMapping.attribute, of: entity) else { return nil }
-        // Built only for an error: most values have none.
+        // Built only for an error or a drift: most values have none.
         var valuePointer: String { Self.pointer(pointer, attributeMapping.source) }
+        if attributeMapping.transformer == nil, attributeMapping.source.root == .representation, !raw.isNull,
+           let expected = Self.expectedJSONType(of: type), raw.kindName != expected {
+            typeDrift.append((valuePointer, attributeMapping.attribute, expected, raw.kindName))
+        }
         do {
             var transformed = raw
             if let name = attributeMapping.transformer, !raw.isNull {
