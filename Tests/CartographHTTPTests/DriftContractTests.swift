@@ -2,6 +2,7 @@
 // the keys its mapping did not read and the values of another JSON type than their attribute takes,
 // one entry per path; the mapping's `contract` keeps (`evolve`), refuses (`freeze`) or drops
 // (`discardObject`) what drifts.
+import Foundation
 import Testing
 import CartographCore
 import CartographTesting
@@ -89,6 +90,31 @@ struct DriftContractTests {
             #expect(try refused.json()["errors"]?.arrayValue?.first?["pointer"] == "/contract")
             let nested = try api.client.sendJSON("PUT", api.base + "/mappings/issues", Self.mapping(nil, labels: "loose"), token: api.key)
             #expect(try nested.json()["errors"]?.arrayValue?.first?["pointer"] == "/relationships/0/mapping/contract")
+        }
+    }
+
+    @Test func R_P17_aMappingKeepsWhatItsCommittedPayloadsDriftedUntilItChanges() throws {
+        let clock = TestClock(at: Date(timeIntervalSince1970: 1_780_000_000))
+        try ModelAPI.with(model: Self.model, mappings: ["issues": Self.mapping(nil)], clock: clock.clock) { (api) throws in
+            let kept = { () throws -> [JSONValue] in try api.get("mappings/issues/drift")["drift"]?.arrayValue ?? [] }
+            #expect(try kept().isEmpty)
+            try api.map("issues", Self.drifting)
+            clock.advance(hours: 1)
+            try api.map("issues", ["items": [["number": 5, "title": "five", "user": ["login": "eve"], "state": "open"]]])
+            // A dry run and a refused payload keep nothing.
+            try api.map("issues", ["items": [["number": 6, "title": "six", "user": ["login": "fay"], "milestone": 1]]], query: "?dryRun=true")
+            #expect(try api.post("issues", ["items": [["number": "seven", "title": "x", "user": ["login": "gus"], "milestone": 2]]]).status == 422)
+            let drift = try kept()
+            #expect(drift.map { $0["path"] } == ["/items/*/labels/*/color", "/items/*/state", "/items/*/title", "/items/*/user/avatar"])
+            let state = try #require(drift.first { $0["path"] == "/items/*/state" })
+            #expect(state["count"] == 3 && state["kind"] == "unread" && state["example"] == "/items/0/state")
+            #expect(state["firstSeen"] == "2026-05-28T20:26:40.000Z" && state["lastSeen"] == "2026-05-28T21:26:40.000Z")
+            #expect(drift.first { $0["path"] == "/items/*/title" }?["expected"] == "string")
+            // Registered again with another document, the mapping starts over; an unknown mapping is 404.
+            let reading: JSONValue = ["entity": "Issue", "keyPath": "items", "attributes": ["number", "title"]]
+            #expect(try api.client.sendJSON("PUT", api.base + "/mappings/issues", reading, token: api.key).status == 200)
+            #expect(try kept().isEmpty)
+            #expect(try api.client.send("GET", api.base + "/mappings/nothing/drift", token: api.key).status == 404)
         }
     }
 }

@@ -64,6 +64,13 @@ struct MappingRoutes: Sendable {
             let cursors = try store.cursors(mapping: name, entity: mapping.entity, cursor: cursor, matching: matching)
             return .json(Self.cursorDocument(name, cursor, cursors))
         },
+        // R-P17: each path at which the mapping's committed payloads drifted from it.
+        Route("GET", Self.mapping + "/drift", access: .tenant(.read)) { context in
+            let (store, _) = try lookup.existingSchema(context)
+            let name = context.parameter("mapping")
+            _ = try Self.registeredMapping(name, in: store)
+            return .json(Self.driftDocument(name, try store.drift(mapping: name)))
+        },
         // R-D5 across pages: a snapshot session's completion, and its abandonment.
         Route("POST", Self.snapshot + "/complete", access: .tenant(.write), query: ["dryRun"]) { context in
             let (store, session) = try snapshotSession(context)
@@ -124,6 +131,20 @@ struct MappingRoutes: Sendable {
         }
         return ["mapping": .string(name), "attribute": .string(cursor.attribute), "scope": .array(cursor.scope.map(JSONValue.string)),
                 "cursors": .array(items)]
+    }
+
+    /// `{"mapping", "drift": [{"path", "kind", ["expected", "found",] "firstSeen", "lastSeen", "count", "example"}]}`.
+    static func driftDocument(_ name: String, _ drift: [StoredDrift]) -> JSONValue {
+        let items: [JSONValue] = drift.map { stored in
+            var entry = JSONObject([("path", .string(stored.path))])
+            ResultDocument.appendDriftKind(stored.kind, to: &entry)
+            entry.append("firstSeen", .string(ISO8601Instant.render(milliseconds: stored.firstSeen)))
+            entry.append("lastSeen", .string(ISO8601Instant.render(milliseconds: stored.lastSeen)))
+            entry.append("count", .number(JSONNumber(stored.count)))
+            entry.append("example", .string(stored.example))
+            return .object(entry)
+        }
+        return ["mapping": .string(name), "drift": .array(items)]
     }
 
     /// The registered mapping document `name`; 404 when the model has none.

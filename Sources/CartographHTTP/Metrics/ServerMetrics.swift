@@ -78,12 +78,17 @@ final class ServerMetrics: Sendable {
         }.increment()
     }
 
-    /// `cartograph_objects_mapped_total`: what a committed payload (or snapshot completion) did, by action.
+    /// `cartograph_objects_mapped_total`: what a committed payload (or snapshot completion) did, by action; and
+    /// `cartograph_drift_total`, how often it drifted from its mapping.
     func objectsMapped(_ result: MappedCounts, tenant: String, model: String) {
         let modelLabel = modelLabel(model)
         for (action, count) in [("insert", result.inserted), ("update", result.updated), ("unchanged", result.unchanged), ("delete", result.deleted)] {
             Counter(label: "cartograph_objects_mapped_total", dimensions: [("model", modelLabel), ("action", action)] + tenantDimension(tenant))
                 .increment(by: count)
+        }
+        // R-P17: keys not read and values of another type, over the model's committed payloads.
+        if result.drifted > 0 {
+            Counter(label: "cartograph_drift_total", dimensions: [("model", modelLabel)] + tenantDimension(tenant)).increment(by: result.drifted)
         }
     }
 

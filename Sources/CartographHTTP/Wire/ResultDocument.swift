@@ -70,7 +70,16 @@ public enum ResultDocument {
     /// `{"path", "kind", ["expected", "found",] "example", "count"}` (R-P17).
     private static func driftEntry(_ drift: MappingResult.Drift) -> JSONValue {
         var entry = JSONObject([("path", .string(drift.path))])
-        switch drift.kind {
+        appendDriftKind(drift.kind, to: &entry)
+        entry.append("example", .string(drift.example))
+        entry.append("count", .number(JSONNumber(drift.count)))
+        return .object(entry)
+    }
+
+    /// `"kind"`, and for a value of another type `"expected"` and `"found"`: as an answer and a mapping's
+    /// kept drift (`GET …/drift`) both say it.
+    static func appendDriftKind(_ kind: MappingResult.Drift.Kind, to entry: inout JSONObject) {
+        switch kind {
         case .unread:
             entry.append("kind", "unread")
         case .type(let expected, let found):
@@ -78,8 +87,5 @@ public enum ResultDocument {
             entry.append("expected", .string(expected))
             entry.append("found", .string(found))
         }
-        entry.append("example", .string(drift.example))
-        entry.append("count", .number(JSONNumber(drift.count)))
-        return .object(entry)
     }
 }

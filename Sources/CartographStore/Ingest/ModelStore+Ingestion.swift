@@ -158,9 +158,12 @@ public struct IngestResult: Sendable {
 /// How many objects a committed payload inserted, updated, left unchanged and deleted.
 public struct MappedCounts: Sendable {
     public let inserted: Int, updated: Int, unchanged: Int, deleted: Int
+    /// How many times the payload drifted from its mapping (R-P17).
+    public let drifted: Int
 
     init(_ result: MappingResult) {
         (inserted, updated, unchanged, deleted) = (result.inserted, result.updated, result.unchanged, result.deleted)
+        drifted = result.drift.reduce(result.driftNotListed) { $0 + $1.count }
     }
 }
 
@@ -206,8 +209,11 @@ extension ModelStore {
                 result = try engine.map(payload, mapping: mapping, metadata: options.metadata, explain: options.explain,
                                         progress: progress, into: transaction)
             }
-            if let cursor = mappedWith.cursor, let value = result.cursorValue, case .document(_, let name?) = source {
-                try transaction.advanceCursor(mapping: name, entity: mappedWith.entity, cursor: cursor, value: value, metadata: options.metadata)
+            if case .document(_, let name?) = source {
+                if let cursor = mappedWith.cursor, let value = result.cursorValue {
+                    try transaction.advanceCursor(mapping: name, entity: mappedWith.entity, cursor: cursor, value: value, metadata: options.metadata)
+                }
+                if !result.drift.isEmpty { try transaction.recordDrift(mapping: name, result.drift) }
             }
             if let session = options.snapshot {
                 // In the page's own transaction: a page is never committed without its mentions.

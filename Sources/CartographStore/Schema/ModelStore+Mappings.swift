@@ -19,6 +19,8 @@ extension ModelStore {
                     // R-P16: a cursor kept for another attribute or scope says nothing of the new one.
                     let previous = existing?.textValue.flatMap { try? JSONReader().parse($0) }
                     if previous?["cursor"] != document["cursor"] { try CursorTable.drop(mapping: name, writer.connection) }
+                    // R-P17: what drifted from the old document may be what the new one reads.
+                    if previous != document { try DriftTable.drop(mapping: name, writer.connection) }
                 }
                 let existed = existing != nil
                 remeasure(writer.connection)
@@ -27,7 +29,7 @@ extension ModelStore {
         }
     }
 
-    /// Deletes a mapping, its snapshot sessions and its cursors (a mapping registered later under the name starts
+    /// Deletes a mapping, its snapshot sessions, its cursors and its drift (a mapping registered later under the name starts
     /// with none); false when there was none.
     public func deleteMapping(name: String) throws(CartographError) -> Bool {
         let writer = self.writer
@@ -38,6 +40,7 @@ extension ModelStore {
                     let deleted = writer.connection.changes > 0
                     try SnapshotSessionTables.drop(mapping: name, writer.connection)
                     try CursorTable.drop(mapping: name, writer.connection)
+                    try DriftTable.drop(mapping: name, writer.connection)
                     return deleted
                 }
                 remeasure(writer.connection)
