@@ -224,13 +224,15 @@ def run(driver, server, out, admin_token, write_key):
     drv.get(server.url + "/console#/t/acme/m/comics")
     test.click("#mappings a")
     test.text_in("#mapping-document", '"keyPath": "results"')
-    payload = {"results": [{"id": 2001, "name": "Hulk", "publisher": {"id": 10, "name": "Marvel"}},
+    test.element("#mapping-drift")  # what committed payloads drifted (R-P17), or the note that none did
+    payload = {"results": [{"id": 2001, "name": "Hulk", "powers": "smash", "publisher": {"id": 10, "name": "Marvel"}},
                            {"id": 1699, "name": "Spider-Man", "publisher": {"id": 10, "name": "Marvel"}}]}
     test.element("#payload").send_keys(json.dumps(payload))
     test.click("#dry-run")
     test.text_in("#dry-run-counts", "Dry run: nothing was stored.")
     test.text_in("#dry-run-counts", "1 inserted")
     test.text_in("#trace", "2001")
+    test.text_in("#dry-run-drift", "/results/*/powers")
     # A row per object, in payload order: the new character inserted, its publisher and Spider-Man unchanged.
     trace = [row.text for row in drv.find_elements(By.CSS_SELECTOR, "#trace tr")[1:]]
     expected = [("/results/0", "Character", "2001", "insert"), ("/results/0/publisher", "Publisher", "10", "unchanged"),

@@ -344,7 +344,9 @@
   }
 
   async function mapping(tenant, modelName, mappingName) {
-    const document = await api("GET", `${modelPath(tenant, modelName)}/mappings/${enc(mappingName)}`);
+    const [document, kept] = await Promise.all([
+      api("GET", `${modelPath(tenant, modelName)}/mappings/${enc(mappingName)}`),
+      api("GET", `${modelPath(tenant, modelName)}/mappings/${enc(mappingName)}/drift`)]);
     const payload = h("textarea", { id: "payload", spellcheck: "false", placeholder: '{"results": [...]}' });
     const result = h("div", { id: "dry-run-result" });
     const form = h("form", { id: "dry-run-form" },
@@ -364,7 +366,22 @@
     });
     show(h("h1", {}, h("a", { href: link.model(tenant, modelName), text: modelName }), ` / mapping ${mappingName}`),
       h("pre", { id: "mapping-document", text: json(document) }),
+      h("h2", { text: "Drift" }),
+      kept.drift.length === 0
+        ? h("p", { id: "mapping-drift", class: "note", text: "No committed payload held a key this mapping does not read, or a value of another type." })
+        : driftTable("mapping-drift", kept.drift, true),
       h("h2", { text: "Try a payload" }), form, result);
+  }
+
+  // Where payloads drifted from the mapping (R-P17): keys it does not read, values of another JSON type.
+  function driftTable(id, drift, seen) {
+    return h("table", { id, class: "trace" },
+      h("tr", {}, ["path", "drift", "count", "example"].concat(seen ? ["first seen", "last seen"] : []).map(name => h("th", { text: name }))),
+      drift.map(entry => h("tr", {},
+        h("td", { text: entry.path }),
+        h("td", { text: entry.kind === "unread" ? "not read" : `a ${entry.found} where a ${entry.expected} is taken` }),
+        h("td", { text: entry.count }), h("td", { text: entry.example }),
+        seen ? [h("td", { text: entry.firstSeen }), h("td", { text: entry.lastSeen })] : [])));
   }
 
   // What a dry run would have done: the counts, then the trace object by object.
@@ -375,6 +392,7 @@
     return h("div", {},
       h("p", { id: "dry-run-counts" }, h("strong", { text: answer.dryRun ? "Dry run: nothing was stored. " : "" }), `Would be ${counts}.`),
       (answer.warnings || []).map(warning => h("div", { class: "problem" }, h("strong", { text: "Warning " }), `${warning.pointer}: ${warning.message}`)),
+      answer.drift ? [h("h2", { text: "Drift" }), driftTable("dry-run-drift", answer.drift, false)] : null,
       h("h2", { text: `Trace (${trace.length} step${trace.length === 1 ? "" : "s"})` }),
       h("table", { id: "trace", class: "trace" },
         h("tr", {}, h("th", { text: "#" }), columns.map(name => h("th", { text: name }))),
