@@ -241,6 +241,15 @@ def run(driver, server, out, admin_token, write_key):
     assert status_of(server.url, "/v1/tenants/acme/models/comics/entities/Character/objects/2001", admin_token) == 404
     test.step("dry-run-trace", focus="#trace")
 
+    # A mapping that keeps a cursor (R-P16) shows where a fetcher resumes.
+    call(server.url, "PUT", "/v1/tenants/acme/models/comics/mappings/by-id", admin_token,
+         {"entity": "Character", "keyPath": "results", "attributes": {"id": "identifier", "name": "name"}, "cursor": "identifier"})
+    call(server.url, "POST", "/v1/tenants/acme/models/comics/mappings/by-id/payloads", write_key,
+         {"results": [{"id": 1699, "name": "Spider-Man"}, {"id": 1455, "name": "Ant-Man"}]})
+    drv.get(server.url + "/console#/t/acme/m/comics/map/by-id")
+    test.text_in("#mapping-cursor", "1699")
+    test.step("mapping-cursor", focus="#mapping-cursor")
+
     # The feed: caught up, then a write made through the API arrives through the long poll.
     drv.get(server.url + "/console#/t/acme/m/comics")
     test.click("#follow-changes")

@@ -347,6 +347,8 @@
     const [document, kept] = await Promise.all([
       api("GET", `${modelPath(tenant, modelName)}/mappings/${enc(mappingName)}`),
       api("GET", `${modelPath(tenant, modelName)}/mappings/${enc(mappingName)}/drift`)]);
+    // R-P16: where a fetcher resumes, per scope, when the mapping keeps a cursor.
+    const cursor = document.cursor ? await api("GET", `${modelPath(tenant, modelName)}/mappings/${enc(mappingName)}/cursor`) : null;
     const payload = h("textarea", { id: "payload", spellcheck: "false", placeholder: '{"results": [...]}' });
     const result = h("div", { id: "dry-run-result" });
     const form = h("form", { id: "dry-run-form" },
@@ -366,11 +368,22 @@
     });
     show(h("h1", {}, h("a", { href: link.model(tenant, modelName), text: modelName }), ` / mapping ${mappingName}`),
       h("pre", { id: "mapping-document", text: json(document) }),
+      cursor ? [h("h2", { text: `Cursor: ${cursor.attribute}` }), cursorTable(cursor)] : null,
       h("h2", { text: "Drift" }),
       kept.drift.length === 0
         ? h("p", { id: "mapping-drift", class: "note", text: "No committed payload held a key this mapping does not read, or a value of another type." })
         : driftTable("mapping-drift", kept.drift, true),
       h("h2", { text: "Try a payload" }), form, result);
+  }
+
+  // The greatest committed value of the mapping's cursor attribute, per scope (R-P16).
+  function cursorTable(cursor) {
+    if (cursor.cursors.length === 0) return h("p", { id: "mapping-cursor", class: "note", text: "No payload has committed a value yet." });
+    return h("table", { id: "mapping-cursor", class: "trace" },
+      h("tr", {}, cursor.scope.concat(["value", "updated"]).map(name => h("th", { text: name }))),
+      cursor.cursors.map(entry => h("tr", {},
+        cursor.scope.map(name => h("td", {}, cell(entry.scope[name]))),
+        h("td", {}, cell(entry.value)), h("td", { text: entry.updatedAt }))));
   }
 
   // Where payloads drifted from the mapping (R-P17): keys it does not read, values of another JSON type.
