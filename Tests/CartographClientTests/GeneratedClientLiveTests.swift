@@ -278,6 +278,11 @@ import CartographTesting
         let dealt = try await key.getMapping(path: .init(tenant: "globex", model: "cards", mapping: "dealt")).ok.body.json
         #expect(dealt.entity == "Card")
         #expect(dealt.connections?.first?.connectedBy == .case3(.init(additionalProperties: ["deckID": "deckID"])))
+        // R-P16, R-P17: a mapping without a cursor has none to answer; what its payloads drifted is kept per mapping.
+        let dealtPath = Operations.GetMappingDrift.Input.Path(tenant: "globex", model: "cards", mapping: "dealt")
+        #expect(try await key.getMappingCursor(path: .init(tenant: "globex", model: "cards", mapping: "dealt"))
+            .notFound.body.applicationProblemJson.status == 404)
+        #expect(try await key.getMappingDrift(path: dealtPath).ok.body.json.drift.isEmpty)
         #expect(try await key.listMappings(path: .init(tenant: "globex", model: "cards")).ok.body.json.items.count == 2)
         _ = try await key.deleteMapping(path: .init(tenant: "globex", model: "cards", mapping: "dealt")).noContent
         _ = try await key.deleteMapping(path: .init(tenant: "globex", model: "cards", mapping: "cards")).noContent

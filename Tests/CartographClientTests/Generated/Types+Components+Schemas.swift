@@ -955,6 +955,18 @@ extension Components {
             internal var deletionPredicate: Swift.String?
             /// - Remark: Generated from `#/components/schemas/MappingDocument/discardsInvalidObjectsOnInsert`.
             internal var discardsInvalidObjectsOnInsert: Swift.Bool?
+            /// R-P17: what a representation that drifts from this mapping (a key it does not read, a value of another JSON type than its attribute takes) does: `evolve` (default) maps it and lists the drift, `freeze` refuses the payload (422 at each drift), `discardObject` drops a new drifting object (listed in `discarded`) and leaves a stored one as it is.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MappingDocument/contract`.
+            internal enum ContractPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case evolve = "evolve"
+                case freeze = "freeze"
+                case discardObject = "discardObject"
+            }
+            /// R-P17: what a representation that drifts from this mapping (a key it does not read, a value of another JSON type than its attribute takes) does: `evolve` (default) maps it and lists the drift, `freeze` refuses the payload (422 at each drift), `discardObject` drops a new drifting object (listed in `discarded`) and leaves a stored one as it is.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MappingDocument/contract`.
+            internal var contract: Components.Schemas.MappingDocument.ContractPayload?
             /// R-D5 scoped snapshot; more than maxDeletes deletions fail the POST with 409.
             ///
             /// - Remark: Generated from `#/components/schemas/MappingDocument/deleteMissing`.
@@ -988,6 +1000,70 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/MappingDocument/identityReferences`.
             internal var identityReferences: Swift.Bool?
+            /// R-P16, top-level mappings only: an attribute the mapping maps (a number, decimal, string, date, UUID or URI) whose greatest committed value `GET …/cursor` answers, kept per the values of the query parameters `scope` names (which the payload route then takes). Normalized to the object form.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MappingDocument/cursor`.
+            internal enum CursorPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/MappingDocument/cursor/case1`.
+                case case1(Swift.String)
+                /// - Remark: Generated from `#/components/schemas/MappingDocument/cursor/case2`.
+                internal struct Case2Payload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/schemas/MappingDocument/cursor/case2/attribute`.
+                    internal var attribute: Swift.String
+                    /// - Remark: Generated from `#/components/schemas/MappingDocument/cursor/case2/scope`.
+                    internal var scope: [Swift.String]?
+                    /// Creates a new `Case2Payload`.
+                    ///
+                    /// - Parameters:
+                    ///   - attribute:
+                    ///   - scope:
+                    internal init(
+                        attribute: Swift.String,
+                        scope: [Swift.String]? = nil
+                    ) {
+                        self.attribute = attribute
+                        self.scope = scope
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case attribute
+                        case scope
+                    }
+                }
+                /// - Remark: Generated from `#/components/schemas/MappingDocument/cursor/case2`.
+                case case2(Components.Schemas.MappingDocument.CursorPayload.Case2Payload)
+                internal init(from decoder: any Swift.Decoder) throws {
+                    var errors: [any Swift.Error] = []
+                    do {
+                        self = .case1(try decoder.decodeFromSingleValueContainer())
+                        return
+                    } catch {
+                        errors.append(error)
+                    }
+                    do {
+                        self = .case2(try .init(from: decoder))
+                        return
+                    } catch {
+                        errors.append(error)
+                    }
+                    throw Swift.DecodingError.failedToDecodeOneOfSchema(
+                        type: Self.self,
+                        codingPath: decoder.codingPath,
+                        errors: errors
+                    )
+                }
+                internal func encode(to encoder: any Swift.Encoder) throws {
+                    switch self {
+                    case let .case1(value):
+                        try encoder.encodeToSingleValueContainer(value)
+                    case let .case2(value):
+                        try value.encode(to: encoder)
+                    }
+                }
+            }
+            /// R-P16, top-level mappings only: an attribute the mapping maps (a number, decimal, string, date, UUID or URI) whose greatest committed value `GET …/cursor` answers, kept per the values of the query parameters `scope` names (which the payload route then takes). Normalized to the object form.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MappingDocument/cursor`.
+            internal var cursor: Components.Schemas.MappingDocument.CursorPayload?
             /// - Remark: Generated from `#/components/schemas/MappingDocument/dynamic`.
             internal struct DynamicPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/MappingDocument/dynamic/keyPath`.
@@ -1031,8 +1107,10 @@ extension Components {
             ///   - connections: R-C1…R-C5. `connectedBy` (string, array or object source -> destination) or `keyPath`.
             ///   - deletionPredicate:
             ///   - discardsInvalidObjectsOnInsert:
+            ///   - contract: R-P17: what a representation that drifts from this mapping (a key it does not read, a value of another JSON type than its attribute takes) does: `evolve` (default) maps it and lists the drift, `freeze` refuses the payload (422 at each drift), `discardObject` drops a new drifting object (listed in `discarded`) and leaves a stored one as it is.
             ///   - deleteMissing: R-D5 scoped snapshot; more than maxDeletes deletions fail the POST with 409.
             ///   - identityReferences: Top-level mappings only: a top-level scalar is an identity value (found or stubbed) rather than an invalid object.
+            ///   - cursor: R-P16, top-level mappings only: an attribute the mapping maps (a number, decimal, string, date, UUID or URI) whose greatest committed value `GET …/cursor` answers, kept per the values of the query parameters `scope` names (which the payload route then takes). Normalized to the object form.
             ///   - dynamic:
             ///   - fromAnnotations:
             internal init(
@@ -1049,8 +1127,10 @@ extension Components {
                 connections: Components.Schemas.MappingDocument.ConnectionsPayload? = nil,
                 deletionPredicate: Swift.String? = nil,
                 discardsInvalidObjectsOnInsert: Swift.Bool? = nil,
+                contract: Components.Schemas.MappingDocument.ContractPayload? = nil,
                 deleteMissing: Components.Schemas.MappingDocument.DeleteMissingPayload? = nil,
                 identityReferences: Swift.Bool? = nil,
+                cursor: Components.Schemas.MappingDocument.CursorPayload? = nil,
                 dynamic: Components.Schemas.MappingDocument.DynamicPayload? = nil,
                 fromAnnotations: Swift.Bool? = nil
             ) {
@@ -1067,8 +1147,10 @@ extension Components {
                 self.connections = connections
                 self.deletionPredicate = deletionPredicate
                 self.discardsInvalidObjectsOnInsert = discardsInvalidObjectsOnInsert
+                self.contract = contract
                 self.deleteMissing = deleteMissing
                 self.identityReferences = identityReferences
+                self.cursor = cursor
                 self.dynamic = dynamic
                 self.fromAnnotations = fromAnnotations
             }
@@ -1086,8 +1168,10 @@ extension Components {
                 case connections
                 case deletionPredicate
                 case discardsInvalidObjectsOnInsert
+                case contract
                 case deleteMissing
                 case identityReferences
+                case cursor
                 case dynamic
                 case fromAnnotations
             }
@@ -1145,6 +1229,10 @@ extension Components {
                     Swift.Bool.self,
                     forKey: .discardsInvalidObjectsOnInsert
                 )
+                self.contract = try container.decodeIfPresent(
+                    Components.Schemas.MappingDocument.ContractPayload.self,
+                    forKey: .contract
+                )
                 self.deleteMissing = try container.decodeIfPresent(
                     Components.Schemas.MappingDocument.DeleteMissingPayload.self,
                     forKey: .deleteMissing
@@ -1152,6 +1240,10 @@ extension Components {
                 self.identityReferences = try container.decodeIfPresent(
                     Swift.Bool.self,
                     forKey: .identityReferences
+                )
+                self.cursor = try container.decodeIfPresent(
+                    Components.Schemas.MappingDocument.CursorPayload.self,
+                    forKey: .cursor
                 )
                 self.dynamic = try container.decodeIfPresent(
                     Components.Schemas.MappingDocument.DynamicPayload.self,
@@ -1175,11 +1267,190 @@ extension Components {
                     "connections",
                     "deletionPredicate",
                     "discardsInvalidObjectsOnInsert",
+                    "contract",
                     "deleteMissing",
                     "identityReferences",
+                    "cursor",
                     "dynamic",
                     "fromAnnotations"
                 ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/MappingCursor`.
+        internal struct MappingCursor: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/MappingCursor/mapping`.
+            internal var mapping: Swift.String
+            /// - Remark: Generated from `#/components/schemas/MappingCursor/attribute`.
+            internal var attribute: Swift.String
+            /// - Remark: Generated from `#/components/schemas/MappingCursor/scope`.
+            internal var scope: [Swift.String]
+            /// - Remark: Generated from `#/components/schemas/MappingCursor/CursorsPayload`.
+            internal struct CursorsPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/MappingCursor/CursorsPayload/scope`.
+                internal struct ScopePayload: Codable, Hashable, Sendable {
+                    /// A container of undocumented properties.
+                    internal var additionalProperties: [String: Swift.String?]
+                    /// Creates a new `ScopePayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - additionalProperties: A container of undocumented properties.
+                    internal init(additionalProperties: [String: Swift.String?] = .init()) {
+                        self.additionalProperties = additionalProperties
+                    }
+                    internal init(from decoder: any Swift.Decoder) throws {
+                        additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                    }
+                    internal func encode(to encoder: any Swift.Encoder) throws {
+                        try encoder.encodeAdditionalProperties(additionalProperties)
+                    }
+                }
+                /// - Remark: Generated from `#/components/schemas/MappingCursor/CursorsPayload/scope`.
+                internal var scope: Components.Schemas.MappingCursor.CursorsPayloadPayload.ScopePayload
+                /// The attribute's greatest committed value, in its API JSON form.
+                ///
+                /// - Remark: Generated from `#/components/schemas/MappingCursor/CursorsPayload/value`.
+                internal var value: OpenAPIRuntime.OpenAPIValueContainer
+                /// - Remark: Generated from `#/components/schemas/MappingCursor/CursorsPayload/updatedAt`.
+                internal var updatedAt: Foundation.Date
+                /// Creates a new `CursorsPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - scope:
+                ///   - value: The attribute's greatest committed value, in its API JSON form.
+                ///   - updatedAt:
+                internal init(
+                    scope: Components.Schemas.MappingCursor.CursorsPayloadPayload.ScopePayload,
+                    value: OpenAPIRuntime.OpenAPIValueContainer,
+                    updatedAt: Foundation.Date
+                ) {
+                    self.scope = scope
+                    self.value = value
+                    self.updatedAt = updatedAt
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case scope
+                    case value
+                    case updatedAt
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/MappingCursor/cursors`.
+            internal typealias CursorsPayload = [Components.Schemas.MappingCursor.CursorsPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/MappingCursor/cursors`.
+            internal var cursors: Components.Schemas.MappingCursor.CursorsPayload
+            /// Creates a new `MappingCursor`.
+            ///
+            /// - Parameters:
+            ///   - mapping:
+            ///   - attribute:
+            ///   - scope:
+            ///   - cursors:
+            internal init(
+                mapping: Swift.String,
+                attribute: Swift.String,
+                scope: [Swift.String],
+                cursors: Components.Schemas.MappingCursor.CursorsPayload
+            ) {
+                self.mapping = mapping
+                self.attribute = attribute
+                self.scope = scope
+                self.cursors = cursors
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case mapping
+                case attribute
+                case scope
+                case cursors
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/MappingDrift`.
+        internal struct MappingDrift: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/MappingDrift/mapping`.
+            internal var mapping: Swift.String
+            /// - Remark: Generated from `#/components/schemas/MappingDrift/DriftPayload`.
+            internal struct DriftPayloadPayload: Codable, Hashable, Sendable {
+                /// A JSON Pointer whose array indices are `*`.
+                ///
+                /// - Remark: Generated from `#/components/schemas/MappingDrift/DriftPayload/path`.
+                internal var path: Swift.String
+                /// - Remark: Generated from `#/components/schemas/MappingDrift/DriftPayload/kind`.
+                internal enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case unread = "unread"
+                    case _type = "type"
+                }
+                /// - Remark: Generated from `#/components/schemas/MappingDrift/DriftPayload/kind`.
+                internal var kind: Components.Schemas.MappingDrift.DriftPayloadPayload.KindPayload
+                /// - Remark: Generated from `#/components/schemas/MappingDrift/DriftPayload/expected`.
+                internal var expected: Swift.String?
+                /// - Remark: Generated from `#/components/schemas/MappingDrift/DriftPayload/found`.
+                internal var found: Swift.String?
+                /// - Remark: Generated from `#/components/schemas/MappingDrift/DriftPayload/firstSeen`.
+                internal var firstSeen: Foundation.Date
+                /// - Remark: Generated from `#/components/schemas/MappingDrift/DriftPayload/lastSeen`.
+                internal var lastSeen: Foundation.Date
+                /// - Remark: Generated from `#/components/schemas/MappingDrift/DriftPayload/count`.
+                internal var count: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/MappingDrift/DriftPayload/example`.
+                internal var example: Swift.String
+                /// Creates a new `DriftPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - path: A JSON Pointer whose array indices are `*`.
+                ///   - kind:
+                ///   - expected:
+                ///   - found:
+                ///   - firstSeen:
+                ///   - lastSeen:
+                ///   - count:
+                ///   - example:
+                internal init(
+                    path: Swift.String,
+                    kind: Components.Schemas.MappingDrift.DriftPayloadPayload.KindPayload,
+                    expected: Swift.String? = nil,
+                    found: Swift.String? = nil,
+                    firstSeen: Foundation.Date,
+                    lastSeen: Foundation.Date,
+                    count: Swift.Int,
+                    example: Swift.String
+                ) {
+                    self.path = path
+                    self.kind = kind
+                    self.expected = expected
+                    self.found = found
+                    self.firstSeen = firstSeen
+                    self.lastSeen = lastSeen
+                    self.count = count
+                    self.example = example
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case path
+                    case kind
+                    case expected
+                    case found
+                    case firstSeen
+                    case lastSeen
+                    case count
+                    case example
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/MappingDrift/drift`.
+            internal typealias DriftPayload = [Components.Schemas.MappingDrift.DriftPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/MappingDrift/drift`.
+            internal var drift: Components.Schemas.MappingDrift.DriftPayload
+            /// Creates a new `MappingDrift`.
+            ///
+            /// - Parameters:
+            ///   - mapping:
+            ///   - drift:
+            internal init(
+                mapping: Swift.String,
+                drift: Components.Schemas.MappingDrift.DriftPayload
+            ) {
+                self.mapping = mapping
+                self.drift = drift
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case mapping
+                case drift
             }
         }
         /// - Remark: Generated from `#/components/schemas/MappingResult`.
@@ -1227,6 +1498,76 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/MappingResult/warnings`.
             internal var warnings: Components.Schemas.MappingResult.WarningsPayload?
+            /// - Remark: Generated from `#/components/schemas/MappingResult/DriftPayload`.
+            internal struct DriftPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/MappingResult/DriftPayload/path`.
+                internal var path: Swift.String
+                /// - Remark: Generated from `#/components/schemas/MappingResult/DriftPayload/kind`.
+                internal enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case unread = "unread"
+                    case _type = "type"
+                }
+                /// - Remark: Generated from `#/components/schemas/MappingResult/DriftPayload/kind`.
+                internal var kind: Components.Schemas.MappingResult.DriftPayloadPayload.KindPayload
+                /// kind `type`: the JSON type the attribute takes.
+                ///
+                /// - Remark: Generated from `#/components/schemas/MappingResult/DriftPayload/expected`.
+                internal var expected: Swift.String?
+                /// kind `type`: the JSON type the payload held.
+                ///
+                /// - Remark: Generated from `#/components/schemas/MappingResult/DriftPayload/found`.
+                internal var found: Swift.String?
+                /// The first pointer at which the payload showed it.
+                ///
+                /// - Remark: Generated from `#/components/schemas/MappingResult/DriftPayload/example`.
+                internal var example: Swift.String
+                /// - Remark: Generated from `#/components/schemas/MappingResult/DriftPayload/count`.
+                internal var count: Swift.Int
+                /// Creates a new `DriftPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - path:
+                ///   - kind:
+                ///   - expected: kind `type`: the JSON type the attribute takes.
+                ///   - found: kind `type`: the JSON type the payload held.
+                ///   - example: The first pointer at which the payload showed it.
+                ///   - count:
+                internal init(
+                    path: Swift.String,
+                    kind: Components.Schemas.MappingResult.DriftPayloadPayload.KindPayload,
+                    expected: Swift.String? = nil,
+                    found: Swift.String? = nil,
+                    example: Swift.String,
+                    count: Swift.Int
+                ) {
+                    self.path = path
+                    self.kind = kind
+                    self.expected = expected
+                    self.found = found
+                    self.example = example
+                    self.count = count
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case path
+                    case kind
+                    case expected
+                    case found
+                    case example
+                    case count
+                }
+            }
+            /// R-P17, present when the payload drifted from its mapping: one entry per path (a JSON Pointer whose array indices are `*`), in the order met, at most 100.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MappingResult/drift`.
+            internal typealias DriftPayload = [Components.Schemas.MappingResult.DriftPayloadPayload]
+            /// R-P17, present when the payload drifted from its mapping: one entry per path (a JSON Pointer whose array indices are `*`), in the order met, at most 100.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MappingResult/drift`.
+            internal var drift: Components.Schemas.MappingResult.DriftPayload?
+            /// R-P17: occurrences of drift at paths past the 100 listed.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MappingResult/driftNotListed`.
+            internal var driftNotListed: Swift.Int?
             /// Present (true) on a dry run (`dryRun=true` or `explain=true`): nothing was stored.
             ///
             /// - Remark: Generated from `#/components/schemas/MappingResult/dryRun`.
@@ -1249,6 +1590,8 @@ extension Components {
             ///   - discarded:
             ///   - objects:
             ///   - warnings: Present when something was mapped without error but may not be what was meant (R-P2: no value at the mapping's keyPath).
+            ///   - drift: R-P17, present when the payload drifted from its mapping: one entry per path (a JSON Pointer whose array indices are `*`), in the order met, at most 100.
+            ///   - driftNotListed: R-P17: occurrences of drift at paths past the 100 listed.
             ///   - dryRun: Present (true) on a dry run (`dryRun=true` or `explain=true`): nothing was stored.
             ///   - changeSeq: The change feed's sequence number after the write; null on a dry run, which takes none.
             ///   - explain:
@@ -1261,6 +1604,8 @@ extension Components {
                 discarded: [OpenAPIRuntime.OpenAPIObjectContainer],
                 objects: [OpenAPIRuntime.OpenAPIObjectContainer],
                 warnings: Components.Schemas.MappingResult.WarningsPayload? = nil,
+                drift: Components.Schemas.MappingResult.DriftPayload? = nil,
+                driftNotListed: Swift.Int? = nil,
                 dryRun: Swift.Bool? = nil,
                 changeSeq: Swift.Int? = nil,
                 explain: [OpenAPIRuntime.OpenAPIObjectContainer]? = nil,
@@ -1273,6 +1618,8 @@ extension Components {
                 self.discarded = discarded
                 self.objects = objects
                 self.warnings = warnings
+                self.drift = drift
+                self.driftNotListed = driftNotListed
                 self.dryRun = dryRun
                 self.changeSeq = changeSeq
                 self.explain = explain
@@ -1286,6 +1633,8 @@ extension Components {
                 case discarded
                 case objects
                 case warnings
+                case drift
+                case driftNotListed
                 case dryRun
                 case changeSeq
                 case explain

@@ -147,12 +147,37 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/models/{model}/mappings/{mapping}`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/delete(deleteMapping)`.
     func deleteMapping(_ input: Operations.DeleteMapping.Input) async throws -> Operations.DeleteMapping.Output
+    /// Where a fetcher resumes (read)
+    ///
+    /// R-P16: the greatest value of the mapping's `cursor` attribute among the top-level objects of its
+    /// committed payloads, one entry per scope (the values of the query parameters the cursor's `scope`
+    /// names, as the payloads carried them). Each scope parameter may be given here to pick its entries;
+    /// any other query parameter is a 400. A mapping without a `cursor` is a 404.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/cursor`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/cursor/get(getMappingCursor)`.
+    func getMappingCursor(_ input: Operations.GetMappingCursor.Input) async throws -> Operations.GetMappingCursor.Output
+    /// What the mapping's payloads drifted from it (read)
+    ///
+    /// R-P17: each path at which the mapping's committed payloads held a key it does not read, or a value
+    /// of another JSON type than its attribute takes, with when it was first and last seen, how often,
+    /// and the first pointer that showed it; first seen first. Registering the mapping again with another
+    /// document, or deleting it, forgets it.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/drift`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/drift/get(getMappingDrift)`.
+    func getMappingDrift(_ input: Operations.GetMappingDrift.Input) async throws -> Operations.GetMappingDrift.Output
     /// Map a payload with a registered mapping (write)
     ///
     /// With `snapshot`, the payload is one page of a snapshot session (R-D5 across pages, docs/mapping.md
     /// "Snapshot sessions"): it is mapped and committed as usual, but the mapping's `deleteMissing` waits
     /// for `POST …/snapshots/{token}/complete`; what the page mentioned is recorded with it. A dry run
     /// records nothing.
+    ///
+    /// Beside the parameters below, the route takes each query parameter the mapping (or a mapping it
+    /// refers to) reads as `@metadata.query.<name>` (R-P1); any other is a 400 naming it.
     ///
     ///
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads`.
@@ -191,7 +216,8 @@ internal protocol APIProtocol: Sendable {
     ///
     /// The body is one object or an array of objects of the entity (Groot's serialization); an array
     /// of identity values finds or stubs each object. Same semantics, options and result as
-    /// mapping payloads (R-P11…R-P13).
+    /// mapping payloads (R-P11…R-P13), and it takes the query parameters the entity's annotations
+    /// read as `@metadata.query.<name>` (R-P1).
     ///
     ///
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads`.
@@ -534,12 +560,53 @@ extension APIProtocol {
             headers: headers
         ))
     }
+    /// Where a fetcher resumes (read)
+    ///
+    /// R-P16: the greatest value of the mapping's `cursor` attribute among the top-level objects of its
+    /// committed payloads, one entry per scope (the values of the query parameters the cursor's `scope`
+    /// names, as the payloads carried them). Each scope parameter may be given here to pick its entries;
+    /// any other query parameter is a 400. A mapping without a `cursor` is a 404.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/cursor`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/cursor/get(getMappingCursor)`.
+    internal func getMappingCursor(
+        path: Operations.GetMappingCursor.Input.Path,
+        headers: Operations.GetMappingCursor.Input.Headers = .init()
+    ) async throws -> Operations.GetMappingCursor.Output {
+        try await getMappingCursor(Operations.GetMappingCursor.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// What the mapping's payloads drifted from it (read)
+    ///
+    /// R-P17: each path at which the mapping's committed payloads held a key it does not read, or a value
+    /// of another JSON type than its attribute takes, with when it was first and last seen, how often,
+    /// and the first pointer that showed it; first seen first. Registering the mapping again with another
+    /// document, or deleting it, forgets it.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/drift`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/drift/get(getMappingDrift)`.
+    internal func getMappingDrift(
+        path: Operations.GetMappingDrift.Input.Path,
+        headers: Operations.GetMappingDrift.Input.Headers = .init()
+    ) async throws -> Operations.GetMappingDrift.Output {
+        try await getMappingDrift(Operations.GetMappingDrift.Input(
+            path: path,
+            headers: headers
+        ))
+    }
     /// Map a payload with a registered mapping (write)
     ///
     /// With `snapshot`, the payload is one page of a snapshot session (R-D5 across pages, docs/mapping.md
     /// "Snapshot sessions"): it is mapped and committed as usual, but the mapping's `deleteMissing` waits
     /// for `POST …/snapshots/{token}/complete`; what the page mentioned is recorded with it. A dry run
     /// records nothing.
+    ///
+    /// Beside the parameters below, the route takes each query parameter the mapping (or a mapping it
+    /// refers to) reads as `@metadata.query.<name>` (R-P1); any other is a 400 naming it.
     ///
     ///
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads`.
@@ -616,7 +683,8 @@ extension APIProtocol {
     ///
     /// The body is one object or an array of objects of the entity (Groot's serialization); an array
     /// of identity values finds or stubs each object. Same semantics, options and result as
-    /// mapping payloads (R-P11…R-P13).
+    /// mapping payloads (R-P11…R-P13), and it takes the query parameters the entity's annotations
+    /// read as `@metadata.query.<name>` (R-P1).
     ///
     ///
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads`.
