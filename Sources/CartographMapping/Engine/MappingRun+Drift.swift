@@ -72,6 +72,15 @@ struct RepresentationKeys {
     }
 }
 
+/// A value of another JSON type than its attribute takes, found as the attribute is mapped (R-P17).
+struct ValueTypeDrift {
+    let pointer: String
+    let attribute: String
+    /// The JSON types the attribute takes and the representation held.
+    let expected: String
+    let found: String
+}
+
 extension MappingResult {
     /// One path at which a payload drifted from its mapping (R-P17).
     public struct Drift: Sendable, Equatable {
@@ -133,7 +142,7 @@ extension MappingRun {
     /// and `typeDrift`, the values of another JSON type than their attributes take.
     mutating func noteDrift(of object: JSONObject, node: MappedNode, mapping: EntityMapping, reference: MappingReference,
                             discriminator: SourceKeyPath?, pointer: String,
-                            typeDrift: [(pointer: String, attribute: String, expected: String, found: String)]) {
+                            typeDrift: [ValueTypeDrift]) {
         let keys = reference.representationKeys(discriminator: discriminator)
         guard !keys.readsEverything || !typeDrift.isEmpty else { return }
         // The representation's own path, found once it has drifted.

@@ -302,7 +302,7 @@ struct MappingRun {
             guard case .object = item.value else { continue }
             var errors: [CartographError.Detail] = []
             // Drift is counted when the representation is read, if it is (an object found current is not, R-P17).
-            var typeDrift: [(pointer: String, attribute: String, expected: String, found: String)] = []
+            var typeDrift: [ValueTypeDrift] = []
             for slot in slots.indices { slots[slot] = nil }
             var incoming: AttributeValue?? = nil
             for source in sources {
@@ -468,7 +468,7 @@ struct MappingRun {
         }
         // Sized once: grown one insert at a time, a dictionary reallocates and rehashes as it goes.
         var values = [String: AttributeValue?](minimumCapacity: mapping.attributes.count)
-        var typeDrift: [(pointer: String, attribute: String, expected: String, found: String)] = []
+        var typeDrift: [ValueTypeDrift] = []
         for attributeMapping in mapping.attributes {
             if let value = mappedValue(attributeMapping, of: mapping.entity, in: representation, parent: parent, pointer: pointer,
                                        errors: &errors, typeDrift: &typeDrift) {
@@ -560,7 +560,7 @@ struct MappingRun {
     private func mappedValues(of names: Set<String>, mapping: EntityMapping, in representation: JSONValue, parent: JSONValue,
                               pointer: String, errors: inout [CartographError.Detail]) -> [String: AttributeValue?] {
         var values = [String: AttributeValue?](minimumCapacity: names.count)
-        var typeDrift: [(pointer: String, attribute: String, expected: String, found: String)] = []
+        var typeDrift: [ValueTypeDrift] = []
         for attributeMapping in mapping.attributes where names.contains(attributeMapping.attribute) {
             if let value = mappedValue(attributeMapping, of: mapping.entity, in: representation, parent: parent, pointer: pointer,
                                        errors: &errors, typeDrift: &typeDrift) {
@@ -576,14 +576,14 @@ struct MappingRun {
     /// takes, is added to `typeDrift` (R-P17).
     private func mappedValue(_ attributeMapping: AttributeMapping, of entity: String, in representation: JSONValue, parent: JSONValue,
                              pointer: String, errors: inout [CartographError.Detail],
-                             typeDrift: inout [(pointer: String, attribute: String, expected: String, found: String)]) -> AttributeValue?? {
+                             typeDrift: inout [ValueTypeDrift]) -> AttributeValue?? {
         guard let raw = value(at: attributeMapping.source, in: representation, parent: parent),
               let type = tables.attributeType(attributeMapping.attribute, of: entity) else { return nil }
         // Built only for an error or a drift: most values have none.
         var valuePointer: String { Self.pointer(pointer, attributeMapping.source) }
         if attributeMapping.transformer == nil, attributeMapping.source.root == .representation, !raw.isNull,
            let expected = Self.expectedJSONType(of: type), raw.kindName != expected {
-            typeDrift.append((valuePointer, attributeMapping.attribute, expected, raw.kindName))
+            typeDrift.append(ValueTypeDrift(pointer: valuePointer, attribute: attributeMapping.attribute, expected: expected, found: raw.kindName))
         }
         do {
             var transformed = raw
