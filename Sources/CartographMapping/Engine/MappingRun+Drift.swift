@@ -12,6 +12,15 @@ struct RepresentationKeys {
     /// The mapping reads what nothing here names (a relationship of the representation itself, a
     /// representation a dictionary transformer reshaped first): no key is reported.
     private(set) var readsEverything = false
+    /// The last object checked here: its keys, and the positions of those not read whole. An API's
+    /// objects of one page mostly share their keys, so comparing one array spares hashing each key
+    /// (hashing every key was 4% of a first load whose every issue drifted).
+    private let last = LastKeys()
+
+    private final class LastKeys {
+        var keys: [String] = []
+        var positions: [Int] = []
+    }
 
     init(readBy mapping: EntityMapping, discriminator: SourceKeyPath?) {
         for attribute in mapping.attributes where attribute.source.root == .representation { add(attribute.source.components[...]) }
@@ -50,7 +59,12 @@ struct RepresentationKeys {
     private func forEachUnread(in object: JSONObject, pointer: String, path: String,
                                _ unread: (_ relativePath: String, _ relativePointer: () -> String) -> Void) {
         guard !readsEverything else { return }
-        for (key, value) in zip(object.keys, object.values) where !whole.contains(key) {
+        if object.keys != last.keys {
+            last.keys = object.keys
+            last.positions = object.keys.indices.filter { !whole.contains(object.keys[$0]) }
+        }
+        for position in last.positions {
+            let (key, value) = (object.keys[position], object.values[position])
             let escaped = MappingRun.escape(key)
             guard let keys = inner[key] else {
                 // At the top of a representation (most drift) the path is the key itself: nothing is built.
