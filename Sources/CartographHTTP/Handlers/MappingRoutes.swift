@@ -136,12 +136,12 @@ struct MappingRoutes: Sendable {
     /// `{"mapping", "drift": [{"path", "kind", ["expected", "found",] "firstSeen", "lastSeen", "count", "example"}]}`.
     static func driftDocument(_ name: String, _ drift: [StoredDrift]) -> JSONValue {
         let items: [JSONValue] = drift.map { stored in
-            var entry = JSONObject([("path", .string(stored.path))])
-            ResultDocument.appendDriftKind(stored.kind, to: &entry)
+            var entry = JSONObject([("path", .string(stored.drift.path))])
+            ResultDocument.appendDriftKind(stored.drift.kind, to: &entry)
             entry.append("firstSeen", .string(ISO8601Instant.render(milliseconds: stored.firstSeen)))
             entry.append("lastSeen", .string(ISO8601Instant.render(milliseconds: stored.lastSeen)))
-            entry.append("count", .number(JSONNumber(stored.count)))
-            entry.append("example", .string(stored.example))
+            entry.append("count", .number(JSONNumber(stored.drift.count)))
+            entry.append("example", .string(stored.drift.example))
             return .object(entry)
         }
         return ["mapping": .string(name), "drift": .array(items)]

@@ -158,12 +158,22 @@ extension MappingEngine {
             hasher.combine(values)
             return hasher.finalize()
         }
+        // Whether a mapping identifies its objects by exactly a target's attributes, by mapping and target:
+        // asked of every object the plan reads, answered once.
+        var identifiesByTarget: [ObjectIdentifier: [MappingRun.ForeignKeyTarget: Bool]] = [:]
+        func identifies(_ node: MappedNode, by target: MappingRun.ForeignKeyTarget) -> Bool {
+            let reference = ObjectIdentifier(node.mappingReference)
+            if let known = identifiesByTarget[reference]?[target] { return known }
+            let answer = Set(node.mapping.resolvedIdentificationAttributes) == Set(target.attributes)
+            identifiesByTarget[reference, default: [:]][target] = answer
+            return answer
+        }
         /// Meets the connections of this chunk's objects and the destinations it holds; false when a chunk's
         /// connections would not run as the whole payload's (see above).
         func meetConnections() -> Bool {
             for node in run.nodes {
                 for target in targets where target.root == run.tables.root(of: node.entity) {
-                    guard Set(node.mapping.resolvedIdentificationAttributes) == Set(target.attributes) else { return false }
+                    guard identifies(node, by: target) else { return false }
                     var values: [AttributeValue] = []
                     for attribute in target.attributes {
                         guard case .some(.some(let value)) = node.values[attribute] else { break }
@@ -178,7 +188,10 @@ extension MappingEngine {
             for node in run.nodes where !node.mapping.connections.isEmpty {
                 guard let lookups = run.foreignKeyLookups(of: node) else { return false }
                 for (target, tuples) in lookups {
-                    for tuple in tuples where !destinationsMet.contains(key(target, tuple)) { lookedForBefore.insert(key(target, tuple)) }
+                    for tuple in tuples {
+                        let lookedFor = key(target, tuple)
+                        if !destinationsMet.contains(lookedFor) { lookedForBefore.insert(lookedFor) }
+                    }
                 }
             }
             return true

@@ -111,6 +111,10 @@ extension MappingResult {
         public let example: String
         /// How many times the payload showed it.
         public internal(set) var count: Int
+
+        public init(path: String, kind: Kind, example: String, count: Int) {
+            (self.path, self.kind, self.example, self.count) = (path, kind, example, count)
+        }
     }
 }
 
@@ -118,15 +122,18 @@ extension MappingRun {
     /// The paths of drift an answer lists; the occurrences at further paths are only counted.
     static let maximumDriftPaths = 100
 
-    /// The JSON type an attribute of `type` takes from a representation without a value transformer, or
-    /// nil when it takes any (a date: an ISO 8601 string or a number; a transformable: anything).
-    static func expectedJSONType(of type: AttributeType) -> String? {
+    /// The JSON type an attribute of `type` takes from a representation without a value transformer, when
+    /// `value` is of another (R-P17); nil when it takes it: a date takes a string or a number, a
+    /// transformable anything, and `null` never drifts. Asked of every mapped value: no text is compared.
+    static func expectedJSONType(of type: AttributeType, for value: JSONValue) -> String? {
+        let (expected, takes): (String, Bool)
         switch type {
-        case .string, .uuid, .uri, .binary: "string"
-        case .integer16, .integer32, .integer64, .decimal, .double, .float: "number"
-        case .boolean: "boolean"
-        case .date, .transformable: nil
+        case .string, .uuid, .uri, .binary: (expected, takes) = ("string", value.stringValue != nil)
+        case .integer16, .integer32, .integer64, .decimal, .double, .float: (expected, takes) = ("number", value.numberValue != nil)
+        case .boolean: (expected, takes) = ("boolean", value.boolValue != nil)
+        case .date, .transformable: return nil
         }
+        return takes || value.isNull ? nil : expected
     }
 
     /// `pointer` with every array index written `*`: the path drift is counted by. One pass over its

@@ -581,8 +581,8 @@ struct MappingRun {
               let type = tables.attributeType(attributeMapping.attribute, of: entity) else { return nil }
         // Built only for an error or a drift: most values have none.
         var valuePointer: String { Self.pointer(pointer, attributeMapping.source) }
-        if attributeMapping.transformer == nil, attributeMapping.source.root == .representation, !raw.isNull,
-           let expected = Self.expectedJSONType(of: type), raw.kindName != expected {
+        if attributeMapping.transformer == nil, attributeMapping.source.root == .representation,
+           let expected = Self.expectedJSONType(of: type, for: raw) {
             typeDrift.append(ValueTypeDrift(pointer: valuePointer, attribute: attributeMapping.attribute, expected: expected, found: raw.kindName))
         }
         do {

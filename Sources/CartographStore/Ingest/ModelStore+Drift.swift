@@ -5,16 +5,13 @@
 public import CartographCore
 public import CartographMapping
 
-/// One path at which a mapping's committed payloads drifted.
+/// One path at which a mapping's committed payloads drifted: as a payload's answer lists it (its count
+/// over every payload), and when it was first and last seen.
 public struct StoredDrift: Sendable, Equatable {
-    public let path: String
-    public let kind: MappingResult.Drift.Kind
+    public let drift: MappingResult.Drift
     /// When the transactions that first and last showed it started (the store's clock), milliseconds since 1970.
     public let firstSeen: Int64
     public let lastSeen: Int64
-    public let count: Int64
-    /// The first pointer that showed it.
-    public let example: String
 }
 
 /// The table drift lives in, one row per (mapping, path, kind).
@@ -77,8 +74,8 @@ extension ModelStore {
             } catch { throw CartographError.store(error, "Cannot read the drift of mapping '\(name)'") }
             return rows.compactMap { row -> StoredDrift? in
                 guard let path = row[0].textValue, let kind = row[1].textValue.flatMap(DriftTable.kind), let example = row[5].textValue else { return nil }
-                return StoredDrift(path: path, kind: kind, firstSeen: row[2].integerValue ?? 0, lastSeen: row[3].integerValue ?? 0,
-                                   count: row[4].integerValue ?? 0, example: example)
+                return StoredDrift(drift: MappingResult.Drift(path: path, kind: kind, example: example, count: Int(row[4].integerValue ?? 0)),
+                                   firstSeen: row[2].integerValue ?? 0, lastSeen: row[3].integerValue ?? 0)
             }
         }
     }
