@@ -411,12 +411,45 @@ final class MappedNode {
 }
 
 /// An `EntityMapping` held once for the nodes that share it (see `MappingRun.reference(to:)`).
+/// It also holds what reading a representation with the mapping needs from the model, found once for
+/// the payload rather than looked up by name for every object.
 final class MappingReference {
     let mapping: EntityMapping
     /// The keys `mapping` reads (R-P17), found when a representation is first checked for drift.
     private var keys: RepresentationKeys?
+    /// The type of each attribute mapping's attribute, by the mapping's index (nil: not in the model).
+    let attributeTypes: [AttributeType?]
+    /// Whether each relationship mapping's relationship is to-many, by index (nil: not in the model).
+    let relationshipIsToMany: [Bool?]
+    /// The root of the mapping's entity's hierarchy: nodes are interned by it (R-I5).
+    let rootEntity: String
+    let isAbstract: Bool
+    /// The references of the relationship mappings' own mappings, by index, as first met.
+    var destinations: [Destination]
 
-    init(_ mapping: EntityMapping) { self.mapping = mapping }
+    /// What reading a relationship mapping's destinations starts from.
+    enum Destination {
+        case unknown
+        /// The destinations' mapping reads them as it is: its shared reference.
+        case plain(MappingReference)
+        /// The mapping is a reference, dynamic or transformed: each representation chooses (`MappingRun.choose`).
+        case chosenPerRepresentation
+    }
+
+    init(_ mapping: EntityMapping, model: Model, tables: EntityTables) {
+        self.mapping = mapping
+        attributeTypes = mapping.attributes.map { tables.attributeType($0.attribute, of: mapping.entity) }
+        relationshipIsToMany = mapping.relationships.map { model.relationship($0.relationship, of: mapping.entity)?.toMany }
+        rootEntity = tables.root(of: mapping.entity)
+        isAbstract = tables.isAbstract(mapping.entity)
+        destinations = Array(repeating: .unknown, count: mapping.relationships.count)
+    }
+
+    /// Whether a representation is read with `mapping` as it is: no reference to resolve, no
+    /// dictionary transformer, no dynamic choice.
+    static func readsAsItIs(_ mapping: EntityMapping) -> Bool {
+        mapping.reference == nil && !mapping.isAnnotationReference && mapping.dynamic == nil && mapping.dictionaryTransformer == nil
+    }
 
     /// The keys the mapping reads from a representation, with `discriminator`, the key path of the
     /// dynamic mapping that chose it (read whenever it chooses this mapping).

@@ -263,6 +263,8 @@ struct MappingRun {
     private mutating func read(_ selected: [Selected], mapping: EntityMapping, current: [MappedNode?]) throws(CartographError)
         -> [(node: MappedNode, pointer: String)] {
         var result: [(node: MappedNode, pointer: String)] = []
+        result.reserveCapacity(selected.count)
+        let known = MappingReference.readsAsItIs(mapping) ? reference(to: mapping) : nil
         for (index, item) in selected.enumerated() {
             if let node = current[index] {
                 try count(pointer: item.pointer)
@@ -271,7 +273,7 @@ struct MappingRun {
             } else if !mapping.identityReferences, item.value.objectValue == nil {
                 result.append((try scalarAtTopLevel(item, mapping: mapping), item.pointer))
             } else {
-                result.append((try read(item.value, mapping: mapping, parent: item.parent, pointer: item.pointer), item.pointer))
+                result.append((try read(item.value, mapping: mapping, known: known, parent: item.parent, pointer: item.pointer), item.pointer))
             }
             if readAheadMet { break }
         }
@@ -291,9 +293,10 @@ struct MappingRun {
         guard let (identityNames, modification) = mapping.readAheadAttributes else { return current }
         // The attribute mappings that give an identification value (its slot) or the modification value, in
         // mapping order: as in `mappedValues`, a later mapping of one attribute wins where its source is present.
-        let sources = mapping.attributes.compactMap { (attributeMapping) -> (mapping: AttributeMapping, slot: Int?, isModification: Bool)? in
+        let sources = mapping.attributes.compactMap { (attributeMapping) -> (mapping: AttributeMapping, type: AttributeType?, slot: Int?, isModification: Bool)? in
             let slot = identityNames.firstIndex(of: attributeMapping.attribute), isModification = attributeMapping.attribute == modification
-            return slot != nil || isModification ? (attributeMapping, slot, isModification) : nil
+            let type = tables.attributeType(attributeMapping.attribute, of: mapping.entity)
+            return slot != nil || isModification ? (attributeMapping, type, slot, isModification) : nil
         }
         var candidates: [(index: Int, identity: [AttributeValue], modification: AttributeValue)] = []
         candidates.reserveCapacity(selected.count)
@@ -306,7 +309,7 @@ struct MappingRun {
             for slot in slots.indices { slots[slot] = nil }
             var incoming: AttributeValue?? = nil
             for source in sources {
-                guard let value = mappedValue(source.mapping, of: mapping.entity, in: item.value, parent: item.parent, pointer: item.pointer,
+                guard let value = mappedValue(source.mapping, type: source.type, in: item.value, parent: item.parent, pointer: item.pointer,
                                               errors: &errors, typeDrift: &typeDrift) else { continue }
                 if let slot = source.slot { slots[slot] = value }
                 if source.isModification { incoming = value }
@@ -351,7 +354,7 @@ struct MappingRun {
     /// arrays and strings by identity first, as copies of one mapping share them).
     private mutating func reference(to mapping: EntityMapping) -> MappingReference {
         if let found = mappingReferences[mapping.entity]?.first(where: { $0.mapping == mapping }) { return found }
-        let reference = MappingReference(mapping)
+        let reference = MappingReference(mapping, model: model, tables: tables)
         mappingReferences[mapping.entity, default: []].append(reference)
         return reference
     }
@@ -385,6 +388,7 @@ struct MappingRun {
     private mutating func choose(_ base: EntityMapping, for representation: inout JSONValue, parent: JSONValue,
                                  pointer: String, errors: inout [CartographError.Detail]) -> MappingChoice {
         var mapping = resolved(base)
+        if MappingReference.readsAsItIs(mapping) { return choice(reading: reference(to: mapping), pointer: pointer) }
         let dynamicBase = mapping.dynamic == nil ? nil : mapping
         transform(&representation, with: mapping.dictionaryTransformer, pointer: pointer, errors: &errors)
         var fallback: String?
@@ -406,15 +410,26 @@ struct MappingRun {
            mapping.resolvedIdentificationAttributes.allSatisfy({ model.attribute($0, of: dynamicBase.entity) != nil }) {
             identificationEntity = dynamicBase.entity
         }
-        let problem = tables.isAbstract(mapping.entity)
-            ? CartographError.Detail(pointer: pointer, message: "\(fallback.map { $0 + ", and " } ?? "")\(mapping.entity) is abstract, so a new object needs a concrete sub-entity")
-            : nil
-        return MappingChoice(mapping: mapping, identificationEntity: identificationEntity, insertionProblem: problem, dynamicBase: dynamicBase)
+        let problem = tables.isAbstract(mapping.entity) ? Self.abstractProblem(of: mapping.entity, pointer: pointer, fallback: fallback) : nil
+        return MappingChoice(reference: reference(to: mapping), identificationEntity: identificationEntity, insertionProblem: problem,
+                             dynamicBase: dynamicBase)
+    }
+
+    /// The choice of a mapping that reads representations as they are (see `MappingReference.readsAsItIs`).
+    private func choice(reading reference: MappingReference, pointer: String) -> MappingChoice {
+        MappingChoice(reference: reference, identificationEntity: reference.mapping.entity,
+                      insertionProblem: reference.isAbstract ? Self.abstractProblem(of: reference.mapping.entity, pointer: pointer, fallback: nil) : nil,
+                      dynamicBase: nil)
+    }
+
+    private static func abstractProblem(of entity: String, pointer: String, fallback: String?) -> CartographError.Detail {
+        CartographError.Detail(pointer: pointer, message: "\(fallback.map { $0 + ", and " } ?? "")\(entity) is abstract, so a new object needs a concrete sub-entity")
     }
 
     /// What `choose` decided for one representation.
     struct MappingChoice {
-        let mapping: EntityMapping
+        /// The mapping that reads it, shared.
+        let reference: MappingReference
         /// The entity whose hierarchy identification searches.
         let identificationEntity: String
         /// Why the representation cannot insert, if it cannot (it may still update).
@@ -435,19 +450,24 @@ struct MappingRun {
         }
     }
 
-    /// Reads one representation (an object, or an identity value standing for one) into its node.
-    mutating func read(_ original: JSONValue, mapping base: EntityMapping, parent: JSONValue, pointer: String) throws(CartographError) -> MappedNode {
+    /// Reads one representation (an object, or an identity value standing for one) into its node, with
+    /// `base`, or with `known`: the shared reference of a mapping that reads representations as they are
+    /// (`MappingReference.readsAsItIs`), which the caller has found already.
+    mutating func read(_ original: JSONValue, mapping base: EntityMapping, known: MappingReference? = nil, parent: JSONValue,
+                       pointer: String) throws(CartographError) -> MappedNode {
         try count(pointer: pointer)
         var representation = original
         var errors: [CartographError.Detail] = []
-        let choice = choose(base, for: &representation, parent: parent, pointer: pointer, errors: &errors)
-        let mapping = choice.mapping
-        let identityNames = mapping.resolvedIdentificationAttributes
+        let choice = if let known { choice(reading: known, pointer: pointer) }
+            else { choose(base, for: &representation, parent: parent, pointer: pointer, errors: &errors) }
+        let reference = choice.reference
+        let entity = reference.mapping.entity
+        let identityNames = reference.mapping.resolvedIdentificationAttributes
         guard case .object = representation else {
             // R-P5: a primitive where an object is expected is an identity value.
-            guard identityNames.count == 1, let type = tables.attributeType(identityNames[0], of: mapping.entity) else {
-                let node = MappedNode(mapping: reference(to: mapping), pointer: pointer, identity: nil, isReference: true)
-                node.errors.append(.init(pointer: pointer, message: "expected an object (\(mapping.entity) has \(identityNames.count) identification attributes, so a bare value cannot identify it)"))
+            guard identityNames.count == 1, let type = tables.attributeType(identityNames[0], of: entity) else {
+                let node = MappedNode(mapping: reference, pointer: pointer, identity: nil, isReference: true)
+                node.errors.append(.init(pointer: pointer, message: "expected an object (\(entity) has \(identityNames.count) identification attributes, so a bare value cannot identify it)"))
                 nodes.append(node)
                 return node
             }
@@ -457,7 +477,7 @@ struct MappingRun {
             } catch {
                 errors.append(.init(pointer: pointer, message: "\(error.message)"))
             }
-            let node = intern(MappedNode(mapping: reference(to: mapping), pointer: pointer, identity: identity, isReference: true))
+            let node = intern(MappedNode(mapping: reference, pointer: pointer, identity: identity, isReference: true))
             node.errors += errors
             node.insertionProblem = node.insertionProblem ?? choice.insertionProblem
             node.identificationEntity = choice.identificationEntity
@@ -467,11 +487,12 @@ struct MappingRun {
             return node
         }
         // Sized once: grown one insert at a time, a dictionary reallocates and rehashes as it goes.
-        var values = [String: AttributeValue?](minimumCapacity: mapping.attributes.count)
+        let attributeMappings = reference.mapping.attributes
+        var values = [String: AttributeValue?](minimumCapacity: attributeMappings.count)
         var typeDrift: [ValueTypeDrift] = []
-        for attributeMapping in mapping.attributes {
-            if let value = mappedValue(attributeMapping, of: mapping.entity, in: representation, parent: parent, pointer: pointer,
-                                       errors: &errors, typeDrift: &typeDrift) {
+        for (index, attributeMapping) in attributeMappings.enumerated() {
+            if let value = mappedValue(attributeMapping, type: reference.attributeTypes[index], in: representation, parent: parent,
+                                       pointer: pointer, errors: &errors, typeDrift: &typeDrift) {
                 values[attributeMapping.attribute] = .some(value)
             }
         }
@@ -485,15 +506,14 @@ struct MappingRun {
                 errors.append(.init(pointer: pointer, message: "the identification attribute '\(name)' has no value"))
             }
         }
-        let mappingReference = reference(to: mapping)
-        let node = intern(MappedNode(mapping: mappingReference, pointer: pointer, identity: identity, isReference: false))
+        let node = intern(MappedNode(mapping: reference, pointer: pointer, identity: identity, isReference: false))
         if case .object(let object) = representation {
-            noteDrift(of: object, node: node, mapping: mapping, reference: mappingReference, discriminator: choice.dynamicBase?.dynamic?.keyPath,
+            noteDrift(of: object, node: node, mapping: reference.mapping, reference: reference, discriminator: choice.dynamicBase?.dynamic?.keyPath,
                       pointer: pointer, typeDrift: typeDrift)
         }
         // R-I5 with R-P7: of two copies of one object in a payload, the newest wins wherever it stands (an
         // event stream is newest-first); a copy that is not newer than the one read changes nothing.
-        if let name = mapping.modificationAttribute, case .some(.some(let kept)) = node.values[name],
+        if let name = reference.mapping.modificationAttribute, case .some(.some(let kept)) = node.values[name],
            case .some(.some(let incoming)) = values[name], Self.isCurrent(stored: kept, incoming: incoming) {
             return node
         }
@@ -501,37 +521,56 @@ struct MappingRun {
         node.errors += errors
         node.insertionProblem = choice.insertionProblem
         node.identificationEntity = choice.identificationEntity
-        if let dynamicBase = choice.dynamicBase { node.dynamicSource = (original, parent, reference(to: dynamicBase)) }
+        if let dynamicBase = choice.dynamicBase { node.dynamicSource = (original, parent, self.reference(to: dynamicBase)) }
         // Later representations win (R-I5); a node read for the first time takes the values whole.
         if node.values.isEmpty { node.values = values } else { for (name, value) in values { node.values[name] = value } }
-        for relationshipMapping in mapping.relationships {
+        for (index, relationshipMapping) in reference.mapping.relationships.enumerated() {
             let source = relationshipMapping.source.map { value(at: $0, in: representation, parent: parent) } ?? representation
-            guard let source, let relationship = model.relationship(relationshipMapping.relationship, of: mapping.entity) else { continue }
+            guard let source, let toMany = reference.relationshipIsToMany[index] else { continue }
             let relationshipPointer = relationshipMapping.source.map { Self.pointer(pointer, $0) } ?? pointer
+            let known = destinationReference(of: reference, at: index)
             var destinations: [MappedNode]?
             switch source {
             case .null:
                 destinations = nil
             case .array(let elements):
-                if !relationship.toMany {
-                    node.errors.append(.init(pointer: relationshipPointer, message: "an array where the to-one relationship '\(relationship.name)' expects one object"))
+                if !toMany {
+                    node.errors.append(.init(pointer: relationshipPointer, message: "an array where the to-one relationship '\(relationshipMapping.relationship)' expects one object"))
                     continue
                 }
                 // An array naming one destination twice holds it once (a to-many is a set, or an ordered set).
                 var seen = Set<ObjectIdentifier>()
                 destinations = []
-                for (index, element) in elements.enumerated() where !element.isNull {
-                    let destination = try read(element, mapping: relationshipMapping.mapping, parent: representation,
-                                               pointer: relationshipPointer + "/\(index)")
+                for (elementIndex, element) in elements.enumerated() where !element.isNull {
+                    let destination = try read(element, mapping: relationshipMapping.mapping, known: known, parent: representation,
+                                               pointer: relationshipPointer + "/" + String(elementIndex))
                     if seen.insert(ObjectIdentifier(destination)).inserted { destinations?.append(destination) }
                 }
             default:
-                destinations = [try read(source, mapping: relationshipMapping.mapping, parent: representation, pointer: relationshipPointer)]
+                destinations = [try read(source, mapping: relationshipMapping.mapping, known: known, parent: representation, pointer: relationshipPointer)]
             }
             node.relationships.removeAll { $0.mapping.relationship == relationshipMapping.relationship }
             node.relationships.append((relationshipMapping, destinations))
         }
         return node
+    }
+
+    /// The shared reference of the mapping of `reference`'s relationship mapping at `index` when it reads
+    /// representations as they are, found the first time (nil: each representation chooses its mapping).
+    private mutating func destinationReference(of reference: MappingReference, at index: Int) -> MappingReference? {
+        switch reference.destinations[index] {
+        case .plain(let known): return known
+        case .chosenPerRepresentation: return nil
+        case .unknown:
+            let mapping = reference.mapping.relationships[index].mapping
+            guard MappingReference.readsAsItIs(mapping) else {
+                reference.destinations[index] = .chosenPerRepresentation
+                return nil
+            }
+            let known = self.reference(to: mapping)
+            reference.destinations[index] = .plain(known)
+            return known
+        }
     }
 
     /// A top-level scalar (`{"results": 5}`) where the mapping does not take identity values: an invalid
@@ -562,7 +601,8 @@ struct MappingRun {
         var values = [String: AttributeValue?](minimumCapacity: names.count)
         var typeDrift: [ValueTypeDrift] = []
         for attributeMapping in mapping.attributes where names.contains(attributeMapping.attribute) {
-            if let value = mappedValue(attributeMapping, of: mapping.entity, in: representation, parent: parent, pointer: pointer,
+            if let value = mappedValue(attributeMapping, type: tables.attributeType(attributeMapping.attribute, of: mapping.entity), in: representation,
+                                       parent: parent, pointer: pointer,
                                        errors: &errors, typeDrift: &typeDrift) {
                 values[attributeMapping.attribute] = .some(value)
             }
@@ -574,11 +614,11 @@ struct MappingRun {
     /// source is missing or the value has a problem (added to `errors`), `.some(nil)` for null. A value
     /// read from the representation without a value transformer, of another JSON type than the attribute
     /// takes, is added to `typeDrift` (R-P17).
-    private func mappedValue(_ attributeMapping: AttributeMapping, of entity: String, in representation: JSONValue, parent: JSONValue,
+    /// `type` is the attribute's (nil when the entity has no such attribute: nothing is mapped).
+    private func mappedValue(_ attributeMapping: AttributeMapping, type: AttributeType?, in representation: JSONValue, parent: JSONValue,
                              pointer: String, errors: inout [CartographError.Detail],
                              typeDrift: inout [ValueTypeDrift]) -> AttributeValue?? {
-        guard let raw = value(at: attributeMapping.source, in: representation, parent: parent),
-              let type = tables.attributeType(attributeMapping.attribute, of: entity) else { return nil }
+        guard let type, let raw = value(at: attributeMapping.source, in: representation, parent: parent) else { return nil }
         // Built only for an error or a drift: most values have none.
         var valuePointer: String { Self.pointer(pointer, attributeMapping.source) }
         if attributeMapping.transformer == nil, attributeMapping.source.root == .representation,
@@ -609,25 +649,27 @@ struct MappingRun {
             nodes.append(node)
             return node
         }
-        if let existing = byIdentity[tables.root(of: node.entity)]?[identity] {
-            readAheadMet = readAheadMet || existing.readAhead
-            return existing
+        let standing = standing(for: node, identity: identity)
+        if standing !== node {
+            readAheadMet = readAheadMet || standing.readAhead
+            return standing
         }
-        _ = register(node)
+        nodes.append(node)
         return node
     }
 
     /// Registers a node with an identity; false when one already stands for it.
     private mutating func register(_ node: MappedNode) -> Bool {
-        guard let identity = node.identity else { return false }
-        let root = tables.root(of: node.entity)
-        // One lookup of the identity when it is new (nearly always); the node standing for it stays otherwise.
-        if let standing = byIdentity[root, default: [:]].updateValue(node, forKey: identity) {
-            byIdentity[root]?[identity] = standing
-            return false
-        }
+        guard let identity = node.identity, standing(for: node, identity: identity) === node else { return false }
         nodes.append(node)
         return true
+    }
+
+    /// The node registered for `identity` in `node`'s hierarchy, which is `node` when none was: one
+    /// search of the identity either way (the default subscript inserts it in place).
+    private mutating func standing(for node: MappedNode, identity: [AttributeValue]) -> MappedNode {
+        func take(_ slot: inout MappedNode) -> MappedNode { slot }
+        return take(&byIdentity[node.mappingReference.rootEntity, default: [:]][identity, default: node])
     }
 
     /// The value at a source key path (nil when a key is missing).
