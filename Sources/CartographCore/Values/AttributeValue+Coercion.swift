@@ -37,7 +37,11 @@ extension AttributeValue {
             let number: NumberText
             switch value {
             case .bool(let flag): return .integer(flag ? 1 : 0)
-            case .number(let json): number = try numberText(json.text, type: type)
+            case .number(let json):
+                // Most integers are written as plain digits, which Int64 reads as they are (a fraction or an
+                // exponent, `1.0` or `1e3`, goes the way of every other number text).
+                if let integer = Int64(json.text), let range = type.integerRange, range.contains(integer) { return .integer(integer) }
+                number = try numberText(json.text, type: type)
             case .string(let text): number = try numberText(text, type: type)
             default: throw fail("expected an integer, got \(value.kindName)")
             }

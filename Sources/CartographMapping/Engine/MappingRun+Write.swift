@@ -193,9 +193,11 @@ extension MappingRun {
                     node.changed = true
                 }
             } else {
+                // The defaults, copied once with room for the mapped values; an explicit null removes one (R-P4).
                 var values = defaults(of: node.entity)
+                values.reserveCapacity(values.count + node.values.count)
                 for (name, value) in node.values { values[name] = value }
-                node.id = try store.insertObject(entity: node.entity, values: values.compactMapValues { $0 }, stub: node.isReference,
+                node.id = try store.insertObject(entity: node.entity, values: values, stub: node.isReference,
                                                  toOne: toOneWrittenWithInsert(of: node))
                 result.inserted += 1
             }

@@ -674,6 +674,11 @@ struct MappingRun {
 
     /// The value at a source key path (nil when a key is missing).
     func value(at keyPath: SourceKeyPath, in representation: JSONValue, parent: JSONValue) -> JSONValue? {
+        // Most key paths name one member of the representation.
+        if keyPath.root == .representation, keyPath.components.count == 1 {
+            guard case .object(let object) = representation else { return nil }
+            return object[keyPath.components[0]]
+        }
         var value: JSONValue
         switch keyPath.root {
         case .representation: value = representation
