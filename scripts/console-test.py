@@ -166,8 +166,10 @@ def run(driver, server, out, admin_token, write_key):
     assert any("console-test probe" in entry["message"] for entry in drv.get_log("browser")), "the browser log cannot be read"
     test.step("sign-in-page")
 
-    test.sign_in(write_key, "acme")
+    # A key alone signs in: it says which tenant it belongs to (GET /v1/key).
+    test.sign_in(write_key, "")
     test.text_in("#models", "comics")
+    assert drv.execute_script("return sessionStorage.getItem('cartograph.tenant')") == "acme", "the key's own tenant is chosen"
     stored = drv.execute_script("return [sessionStorage.getItem('cartograph.token'), localStorage.length, document.cookie]")
     assert stored == [write_key, 0, ""], "the key is in sessionStorage only"
     test.step("signed-in-models")

@@ -705,7 +705,7 @@ extension HostileSweep {
         switch route.access {
         case .anyone: nil
         case .admin: server.adminToken
-        case .tenant: alphaKey
+        case .tenant, .anyToken: alphaKey
         }
     }
 

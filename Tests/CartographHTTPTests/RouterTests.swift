@@ -143,7 +143,9 @@ struct RouterTests {
         for route in Application.servedRoutes {
             let operation = "\(route.method) \(route.template)"
             var expected: Set<String> = ["400", "503"]
-            if route.access != .anyone { expected.formUnion(["401", "403"]) }
+            if route.access != .anyone { expected.insert("401") }
+            // Any valid token may call an `anyToken` route (it answers about its caller): no 403.
+            if route.access != .anyone, route.access != .anyToken { expected.insert("403") }
             if route.template.contains("{tenant}") { expected.formUnion(["404", "429"]) }
             if route.body != .none { expected.formUnion(["413", "415", "422"]) }
             let writesStore = route.template.contains("{model}") && route.method != "GET" && route.access != .tenant(.read)
@@ -267,6 +269,24 @@ struct ApplicationTests {
         // a key for a tenant that does not exist cannot be made even by the admin
         #expect(request("POST", "/v1/tenants/ghost/keys", token: adminToken, json: ["scope": "read"]).status == 404)
         #expect(try body(request("GET", "/v1/tenants/acme/keys", token: acmeAdmin))["items"]?.arrayValue?.count == 2)
+    }
+
+    /// A key alone tells its tenant and scope (`GET /v1/key`), so a client needs nothing else to know
+    /// which routes it may call; a tenant's first key says its scope when it is made.
+    @Test func R_S1_aKeySaysWhichTenantItBelongsToAndItsScope() throws {
+        let created = try body(request("POST", "/v1/tenants", token: adminToken, json: ["id": "acme"]))
+        #expect(created["scope"] == "admin")
+        let acmeAdmin = try #require(created["apiKey"]?.stringValue)
+        let read = try body(request("POST", "/v1/tenants/acme/keys", token: acmeAdmin, json: ["scope": "read"]))
+        let readKey = try #require(read["apiKey"]?.stringValue)
+
+        let identity = try body(request("GET", "/v1/key", token: readKey))
+        #expect(identity["tenant"] == "acme" && identity["scope"] == "read" && identity["id"] == read["id"] && identity["admin"] == false)
+        #expect(try body(request("GET", "/v1/key", token: acmeAdmin))["scope"] == "admin")
+        #expect(try body(request("GET", "/v1/key", token: adminToken)) == ["admin": true])
+        #expect(request("GET", "/v1/key").status == 401)
+        #expect(request("DELETE", "/v1/tenants/acme/keys/\(read["id"]?.stringValue ?? "")", token: acmeAdmin).status == 204)
+        #expect(request("GET", "/v1/key", token: readKey).status == 401, "a revoked key is nobody")
     }
 
     @Test func R_S5_drainingAnswers503AndReadinessFollowsState() throws {

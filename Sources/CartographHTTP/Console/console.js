@@ -165,14 +165,18 @@
       h("h1", { text: "Sign in" }),
       h("p", { class: "note", text: "The token stays in this browser tab (sessionStorage) and is sent only in the Authorization header of this server's API." }),
       h("label", {}, "API key or admin token", token),
-      h("label", {}, "Tenant (leave empty with the admin token to list every tenant)", tenant),
+      h("label", {}, "Tenant (with the admin token only; leave it empty to list every tenant — a key knows its own)", tenant),
       h("div", {}, h("button", { type: "submit", id: "signin-submit", text: "Sign in" })),
       status);
     form.addEventListener("submit", async event => {
       event.preventDefault();
-      const chosen = tenant.value.trim();
-      session.save(token.value.trim(), chosen);
+      const typed = tenant.value.trim();
+      session.save(token.value.trim(), typed);
       try {
+        // The token says who it is: a key its tenant (whatever was typed), the admin token any tenant.
+        const identity = await api("GET", "/v1/key");
+        const chosen = identity.admin ? typed : identity.tenant;
+        session.save(token.value.trim(), chosen);
         // A request the token must be good for: the tenant's models, or (admin) the tenants.
         await api("GET", chosen ? `${tenantPath(chosen)}/models` : "/v1/tenants");
         location.hash = chosen ? link.tenant(chosen) : "#/tenants";

@@ -70,6 +70,20 @@ struct ControlPlaneRoutes: Sendable {
             json["apiKey"] = .string(created.token)
             return .json(.object(json), status: 201)
         },
+        // Who a token is: a key's tenant and scope, so that a key alone is enough to sign in (the console).
+        Route("GET", "/v1/key", access: .anyToken) { context in
+            switch context.principal {
+            case .key(let key):
+                var json = key.json
+                json["tenant"] = .string(key.tenantID)
+                json["admin"] = false
+                return .json(.object(json))
+            case .admin:
+                return .json(["admin": true])
+            case .anonymous:
+                throw CartographError(.unauthorized, "Send 'Authorization: Bearer <token>'.")
+            }
+        },
         Route("GET", "/v1/tenants/{tenant}/keys", access: .tenant(.admin)) { context in
             let tenant = try control.existingTenant(context.parameter("tenant"))
             return .json(["items": .array(control.keys(tenantID: tenant).map { JSONValue.object($0.json) })])
@@ -87,7 +101,7 @@ struct ControlPlaneRoutes: Sendable {
     private func createTenant(_ id: String) throws(CartographError) -> HTTPResponse {
         let created = try control.createTenant(id: id)
         let tenant = control.tenant(id)
-        return .json(["id": .string(id), "apiKey": .string(created.token), "keyId": .string(created.info.id),
+        return .json(["id": .string(id), "apiKey": .string(created.token), "keyId": .string(created.info.id), "scope": .string(created.info.scope.rawValue),
                       "createdAt": .string(Timestamp.render(tenant?.createdAt ?? created.info.createdAt))], status: 201)
     }
 

@@ -10,6 +10,8 @@ public enum Access: Sendable, Equatable {
     case admin
     /// A key of the tenant named in the path with at least this scope, or the admin token.
     case tenant(KeyScope)
+    /// Any valid token, a key of any tenant or the admin token: the route answers about its caller.
+    case anyToken
 }
 
 /// Whether a route reads a JSON body.
