@@ -204,7 +204,12 @@ import CartographTesting
         let shown = try await admin.getTenant(path: .init(tenant: "globex")).ok.body.json
         #expect(shown.id == "globex")
         #expect(shown.createdAt == tenant.createdAt)
+        #expect(tenant.scope == .admin)
         let key = try Self.client(server, token: tenant.apiKey)
+        // A key says which tenant it belongs to and its scope (R-S1).
+        let identity = try await key.getKey().ok.body.json
+        #expect(identity.tenant == "globex" && identity.scope == .admin && identity.admin == false && identity.id == tenant.keyId)
+        #expect(try await admin.getKey().ok.body.json.admin == true)
 
         // A Core Data `contents` file (application/xml), then a migration to version 2.
         let xml = """

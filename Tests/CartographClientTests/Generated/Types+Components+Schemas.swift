@@ -449,6 +449,8 @@ extension Components {
             internal var apiKey: Swift.String
             /// - Remark: Generated from `#/components/schemas/TenantCreated/keyId`.
             internal var keyId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TenantCreated/scope`.
+            internal var scope: Components.Schemas.KeyScope
             /// - Remark: Generated from `#/components/schemas/TenantCreated/createdAt`.
             internal var createdAt: Foundation.Date
             /// Creates a new `TenantCreated`.
@@ -457,22 +459,26 @@ extension Components {
             ///   - id:
             ///   - apiKey: An admin-scope key for the tenant. Shown only here.
             ///   - keyId:
+            ///   - scope:
             ///   - createdAt:
             internal init(
                 id: Swift.String,
                 apiKey: Swift.String,
                 keyId: Swift.String,
+                scope: Components.Schemas.KeyScope,
                 createdAt: Foundation.Date
             ) {
                 self.id = id
                 self.apiKey = apiKey
                 self.keyId = keyId
+                self.scope = scope
                 self.createdAt = createdAt
             }
             internal enum CodingKeys: String, CodingKey {
                 case id
                 case apiKey
                 case keyId
+                case scope
                 case createdAt
             }
         }
@@ -537,6 +543,53 @@ extension Components {
             }
             internal enum CodingKeys: String, CodingKey {
                 case id
+                case scope
+                case createdAt
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/KeyIdentity`.
+        internal struct KeyIdentity: Codable, Hashable, Sendable {
+            /// True for the admin token (then nothing else is set).
+            ///
+            /// - Remark: Generated from `#/components/schemas/KeyIdentity/admin`.
+            internal var admin: Swift.Bool
+            /// The key's id.
+            ///
+            /// - Remark: Generated from `#/components/schemas/KeyIdentity/id`.
+            internal var id: Swift.String?
+            /// The tenant the key belongs to.
+            ///
+            /// - Remark: Generated from `#/components/schemas/KeyIdentity/tenant`.
+            internal var tenant: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/KeyIdentity/scope`.
+            internal var scope: Components.Schemas.KeyScope?
+            /// - Remark: Generated from `#/components/schemas/KeyIdentity/createdAt`.
+            internal var createdAt: Foundation.Date?
+            /// Creates a new `KeyIdentity`.
+            ///
+            /// - Parameters:
+            ///   - admin: True for the admin token (then nothing else is set).
+            ///   - id: The key's id.
+            ///   - tenant: The tenant the key belongs to.
+            ///   - scope:
+            ///   - createdAt:
+            internal init(
+                admin: Swift.Bool,
+                id: Swift.String? = nil,
+                tenant: Swift.String? = nil,
+                scope: Components.Schemas.KeyScope? = nil,
+                createdAt: Foundation.Date? = nil
+            ) {
+                self.admin = admin
+                self.id = id
+                self.tenant = tenant
+                self.scope = scope
+                self.createdAt = createdAt
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case admin
+                case id
+                case tenant
                 case scope
                 case createdAt
             }

@@ -90,6 +90,15 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/tenants/{tenant}`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/delete(deleteTenant)`.
     func deleteTenant(_ input: Operations.DeleteTenant.Input) async throws -> Operations.DeleteTenant.Output
+    /// Who the bearer token is (any valid token)
+    ///
+    /// A tenant key answers its id, tenant and scope, so a client (the console) needs nothing but the key
+    /// to know which tenant's routes it may call; the admin token answers `{"admin": true}`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/key`.
+    /// - Remark: Generated from `#/paths//v1/key/get(getKey)`.
+    func getKey(_ input: Operations.GetKey.Input) async throws -> Operations.GetKey.Output
     /// List a tenant's keys, without secrets (tenant admin)
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/keys`.
@@ -406,6 +415,17 @@ extension APIProtocol {
             path: path,
             headers: headers
         ))
+    }
+    /// Who the bearer token is (any valid token)
+    ///
+    /// A tenant key answers its id, tenant and scope, so a client (the console) needs nothing but the key
+    /// to know which tenant's routes it may call; the admin token answers `{"admin": true}`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/key`.
+    /// - Remark: Generated from `#/paths//v1/key/get(getKey)`.
+    internal func getKey(headers: Operations.GetKey.Input.Headers = .init()) async throws -> Operations.GetKey.Output {
+        try await getKey(Operations.GetKey.Input(headers: headers))
     }
     /// List a tenant's keys, without secrets (tenant admin)
     ///
