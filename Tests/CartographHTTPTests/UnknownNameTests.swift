@@ -27,7 +27,7 @@ import CartographTesting
                     == "No entity 'Artcle' in model 'm'; did you mean 'Article'? (entities: Article, Author).")
             #expect(try detail(api, "/entities/Zebra/objects/1", status: 404) == "No entity 'Zebra' in model 'm'; (entities: Article, Author).")
             #expect(try detail(api, "/mappings/article", status: 404)
-                    == "No mapping 'article' in model 'm'; did you mean 'articles'? (mappings: articles).")
+                    == "No mapping 'article' in model 'm'; did you mean 'articles'? (mappings: articles). Register one with PUT …/models/m/mappings/article (docs/mapping.md).")
             let model = try api.client.send("GET", "/v1/tenants/acme/models/n", token: api.key)
             #expect(try model.json()["detail"] == "No model 'n' in tenant 'acme'; did you mean 'm'? (models: m).")
         }

@@ -64,7 +64,7 @@ struct EntityMappingValidationTests {
              "relationships": [{"to": "tasks", "mapping": {"attributes": ["id", "name"]}}]}
             """#)
         #expect(problems == [
-            "/attributes/x": "TextMessage has no attribute named 'nmae'",
+            "/attributes/x": "TextMessage has no attribute named 'nmae'; did you mean 'name'?",
             "/attributes/u": "'user' is a relationship of TextMessage, not an attribute; map it in relationships",
             "/attributes/y/to": "TextMessage has no attribute named 'titel'",
             "/relationships/0/mapping/attributes/1": "Task has no attribute named 'name'",
@@ -118,7 +118,7 @@ struct EntityMappingValidationTests {
             {"entity": "Project", "attributes": {"id": "projectID"}, "identificationAttributes": ["projectID", "projectId", "user", "name", "projectID"]}
             """#)
         #expect(named == [
-            "/identificationAttributes/1": "Project has no attribute named 'projectId'",
+            "/identificationAttributes/1": "Project has no attribute named 'projectId'; did you mean 'projectID'?",
             "/identificationAttributes/2": "'user' is a relationship of Project, not an attribute; map it in relationships",
             "/identificationAttributes/3": "'name' is not mapped by attributes, so no representation could be identified",
             "/identificationAttributes/4": "names 'projectID' more than once",

@@ -347,7 +347,9 @@ struct MappingDocumentReader {
         if model.relationship(name, of: entity) != nil {
             checker.report(pointer, "\(quoted(name)) is a relationship of \(entity), not an attribute; map it in relationships")
         } else {
-            checker.report(pointer, "\(entity) has no attribute named \(quoted(name))")
+            // A typo gets the name it was meant for (the entity's attributes are in its model already).
+            let meant = NameSuggestion.closest(to: name, among: model.allAttributes(of: entity).map(\.name).filter { $0 != name })
+            checker.report(pointer, "\(entity) has no attribute named \(quoted(name))" + (meant.map { "; did you mean \(quoted($0))?" } ?? ""))
         }
         return false
     }

@@ -94,9 +94,11 @@ extension StoreReader {
         } catch { throw CartographError.store(error, "Cannot read mappings") }
     }
 
-    /// `No mapping 'evnts' in model 'm'; did you mean 'events'? (mappings: events, users)`.
+    /// `No mapping 'evnts' in model 'm'; did you mean 'events'? (mappings: events, users). Register one with
+    /// PUT …/mappings/evnts.`: a name that is no typo may be a mapping not registered yet.
     func unknownMapping(_ name: String) throws(CartographError) -> CartographError {
         CartographError(.notFound, "No mapping '\(name)' in model '\(model.name)'"
-            + NameSuggestion.hint(for: name, among: try mappingTexts().map(\.name), kind: "mappings") + ".")
+            + NameSuggestion.hint(for: name, among: try mappingTexts().map(\.name), kind: "mappings")
+            + ". Register one with PUT …/models/\(model.name)/mappings/\(name) (docs/mapping.md).")
     }
 }
