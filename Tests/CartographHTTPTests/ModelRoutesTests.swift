@@ -176,6 +176,27 @@ func seedComics(_ server: some TestServer, characters: Int = 3) throws {
         }
     }
 
+    /// `LIKE 'Spider%'` is valid but matches a literal '%' (NSPredicate's wildcards are `*` and `?`): the
+    /// page says so at the pattern's offset; LIKE's own wildcards, or none of SQL's, get no warning.
+    @Test func R_Q1_aLikePatternWithSQLWildcardsIsAnsweredWithAWarning() throws {
+        try withComics { (server, key) throws in
+            try seedComics(server, characters: 5)
+            let base = "/v1/tenants/acme/models/comics/entities/Character/objects?where="
+            func list(_ predicate: String) throws -> JSONValue {
+                try server.client.send("GET", base + predicate.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!, token: key).json()
+            }
+            let sqlish = try list("name LIKE 'Spider%'")
+            #expect(sqlish["items"]?.arrayValue?.isEmpty == true)
+            let warning = try #require(sqlish["warnings"]?.arrayValue?.first)
+            #expect(warning["pointer"] == "/where" && warning["offset"] == 10)
+            #expect(warning["message"]?.stringValue?.contains("write 'Spider*'") == true)
+            let meant = try list("name LIKE 'Spider*'")
+            #expect(meant["items"]?.arrayValue?.map { $0["name"] } == ["Spider-Man"])
+            #expect(meant["warnings"] == nil)
+            #expect(try list("name LIKE 'Spider-Man'")["warnings"] == nil)
+        }
+    }
+
     @Test func R_Q2_toManyWithoutAggregateIs400() throws {
         try withComics { (server, key) throws in
             let response = try server.client.sendJSON("POST", "/v1/tenants/acme/models/comics/entities/Publisher/query",

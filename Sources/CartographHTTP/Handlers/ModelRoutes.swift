@@ -203,6 +203,7 @@ struct ModelRoutes: Sendable {
         rest.append("next", page.next.map { .string($0) } ?? .null)
         if let total = page.total { rest.append("total", .number(JSONNumber(total))) }
         if let plan = page.plan { rest.append("plan", plan.json) }
+        if !page.warnings.isEmpty { rest.append("warnings", .array(page.warnings.map(\.json))) }
         var body: [UInt8] = []
         body.reserveCapacity(page.items.reduce(64) { $0 + $1.bytes.count + 1 })
         JSONWriter.writeObject(first: ("items", page.items), rest: rest, into: &body)

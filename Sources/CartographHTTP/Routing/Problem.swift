@@ -73,13 +73,7 @@ extension HTTPResponse {
         if let instance { document.append("instance", .string(instance)) }
         if let offset = error.offset { document.append("offset", .number(JSONNumber(offset))) }
         if !error.errors.isEmpty {
-            document.append("errors", .array(error.errors.map { detail in
-                var entry = JSONObject()
-                entry.append("pointer", .string(detail.pointer))
-                entry.append("message", .string(detail.message))
-                if let offset = detail.offset { entry.append("offset", .number(JSONNumber(offset))) }
-                return .object(entry)
-            }))
+            document.append("errors", .array(error.errors.map(\.json)))
         }
         var response = HTTPResponse.json(.object(document), status: status, contentType: "application/problem+json")
         response.problem = ProblemSummary(type: error.code.problemType,
@@ -119,5 +113,16 @@ struct ProblemResponder: Sendable {
             ? CartographError(.internalError, "An internal error occurred; it has been logged with request id \(requestID).")
             : error
         return .problem(answered, instance: request.path)
+    }
+}
+
+extension CartographError.Detail {
+    /// `{"pointer", "message", "offset"?}`: a problem's error, or a warning of an answer.
+    var json: JSONValue {
+        var entry = JSONObject()
+        entry.append("pointer", .string(pointer))
+        entry.append("message", .string(message))
+        if let offset { entry.append("offset", .number(JSONNumber(offset))) }
+        return .object(entry)
     }
 }

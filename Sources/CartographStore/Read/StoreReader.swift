@@ -67,6 +67,8 @@ public struct ObjectPage: Sendable {
     /// Rows of the entity's table the page's query read one by one without an index (SQLite's count of
     /// full-scan steps): the server logs a query shape that keeps doing this (the index advisor).
     public let fullScanRows: Int
+    /// What the `where` predicate probably does not mean (a LIKE pattern with SQL's wildcards), at its offset.
+    public let warnings: [CartographError.Detail]
 }
 
 /// Read access to one snapshot of a store. Not Sendable: valid only inside `ModelStore.read`.
@@ -186,7 +188,8 @@ public struct StoreReader {
                 try reader.connection.rows(countSQL, compiled.bindings.map(SQLiteValue.init)).first?.first?.integerValue ?? 0
             })
         }
-        return ObjectPage(items: found.items, next: next, total: total, plan: plan, fullScanRows: fullScanRows)
+        let warnings = checked.source.warnings.map { CartographError.Detail(pointer: "/where", message: $0.message, offset: $0.offset) }
+        return ObjectPage(items: found.items, next: next, total: total, plan: plan, fullScanRows: fullScanRows, warnings: warnings)
     }
 
     /// Whether the page query `sql` (ids and sort keys) reads its matches in an index's order, neither
