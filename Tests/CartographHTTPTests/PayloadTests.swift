@@ -108,6 +108,22 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
         }
     }
 
+    /// An entity's own payload route reads each attribute from the key of its name unless a JSONKeyPath
+    /// annotation names it (R-P10: without one the attribute is not read): a representation whose identity is under another key is refused,
+    /// and the error names the keys that were not read and how to map them.
+    @Test func R_I6_R_P10_aMissingIdentityNamesTheKeysTheMappingDidNotRead() throws {
+        let model: JSONValue = ["entities": [["name": "Character", "userInfo": ["identityAttributes": "identifier"],
+                                              "attributes": [["name": "identifier", "type": "integer64"], ["name": "name", "type": "string"]]]]]
+        try ModelAPI.with(model: model) { api in
+            let response = try api.client.sendJSON("POST", api.base + "/entities/Character/payloads", [["id": 1699, "name": "Spider-Man"]], token: api.key)
+            #expect(response.status == 422)
+            let message = try response.json()["errors"]?.arrayValue?.first { $0["pointer"] == "/0" }?["message"]?.stringValue
+            #expect(message == "the identification attribute 'identifier' has no value; the representation's 'id', 'name' are not read by the mapping: "
+                    + "map the key that holds it to 'identifier' (in the mapping's attributes, or with a JSONKeyPath annotation on the "
+                    + "attribute for the entity's own payload route)")
+        }
+    }
+
     @Test func R_P4_missingKeysLeaveValuesAndNullClearsThem() throws {
         try withProjects { post, get in
             _ = try post(["projects": [["id": 1, "name": "Apollo", "budget": "10.5", "owner": ["id": 7, "email": "a@x.io"]]]], [], "")

@@ -503,7 +503,8 @@ struct MappingRun {
                 identity?.append(value)
             } else {
                 identity = nil
-                errors.append(.init(pointer: pointer, message: "the identification attribute '\(name)' has no value"))
+                errors.append(.init(pointer: pointer, message: "the identification attribute '\(name)' has no value"
+                                        + Self.unreadKeysHint(of: representation, mapping: reference.mapping, attribute: name)))
             }
         }
         let node = intern(MappedNode(mapping: reference, pointer: pointer, identity: identity, isReference: false))
@@ -553,6 +554,25 @@ struct MappingRun {
             node.relationships.append((relationshipMapping, destinations))
         }
         return node
+    }
+
+    /// What a representation missing an identity holds that its mapping does not read: usually the
+    /// identity under another key (`id` for `identifier`), which the mapping, or on an entity's own
+    /// payload route a `JSONKeyPath` annotation, must name. Empty when every key is read.
+    static func unreadKeysHint(of representation: JSONValue, mapping: EntityMapping, attribute: String) -> String {
+        guard case .object(let object) = representation else { return "" }
+        var read = Set<String>()
+        for attributeMapping in mapping.attributes where attributeMapping.source.root == .representation {
+            if let key = attributeMapping.source.components.first { read.insert(key) }
+        }
+        for relationshipMapping in mapping.relationships {
+            if let source = relationshipMapping.source, source.root == .representation, let key = source.components.first { read.insert(key) }
+        }
+        let unread = object.keys.filter { !read.contains($0) }
+        guard !unread.isEmpty else { return "" }
+        let listed = unread.prefix(5).map { "'\($0)'" }.joined(separator: ", ") + (unread.count > 5 ? " and \(unread.count - 5) more" : "")
+        return "; the representation's \(listed) \(unread.count == 1 ? "is" : "are") not read by the mapping: map the key that holds it to '\(attribute)' "
+            + "(in the mapping's attributes, or with a JSONKeyPath annotation on the attribute for the entity's own payload route)"
     }
 
     /// The shared reference of the mapping of `reference`'s relationship mapping at `index` when it reads
