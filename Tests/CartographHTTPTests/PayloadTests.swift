@@ -108,9 +108,9 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
         }
     }
 
-    /// An entity's own payload route reads each attribute from the key of its name unless a JSONKeyPath
-    /// annotation names it (R-P10: without one the attribute is not read): a representation whose identity is under another key is refused,
-    /// and the error names the keys that were not read and how to map them.
+    /// An entity's own payload route reads the attributes whose JSONKeyPath annotation names a key (R-P10):
+    /// in a model without annotations a representation finds no identity, and the error names the keys
+    /// that were not read and how to map them.
     @Test func R_I6_R_P10_aMissingIdentityNamesTheKeysTheMappingDidNotRead() throws {
         let model: JSONValue = ["entities": [["name": "Character", "userInfo": ["identityAttributes": "identifier"],
                                               "attributes": [["name": "identifier", "type": "integer64"], ["name": "name", "type": "string"]]]]]
