@@ -287,9 +287,16 @@
     const entity = entityNamed(document, entityName);
     if (!entity) throw new Error(`The model has no entity ${entityName}.`);
     const { attributes, relationships } = properties(document, entity);
-    const page = await api("GET", `${entityPath(tenant, modelName, entityName)}/objects`, {
-      query: { where: query.get("where"), orderBy: query.get("orderBy"), limit: query.get("limit") || 25, cursor: query.get("cursor"), count: "true" },
-    });
+    // A refused filter (a 400: a bad predicate or order) is shown under the form, which keeps what was typed.
+    let page = null, refusal = null;
+    try {
+      page = await api("GET", `${entityPath(tenant, modelName, entityName)}/objects`, {
+        query: { where: query.get("where"), orderBy: query.get("orderBy"), limit: query.get("limit") || 25, cursor: query.get("cursor"), count: "true" },
+      });
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 400) throw error;
+      refusal = error;
+    }
     const where = h("input", { id: "where", name: "where", class: "wide", placeholder: "name BEGINSWITH[c] 'spider'", value: query.get("where") || "" });
     const orderBy = h("input", { id: "orderBy", name: "orderBy", placeholder: "-name", value: query.get("orderBy") || "" });
     const limit = h("input", { id: "limit", name: "limit", type: "number", min: 1, max: 1000, value: query.get("limit") || 25 });
@@ -301,11 +308,25 @@
       location.hash = link.objects(tenant, modelName, entityName, { where: where.value.trim(), orderBy: orderBy.value.trim(), limit: limit.value });
     });
     const sameFilter = { where: query.get("where"), orderBy: query.get("orderBy"), limit: query.get("limit") };
-    show(h("h1", {}, h("a", { href: link.model(tenant, modelName), text: modelName }), ` / ${entityName}`),
+    const heading = h("h1", {}, h("a", { href: link.model(tenant, modelName), text: modelName }), ` / ${entityName}`);
+    if (refusal) {
+      show(heading, form, h("div", { id: "filter-problem" }, problemBox(refusal)));
+      return;
+    }
+    // A column's header orders by it: ascending first, then descending (the first sort key only).
+    const sorted = (query.get("orderBy") || "").split(",")[0].trim();
+    const sortLink = name => {
+      const descending = sorted === name;
+      const mark = sorted === name ? " ▲" : sorted === `-${name}` ? " ▼" : "";
+      return h("a", { class: "sort", "data-sort": name, href: link.objects(tenant, modelName, entityName, { ...sameFilter, orderBy: descending ? `-${name}` : name }),
+        text: name + mark });
+    };
+    show(heading,
       form,
+      (page.warnings || []).map(warning => h("p", { class: "note warning", text: `Note: ${warning.message}` })),
       h("p", { id: "total", text: `${page.total} object${page.total === 1 ? "" : "s"} match.` }),
       h("table", { id: "objects" },
-        h("tr", {}, h("th", { text: "Key" }), attributes.map(a => h("th", { text: a.name })), relationships.map(r => h("th", { text: `${r.name} →` }))),
+        h("tr", {}, h("th", { text: "Key" }), attributes.map(a => h("th", {}, sortLink(a.name))), relationships.map(r => h("th", { text: `${r.name} →` }))),
         page.items.map(object => {
           // A sub-entity's object (listed under its parent) is keyed and opened as its own entity.
           const own = entityNamed(document, object._entity) || entity;
