@@ -18,7 +18,8 @@ struct WebhookRoutes: Sendable {
         Route("PUT", Self.item, access: .tenant(.admin), body: .json) { context in
             let tenant = try control.existingTenant(context.parameter("tenant"))
             let name = context.parameter("webhook")
-            let document = try WebhookDocument.read(try context.jsonBody(jsonReader), policy: policy) { (model) throws(CartographError) -> Model? in
+            let isNew = try control.webhook(tenantID: tenant, name: name) == nil
+            let document = try WebhookDocument.read(try context.jsonBody(jsonReader), isNew: isNew, policy: policy) { (model) throws(CartographError) -> Model? in
                 try stores.store(tenant: tenant, model: model)?.model
             }
             let put = try control.putWebhook(tenantID: tenant, name: name, url: document.url, subscriptions: document.subscriptions,

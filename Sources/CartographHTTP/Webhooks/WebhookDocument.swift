@@ -16,8 +16,9 @@ struct WebhookDocument: Sendable {
     /// Models one webhook may follow.
     static let maxModels = 100
 
-    /// Reads `body`; `model` answers a model of the tenant by name (nil when there is none).
-    static func read(_ body: JSONValue, policy: WebhookAddressPolicy, model: (String) throws(CartographError) -> Model?) throws(CartographError) -> WebhookDocument {
+    /// Reads `body`; `model` answers a model of the tenant by name (nil when there is none). A new webhook
+    /// (`isNew`) needs a secret; a replaced one keeps its own when the document has none.
+    static func read(_ body: JSONValue, isNew: Bool, policy: WebhookAddressPolicy, model: (String) throws(CartographError) -> Model?) throws(CartographError) -> WebhookDocument {
         var problems = DocumentProblems()
         let root = JSONPointer.root
         guard let document = body.objectValue else {
@@ -49,7 +50,8 @@ struct WebhookDocument: Sendable {
                 secret = text
             }
         case let other?: problems.report(root.appending("secret"), "expected a string \"whsec_…\", found \(other.kindName)")
-        case nil: break
+        case nil:
+            if isNew { problems.report(root.appending("secret"), "required for a new webhook: \"whsec_\" followed by the base64 of 24 to 64 random bytes") }
         }
         var subscriptions: [WebhookSubscription] = []
         switch document["models"] {
