@@ -1,4 +1,4 @@
-// A tenant's webhooks (R-W1…R-W5, docs/webhooks.md): register or replace (and enable again), list, read
+// A tenant's webhooks (R-W1…R-W4, docs/webhooks.md): register or replace (and enable again), list, read
 // with its positions and delivery log, delete. Tenant admin keys only: a webhook holds a secret and sends
 // the tenant's data elsewhere.
 import CartographCore

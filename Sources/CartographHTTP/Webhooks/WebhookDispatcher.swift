@@ -1,4 +1,4 @@
-// Delivers the tenants' webhooks (R-W1…R-W5, docs/webhooks.md). One scheduler thread wakes after each
+// Delivers the tenants' webhooks (R-W1…R-W4, docs/webhooks.md). One scheduler thread wakes after each
 // write to a model (the application tells it, as it tells the long polls) and at least once a second,
 // and hands each enabled webhook that has no delivery under way and no retry pending to a delivery
 // worker, at most `webhookConcurrency` at once. A worker takes the webhook's models one after another;

@@ -1,4 +1,4 @@
-// A tenant's webhooks (R-W1…R-W5, docs/webhooks.md): their definitions, each one's position in the
+// A tenant's webhooks (R-W1…R-W4, docs/webhooks.md): their definitions, each one's position in the
 // change feed of every model it follows, and its last deliveries, kept in the control database so that
 // a restarted server resumes where the last one stopped. The delivery itself is CartographHTTP's.
 public import Foundation
