@@ -258,7 +258,7 @@ public final class Application: Sendable {
                 // A route that may write a model's store (its scope is above read) wakes the long polls of its change feed.
                 if writes, response.status < 300, let store {
                     changeWaiters.notify("\(store.tenant)/\(store.model)")
-                    webhooks.storeChanged()
+                    webhooks.storeChanged(tenant: store.tenant, model: store.model)
                     storeFaults.cleared(tenant: store.tenant, model: store.model)
                 }
                 return response

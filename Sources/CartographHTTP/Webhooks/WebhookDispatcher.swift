@@ -1,7 +1,10 @@
 // Delivers the tenants' webhooks (R-W1…R-W4, docs/webhooks.md). One scheduler thread wakes after each
-// write to a model (the application tells it, as it tells the long polls) and at least once a second,
-// and hands each enabled webhook that has no delivery under way and no retry pending to a delivery
-// worker, at most `webhookConcurrency` at once. A worker takes the webhook's models one after another;
+// write to a model (the application tells it where it tells the long polls' `ChangeWaiters`) and at
+// least once a second, and hands each enabled webhook that has something to do — a model it follows
+// was written since it last looked, a retry is due, a backlog remains, or it has not looked yet in
+// this process — and no delivery under way to a delivery worker, at most `webhookConcurrency` at once.
+// Every `fullSweepInterval` each webhook looks anyway (a write this process was not told of); in
+// between, a webhook whose models are quiet opens no store, so idle stores still close. A worker takes the webhook's models one after another;
 // for each it reads the feed after the stored position through the read path (never under the write
 // lock), POSTs up to `webhookBatchSize` entries signed, and moves the stored position only once the
 // receiver answered 2xx: at least once, in feed order per model, and a restarted server goes on from the
@@ -26,8 +29,10 @@ final class WebhookDispatcher: Sendable {
     private let logger: Logger
     private let metrics: ServerMetrics
     private let clock: WallClock
-    /// How long the scheduler sleeps without a write: the fallback for anything it was not told of.
+    /// How long the scheduler sleeps without a write (retries that come due are seen by then at the latest).
     static let sweepInterval: Duration = .seconds(1)
+    /// How often every enabled webhook looks at its feeds, written to or not.
+    static let fullSweepInterval: Duration = .seconds(60)
     /// Batches one worker delivers of one model before it lets the scheduler hand out work again.
     static let batchesPerTurn = 10
     /// A retry waits at most this many times `retryBase`.
@@ -42,6 +47,13 @@ final class WebhookDispatcher: Sendable {
         var retryAt: [String: ContinuousClock.Instant] = [:]
         /// A wake is signalled and not yet taken: further writes need not signal again.
         var wakePending = false
+        /// Writes to each model (`tenant/model`) this process was told of, counted.
+        var generations: [String: UInt64] = [:]
+        /// The generation of each of its models a webhook looked at last; none yet: it looks.
+        var seen: [String: [String: UInt64]] = [:]
+        /// Webhooks whose last turn ended with batches left.
+        var backlog: Set<String> = []
+        var lastFullSweep = ContinuousClock.now
     }
 
     private let schedule = Mutex(Schedule())
@@ -90,11 +102,17 @@ final class WebhookDispatcher: Sendable {
     }
 
     /// A write to a model committed: its followers may have entries to deliver.
-    func storeChanged() { signal() }
+    func storeChanged(tenant: String, model: String) {
+        schedule.withLock { $0.generations["\(tenant)/\(model)", default: 0] &+= 1 }
+        signal()
+    }
 
     /// A webhook was put (enabled again, perhaps with another URL): it is tried at once.
     func webhookChanged(tenant: String, name: String) {
-        _ = schedule.withLock { $0.retryAt.removeValue(forKey: "\(tenant)/\(name)") }
+        schedule.withLock { schedule in
+            schedule.retryAt["\(tenant)/\(name)"] = nil
+            schedule.seen["\(tenant)/\(name)"] = nil
+        }
         signal()
     }
 
@@ -134,12 +152,27 @@ final class WebhookDispatcher: Sendable {
             return
         }
         let now = ContinuousClock.now
+        let fullSweep = schedule.withLock { schedule -> Bool in
+            guard now - schedule.lastFullSweep >= Self.fullSweepInterval else { return false }
+            schedule.lastFullSweep = now
+            return true
+        }
         for webhook in webhooks {
             let key = "\(webhook.tenantID)/\(webhook.name)"
             let taken = schedule.withLock { schedule -> Bool in
                 guard !schedule.stopping, !schedule.inFlight.contains(key), schedule.inFlight.count < concurrency else { return false }
-                if let retryAt = schedule.retryAt[key], retryAt > now { return false }
+                let current = webhook.subscriptions.map { ($0.model, schedule.generations["\(webhook.tenantID)/\($0.model)", default: 0]) }
+                if let retryAt = schedule.retryAt[key] {
+                    guard retryAt <= now else { return false }
+                } else {
+                    let seen = schedule.seen[key]
+                    let written = seen.map { seen in current.contains { seen[$0.0] != $0.1 } } ?? true
+                    guard fullSweep || written || schedule.backlog.contains(key) else { return false }
+                }
                 schedule.retryAt[key] = nil
+                schedule.backlog.remove(key)
+                // Taken before delivering: a write during the delivery makes it look again.
+                schedule.seen[key] = Dictionary(current, uniquingKeysWith: { $1 })
                 schedule.inFlight.insert(key)
                 return true
             }
@@ -148,7 +181,11 @@ final class WebhookDispatcher: Sendable {
                 let outcome = deliver(webhook)
                 schedule.withLock { schedule in
                     schedule.inFlight.remove(key)
-                    if case .failed(let failures) = outcome { schedule.retryAt[key] = .now + retryDelay(afterFailures: failures) }
+                    switch outcome {
+                    case .failed(let failures): schedule.retryAt[key] = .now + retryDelay(afterFailures: failures)
+                    case .more: schedule.backlog.insert(key)
+                    case .caughtUp, .stopped: break
+                    }
                 }
                 // More may be waiting (a turn's batches ran out, or writes came while it worked).
                 if case .more = outcome { signal() }
@@ -197,10 +234,9 @@ final class WebhookDispatcher: Sendable {
             let stored: WebhookPosition?
             do {
                 // A model deleted since the webhook was put has nothing to deliver.
-                guard let found = try stores.store(tenant: tenant, model: subscription.model), let model = found.model else { return .caughtUp }
+                guard let found = try stores.store(tenant: tenant, model: subscription.model), found.hasModel else { return .caughtUp }
                 store = found
                 stored = try control.webhookPositions(tenantID: tenant, name: name).first { $0.model == subscription.model }
-                _ = model
             } catch {
                 logger.warning("webhooks: cannot open the model's store", metadata: metadata.merging(["error": "\(error.detail)"]) { $1 })
                 return .caughtUp
@@ -290,9 +326,10 @@ final class WebhookDispatcher: Sendable {
     /// Checks the URL against the policy again (an operator may have changed it; a name may now resolve
     /// elsewhere), signs and POSTs.
     private func send(_ webhook: Webhook, body: [UInt8], messageID: String) -> WebhookSendResult {
-        guard case .allowed(let url, let host) = policy.check(webhook.url) else {
-            if case .refused(let why) = policy.check(webhook.url) { return WebhookSendResult(status: nil, error: "refused: \(why)") }
-            return WebhookSendResult(status: nil, error: "refused")
+        let url: URL, host: String
+        switch policy.check(webhook.url) {
+        case .allowed(let allowedURL, let allowedHost): (url, host) = (allowedURL, allowedHost)
+        case .refused(let why): return WebhookSendResult(status: nil, error: "refused: \(why)")
         }
         if let refusal = policy.refusalAfterResolving(host, port: url.port) {
             return WebhookSendResult(status: nil, error: "refused: \(refusal)")
