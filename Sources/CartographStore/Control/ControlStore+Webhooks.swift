@@ -148,8 +148,14 @@ extension ControlStore {
             let webhook = Webhook(tenantID: tenantID, name: name, url: url, subscriptions: subscriptions, secret: secret, enabled: true,
                                   consecutiveFailures: 0, disabledReason: nil, createdAt: existing?.createdAt ?? now, updatedAt: now)
             do {
+                // An upsert, not INSERT OR REPLACE: replacing the row would delete it first, and its positions and
+                // log with it (ON DELETE CASCADE).
                 try state.connection.run(
-                    "INSERT OR REPLACE INTO webhooks (\(Self.webhookColumns)) VALUES (?, ?, ?, ?, ?, 1, 0, NULL, ?, ?)",
+                    """
+                    INSERT INTO webhooks (\(Self.webhookColumns)) VALUES (?, ?, ?, ?, ?, 1, 0, NULL, ?, ?)
+                    ON CONFLICT (tenant_id, name) DO UPDATE SET url = excluded.url, subscriptions = excluded.subscriptions,
+                        secret = excluded.secret, enabled = 1, consecutive_failures = 0, disabled_reason = NULL, updated_at = excluded.updated_at
+                    """,
                     [.text(tenantID), .text(name), .text(url), .text(Self.encode(subscriptions)), .text(secret),
                      .real(webhook.createdAt.timeIntervalSince1970), .real(now.timeIntervalSince1970)])
             } catch {
