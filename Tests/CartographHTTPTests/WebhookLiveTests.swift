@@ -245,4 +245,26 @@ let webhookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
             #expect(state["positions"]?.arrayValue?.first?["since"] == nil || state["positions"]?.arrayValue?.first?["since"] == 0)
         }
     }
+    @Test func R_W3_R_D7_aModelRegisteredAgainIsDeliveredFromZeroInItsNewEpoch() throws {
+        let receiver = try WebhookReceiver(secret: webhookSecret)
+        try withLiveServer(arguments: Self.serverArguments()) { (server) throws in
+            let key = try Self.setUp(server)
+            #expect(try server.client.sendJSON("PUT", "/v1/tenants/acme/webhooks/mirror",
+                                               ["url": .string(receiver.url), "secret": .string(webhookSecret), "models": [["name": "comics"]]],
+                                               token: key).status == 201)
+            try Self.post(server, key: key, ids: 1...3, prefix: "old")
+            #expect(receiver.wait { Self.names(in: $0.flatMap { $0["body"]?["changes"]?.arrayValue ?? [] }).count == 3 })
+            let oldEpoch = try #require(receiver.requests().last?["body"]?["epoch"]?.stringValue)
+
+            // The model deleted and registered again: a new store, a new epoch, its feed from 1 again.
+            #expect(try server.client.send("DELETE", Self.base, token: key).status == 204)
+            try #require(try server.client.sendJSON("PUT", Self.base, comicsModel, token: key).status == 201)
+            try #require(try server.client.sendJSON("PUT", Self.base + "/mappings/characters", Self.mapping, token: key).status == 201)
+            try Self.post(server, key: key, ids: 1...2, prefix: "new")
+            #expect(receiver.wait { $0.contains { $0["body"]?["epoch"]?.stringValue != oldEpoch && $0["answered"] == 204 } })
+            let fresh = receiver.requests().filter { $0["body"]?["epoch"]?.stringValue != oldEpoch }
+            #expect(fresh.first?["body"]?["since"] == 0, "started again from 0")
+            #expect(Self.names(in: fresh.flatMap { $0["body"]?["changes"]?.arrayValue ?? [] }) == [1: "new 1", 2: "new 2"])
+        }
+    }
 }
