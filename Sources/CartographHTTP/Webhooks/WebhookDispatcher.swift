@@ -152,7 +152,12 @@ final class WebhookDispatcher: Sendable {
             return
         }
         let now = ContinuousClock.now
+        let keys = Set(webhooks.map { "\($0.tenantID)/\($0.name)" })
         let fullSweep = schedule.withLock { schedule -> Bool in
+            // Forget webhooks deleted or disabled meanwhile: a retry of one would wake the scheduler forever.
+            schedule.retryAt = schedule.retryAt.filter { keys.contains($0.key) }
+            schedule.backlog.formIntersection(keys)
+            schedule.seen = schedule.seen.filter { keys.contains($0.key) }
             guard now - schedule.lastFullSweep >= Self.fullSweepInterval else { return false }
             schedule.lastFullSweep = now
             return true
@@ -187,8 +192,8 @@ final class WebhookDispatcher: Sendable {
                     case .caughtUp, .stopped: break
                     }
                 }
-                // More may be waiting (a turn's batches ran out, or writes came while it worked).
-                if case .more = outcome { signal() }
+                // More may be waiting (a turn's batches ran out, or writes came while it worked), and a slot is free.
+                signal()
             }
         }
     }
