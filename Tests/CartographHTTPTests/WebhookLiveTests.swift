@@ -152,6 +152,10 @@ let webhookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
         let outcomes = recovered["deliveries"]?.arrayValue?.compactMap { $0["outcome"]?.stringValue } ?? []
         #expect(outcomes.first == "delivered")
         #expect(outcomes.contains("failed"))
+        // The attempts are counted by outcome (/metrics, R-S9).
+        let metrics = try server.client.send("GET", "/metrics").text
+        #expect(metrics.contains(#"cartograph_webhook_deliveries_total{outcome="delivered"}"#))
+        #expect(metrics.contains(#"cartograph_webhook_deliveries_total{outcome="failed"}"#))
 
         // (2) Writes while the receiver is down, then the server restarts on its data directory: delivery
         // resumes from the stored position (not from 0), and nothing is missed.
