@@ -35,7 +35,7 @@ final class WebhookReceiver {
 
     var url: String { "http://127.0.0.1:\(port)/hook" }
 
-    /// "ok" (204), "fail" (500) or "redirect" (302).
+    /// "ok" (204), "fail" (500), "redirect" (302) or "slow" (204 after 3 seconds).
     func answer(_ mode: String) throws {
         try mode.write(to: directory.appendingPathComponent("mode"), atomically: true, encoding: .utf8)
     }
@@ -269,6 +269,32 @@ let webhookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
             let fresh = receiver.requests().filter { $0["body"]?["epoch"]?.stringValue != oldEpoch }
             #expect(fresh.first?["body"]?["since"] == 0, "started again from 0")
             #expect(Self.names(in: fresh.flatMap { $0["body"]?["changes"]?.arrayValue ?? [] }) == [1: "new 1", 2: "new 2"])
+        }
+    }
+    @Test func R_W4_aReceiverSlowerThanTheTimeoutIsAFailedDelivery() throws {
+        let receiver = try WebhookReceiver(secret: webhookSecret)
+        try receiver.answer("slow")
+        try withLiveServer(arguments: Self.serverArguments() + ["--webhook-timeout", "1"]) { (server) throws in
+            let key = try Self.setUp(server)
+            #expect(try server.client.sendJSON("PUT", "/v1/tenants/acme/webhooks/mirror",
+                                               ["url": .string(receiver.url), "secret": .string(webhookSecret), "models": [["name": "comics"]]],
+                                               token: key).status == 201)
+            let started = Date()
+            try Self.post(server, key: key, ids: 1...2, prefix: "a")
+            var last: JSONValue?
+            while Date().timeIntervalSince(started) < 20 {
+                last = try Self.webhook(server, key: key)["deliveries"]?.arrayValue?.last
+                if last != nil { break }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            #expect(last?["outcome"] == "failed")
+            #expect(last?["status"] == nil, "no answer in time")
+            #expect(last?["error"]?.stringValue?.hasPrefix("no answer") == true, "\(String(describing: last))")
+            #expect((last?["durationMs"]?.numberValue?.doubleValue ?? 0) < 2900, "ended at the timeout, not when the receiver answered")
+            // The receiver recovers: the batch arrives.
+            #expect(receiver.requests().allSatisfy { $0["answered"] == "late" })
+            try receiver.answer("ok")
+            #expect(receiver.wait { Self.names(in: $0.filter { $0["answered"] == 204 }.flatMap { $0["body"]?["changes"]?.arrayValue ?? [] }).count == 2 })
         }
     }
 }

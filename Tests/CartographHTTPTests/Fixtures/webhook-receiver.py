@@ -4,7 +4,8 @@ signature with Python's own hmac (not the server's code), and records each reque
 
 Usage: webhook-receiver.py SECRET STATE_DIR
   STATE_DIR/port        written once listening (127.0.0.1, an ephemeral port)
-  STATE_DIR/mode        read at each request: "ok" (default) answers 204, "fail" 500, "redirect" 302
+  STATE_DIR/mode        read at each request: "ok" (default) answers 204, "fail" 500, "redirect" 302,
+                        "slow" 204 after 3 seconds (recorded as "late")
   STATE_DIR/received.jsonl   one line per request: {"id", "timestamp", "valid", "answered", "body"}
 """
 import base64
@@ -49,13 +50,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except FileNotFoundError:
             mode = "ok"
         status = 401 if not valid else {"fail": 500, "redirect": 302}.get(mode, 204)
+        if mode == "slow":
+            time.sleep(3)
         try:
             parsed = json.loads(body)
         except ValueError:
             parsed = None
         with LOCK:
             with open(os.path.join(STATE, "received.jsonl"), "a") as f:
-                f.write(json.dumps({"id": msg_id, "timestamp": timestamp, "valid": valid, "answered": status, "body": parsed}) + "\n")
+                # A slow answer is recorded as "late": the server gave up on it before it came.
+                answered = "late" if mode == "slow" else status
+                f.write(json.dumps({"id": msg_id, "timestamp": timestamp, "valid": valid, "answered": answered, "body": parsed}) + "\n")
         self.send_response(status)
         if status == 302:
             self.send_header("Location", "http://127.0.0.1:9/elsewhere")
