@@ -6,6 +6,7 @@ import Foundation
 import Testing
 import CartographCore
 import CartographTesting
+@testable import CartographHTTP
 
 struct ReceiverError: Error, CustomStringConvertible { var description: String { "the webhook receiver did not start" } }
 
@@ -295,6 +296,32 @@ let webhookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
             #expect(receiver.requests().allSatisfy { $0["answered"] == "late" })
             try receiver.answer("ok")
             #expect(receiver.wait { Self.names(in: $0.filter { $0["answered"] == 204 }.flatMap { $0["body"]?["changes"]?.arrayValue ?? [] }).count == 2 })
+        }
+    }
+    /// The machine's own name passes the check at registration (it is not an address), and is refused before
+    /// each delivery once it resolves to a loopback or private address. (Where the name resolves to a public
+    /// address there is nothing to check here.)
+    @Test func R_W4_aNameThatResolvesToALoopbackAddressIsRefusedBeforeDelivery() throws {
+        let name = ProcessInfo.processInfo.hostName.lowercased()
+        guard name != "localhost", WebhookAddressPolicy(allowedHosts: []).refusalAfterResolving(name, port: 443) != nil else { return }
+        let receiver = try WebhookReceiver(secret: webhookSecret)
+        try withLiveServer(arguments: Self.serverArguments()) { (server) throws in
+            let key = try Self.setUp(server)
+            let put = try server.client.sendJSON("PUT", "/v1/tenants/acme/webhooks/mirror",
+                                                 ["url": .string("https://\(name):\(receiver.port)/hook"), "secret": .string(webhookSecret),
+                                                  "models": [["name": "comics"]]], token: key)
+            #expect(put.status == 201, "a name is not refused at registration: \(put.text)")
+            try Self.post(server, key: key, ids: 1...2, prefix: "a")
+            var last: JSONValue?
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                last = try Self.webhook(server, key: key)["deliveries"]?.arrayValue?.first
+                if last != nil { break }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            #expect(last?["outcome"] == "failed")
+            #expect(last?["error"]?.stringValue?.contains("'\(name)' resolves to") == true, "\(String(describing: last))")
+            #expect(receiver.requests().isEmpty, "nothing was sent")
         }
     }
 }
