@@ -67,6 +67,8 @@ let package = Package(
                 "CMicroHTTPD", "CZlib", "CartographCore", "CartographStore", "CartographMapping",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                // HMAC-SHA256 for webhook signatures (R-W2); CartographStore links it already.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             // Built into the binary: the spec it serves, and the browser console's files (docs/console.md).
             resources: [

@@ -319,10 +319,16 @@ def run(driver, server, out, admin_token, write_key):
     test.click("#sign-out")
     test.element("#signin-token")
     assert drv.execute_script("return sessionStorage.length") == 0, "signing out forgets the key"
+    # A webhook (docs/webhooks.md), which the admin token's tenant page lists (R-W1).
+    call(server.url, "PUT", "/v1/tenants/acme/webhooks/mirror", admin_token,
+         {"url": "https://hooks.example.invalid/cartograph", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+          "models": [{"name": "comics", "entities": ["Character"]}]})
     test.sign_in(admin_token, "")
     test.text_in("#tenants", "acme")
     test.click_link("acme")
     test.text_in("#models", "comics")
+    test.text_in("#webhooks", "mirror")
+    test.text_in("#webhooks", "comics (Character)")
     test.step("admin-tenants")
     return test.steps
 

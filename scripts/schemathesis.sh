@@ -44,6 +44,10 @@ call PUT /v1/tenants/acme/models/scratch "$comics"
 call PUT /v1/tenants/acme/models/doomed "$comics"
 call PUT /v1/tenants/acme/models/scratch/mappings/characters "$characters"
 call PUT /v1/tenants/acme/models/comics/mappings/doomed "$characters"
+# Webhooks to a host that does not resolve here: their deliveries fail, which the GETs show.
+call PUT /v1/tenants/acme/webhooks/mirror '{"url": "https://hooks.example.invalid/cartograph", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+  "models": [{"name": "comics", "entities": ["Character"]}]}'
+call PUT /v1/tenants/acme/webhooks/doomed "$(cat "$work/last.json" | python3 -c 'import json, sys; w = json.load(sys.stdin); print(json.dumps({"url": w["url"], "models": w["models"], "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}))')"
 call POST /v1/tenants/acme/models/scratch/mappings/characters/payloads '{"results": [
   {"id": 1699, "name": "Spider-Man", "publisher": {"id": 10, "name": "Marvel"}},
   {"id": 1455, "name": "Iron Man", "publisher": {"id": 10, "name": "Marvel"}}]}'

@@ -46,6 +46,8 @@ public final class Application: Sendable {
     let cors: CORSPolicy
     let metrics: ServerMetrics
     private let problems: ProblemResponder
+    /// Delivers the tenants' webhooks once `startWebhookDeliveries` is called (R-W1).
+    let webhooks: WebhookDispatcher
 
     /// - Parameters:
     ///   - control, stores: made with the same `clock`.
@@ -77,7 +79,12 @@ public final class Application: Sendable {
                                  indexAdvisor: IndexAdvisor(logger: logger), jsonReader: jsonReader, problems: problems)
         let mappings = MappingRoutes(stores: stores, lookup: lookup, limits: tenantLimits, maxObjectsPerPayload: configuration.maxObjectsPerPayload,
                                      jsonReader: jsonReader, metrics: metrics, clock: clock)
-        self.router = Router(routes: service.routes + controlPlane.routes + models.routes + mappings.routes + ConsoleRoutes.routes)
+        let webhooks = WebhookDispatcher(configuration: configuration, control: control, stores: stores, logger: logger, metrics: metrics, clock: clock)
+        let webhookRoutes = WebhookRoutes(control: control, stores: stores, policy: WebhookAddressPolicy(allowedHosts: configuration.webhookAllowedHosts),
+                                          dispatcher: webhooks, jsonReader: jsonReader)
+        self.router = Router(routes: service.routes + controlPlane.routes + models.routes + mappings.routes + webhookRoutes.routes
+                             + ConsoleRoutes.routes)
+        self.webhooks = webhooks
         self.readiness = readiness
         self.tenantLimits = tenantLimits
         self.changeWaiters = changeWaiters
@@ -149,6 +156,12 @@ public final class Application: Sendable {
             return .problem(error, instance: request.path)
         }
     }
+
+    /// Starts delivering webhooks (`cartograph serve`).
+    public func startWebhookDeliveries() { webhooks.start() }
+
+    /// Stops delivering webhooks; a delivery under way is ended, and sent again at the next start.
+    public func stopWebhookDeliveries() { webhooks.stop() }
 
     /// Answers every parked long poll now (the server is draining).
     public func answerParkedRequests() { changeWaiters.answerAll() }
@@ -245,6 +258,7 @@ public final class Application: Sendable {
                 // A route that may write a model's store (its scope is above read) wakes the long polls of its change feed.
                 if writes, response.status < 300, let store {
                     changeWaiters.notify("\(store.tenant)/\(store.model)")
+                    webhooks.storeChanged(tenant: store.tenant, model: store.model)
                     storeFaults.cleared(tenant: store.tenant, model: store.model)
                 }
                 return response

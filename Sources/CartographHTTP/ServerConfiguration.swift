@@ -69,6 +69,19 @@ public struct ServerConfiguration: Sendable {
     /// How often at most a store's long polls are woken (R-D8): the commits of one interval wake them once.
     /// Not a flag: tests lengthen it so that a burst of commits surely falls within one interval.
     public var longPollWakeInterval: Duration = ChangeWaiters.defaultWakeInterval
+    /// Hosts webhooks may reach although they are not public https hosts (R-W4): loopback or private
+    /// addresses, and plain http. Matched by name, case-insensitively.
+    public var webhookAllowedHosts: [String] = []
+    /// Failed deliveries in a row after which a webhook is disabled until its next PUT (R-W3).
+    public var webhookMaxFailures: Int = 10
+    /// Seconds a delivery may take, connecting included (R-W4).
+    public var webhookTimeoutSeconds: Int = 10
+    /// Deliveries under way at once, across tenants (R-W4).
+    public var webhookConcurrency: Int = 4
+    /// The first retry's delay after a failed delivery; each further failure doubles it, up to 256 times it (R-W3).
+    public var webhookRetryBase: Duration = .seconds(1)
+    /// Feed entries per delivery at most.
+    public var webhookBatchSize: Int = 100
 
     public init() {}
 }

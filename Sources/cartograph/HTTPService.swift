@@ -27,8 +27,10 @@ struct HTTPService: Service {
             }
         }
         defer { sweeper.cancel() }
+        server.application.startWebhookDeliveries()
         // Sleeps until the service group relays a shutdown signal.
         try? await gracefulShutdown()
+        server.application.stopWebhookDeliveries()
         logger.notice("draining", metadata: ["in_flight": "\(server.inFlight.load(ordering: .relaxed))"])
         server.application.setServiceState(.draining)
         server.quiesce()

@@ -70,6 +70,21 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("cors-origin"),
             help: "An origin browser apps may call the API from, e.g. https://console.example.com; repeat for more (comma-separated in the environment). [env: CARTOGRAPH_CORS_ORIGIN] (default: none)")
     var corsOrigin: [String] = []
+    @Option(name: .customLong("webhook-allow-host"),
+            help: "A host webhooks may reach although it is not a public https host (loopback, private addresses, plain http), matched by name; repeat for more (comma-separated in the environment). [env: CARTOGRAPH_WEBHOOK_ALLOW_HOST] (default: none)")
+    var webhookAllowHost: [String] = []
+    @Option(name: .customLong("webhook-max-failures"),
+            help: "Failed deliveries in a row after which a webhook is disabled until it is PUT again. [env: CARTOGRAPH_WEBHOOK_MAX_FAILURES] (default: \(defaults.webhookMaxFailures))")
+    var webhookMaxFailures: Int?
+    @Option(name: .customLong("webhook-timeout"),
+            help: "Seconds a webhook delivery may take, connecting included. [env: CARTOGRAPH_WEBHOOK_TIMEOUT] (default: \(defaults.webhookTimeoutSeconds))")
+    var webhookTimeout: Int?
+    @Option(name: .customLong("webhook-concurrency"),
+            help: "Webhook deliveries under way at once. [env: CARTOGRAPH_WEBHOOK_CONCURRENCY] (default: \(defaults.webhookConcurrency))")
+    var webhookConcurrency: Int?
+    @Option(name: .customLong("webhook-retry-base-ms"),
+            help: "Milliseconds before the first retry of a failed delivery, doubled for each further failure up to 256 times. [env: CARTOGRAPH_WEBHOOK_RETRY_BASE_MS] (default: \(defaults.webhookRetryBase.components.seconds * 1000))")
+    var webhookRetryBaseMs: Int?
     @Option(name: .customLong("log-format"), help: "text (key=value) or json (one object per line). [env: CARTOGRAPH_LOG_FORMAT] (default: \(Settings.defaultLogFormat.rawValue))")
     var logFormat: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. [env: CARTOGRAPH_LOG_LEVEL] (default: \(Settings.defaultLogLevel.rawValue))")
@@ -200,6 +215,19 @@ struct Settings {
             }
             return origin
         }
+        let allowedHosts = serve.webhookAllowHost.isEmpty
+            ? (environment["CARTOGRAPH_WEBHOOK_ALLOW_HOST"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            : serve.webhookAllowHost
+        configuration.webhookAllowedHosts = try allowedHosts.map { (host) throws(ValidationError) -> String in
+            guard !host.isEmpty, !host.contains("/"), !host.contains(":") || host.hasPrefix("[") else {
+                throw ValidationError("webhook-allow-host must be a host name or address such as hooks.internal or 127.0.0.1 (no scheme, port or path), not '\(host)'.")
+            }
+            return host
+        }
+        if let v = try integer(serve.webhookMaxFailures, "WEBHOOK_MAX_FAILURES", range: 1...1_000_000) { configuration.webhookMaxFailures = v }
+        if let v = try integer(serve.webhookTimeout, "WEBHOOK_TIMEOUT", range: 1...600) { configuration.webhookTimeoutSeconds = v }
+        if let v = try integer(serve.webhookConcurrency, "WEBHOOK_CONCURRENCY", range: 1...256) { configuration.webhookConcurrency = v }
+        if let v = try integer(serve.webhookRetryBaseMs, "WEBHOOK_RETRY_BASE_MS", range: 1...3_600_000) { configuration.webhookRetryBase = .milliseconds(v) }
         if let v = value(serve.logFormat, "LOG_FORMAT") {
             guard let format = BufferedLogHandler.Format(rawValue: v.lowercased()) else { throw ValidationError("log-format must be 'text' or 'json', not '\(v)'.") }
             logFormat = format

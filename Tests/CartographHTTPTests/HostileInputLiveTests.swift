@@ -696,6 +696,8 @@ extension HostileSweep {
         case ("POST", let template) where template.hasSuffix("/mappings/{mapping}/payloads"): ["items": [["code": "a1", "note": "alpha", "rank": 1]]]
         case ("POST", let template) where template.hasSuffix("/entities/{entity}/payloads"): [["code": "a1", "note": "alpha", "rank": 1]]
         case ("POST", let template) where template.hasSuffix("/query"): .object(JSONObject())
+        // Refused (a loopback URL, no secret): the sweep registers no webhook that would send anything.
+        case ("PUT", let template) where template.hasSuffix("/webhooks/{webhook}"): ["url": "https://127.0.0.1/x", "models": [["name": "vault"]]]
         default: nil
         }
     }

@@ -37,6 +37,27 @@ struct ServeSettingsTests {
         }
     }
 
+    /// R-W3, R-W4: the webhook flags — allowed hosts repeatable (comma-separated in the environment), names
+    /// or addresses only; failures, timeout, concurrency and the retry base within their ranges.
+    @Test func R_W3_R_W4_webhookFlagsAndTheirEnvironment() throws {
+        let defaults = try settings([]).configuration
+        #expect(defaults.webhookAllowedHosts == [] && defaults.webhookMaxFailures == 10 && defaults.webhookTimeoutSeconds == 10)
+        #expect(defaults.webhookConcurrency == 4 && defaults.webhookRetryBase == .seconds(1))
+        let set = try settings(["--webhook-allow-host", "127.0.0.1", "--webhook-allow-host", "hooks.internal", "--webhook-max-failures", "3",
+                                "--webhook-timeout", "2", "--webhook-concurrency", "8", "--webhook-retry-base-ms", "50"]).configuration
+        #expect(set.webhookAllowedHosts == ["127.0.0.1", "hooks.internal"])
+        #expect(set.webhookMaxFailures == 3 && set.webhookTimeoutSeconds == 2 && set.webhookConcurrency == 8 && set.webhookRetryBase == .milliseconds(50))
+        let fromEnvironment = try Settings(serve: Serve.parse([]), environment: ["CARTOGRAPH_WEBHOOK_ALLOW_HOST": "127.0.0.1, [::1]",
+                                                                                "CARTOGRAPH_WEBHOOK_MAX_FAILURES": "5"]).configuration
+        #expect(fromEnvironment.webhookAllowedHosts == ["127.0.0.1", "[::1]"])
+        #expect(fromEnvironment.webhookMaxFailures == 5)
+        for bad in ["http://127.0.0.1", "127.0.0.1:8080", "hooks.internal/x", ""] {
+            #expect(throws: ValidationError.self, "\(bad)") { try settings(["--webhook-allow-host", bad]) }
+        }
+        #expect(throws: ValidationError.self) { try settings(["--webhook-max-failures", "0"]) }
+        #expect(throws: ValidationError.self) { try settings(["--webhook-retry-base-ms", "0"]) }
+    }
+
     /// R-S9: tenant labels are off unless asked for, by the flag or the environment.
     @Test func R_S9_tenantLabelsAreOffUnlessAskedFor() throws {
         #expect(try settings([]).configuration.metricsTenantLabels == false)

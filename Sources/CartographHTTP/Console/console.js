@@ -201,14 +201,32 @@
   }
 
   async function models(tenant) {
-    const list = await api("GET", `${tenantPath(tenant)}/models`);
+    // Webhooks (docs/webhooks.md) need a tenant admin key: they are asked for only with the admin token,
+    // since a key's scope is not known without a request, and a refused one would show as an error.
+    const [list, hooks] = await Promise.all([
+      api("GET", `${tenantPath(tenant)}/models`),
+      session.token.startsWith("cg_") ? null : api("GET", `${tenantPath(tenant)}/webhooks`)]);
     show(h("h1", { text: `Models of ${tenant}` }),
       list.items.length === 0 ? h("p", { class: "note", text: "No model yet: PUT one (see the API reference)." }) :
         h("table", { id: "models" },
           h("tr", {}, h("th", { text: "Model" }), h("th", { text: "Version" }), h("th", { text: "Entities" })),
           list.items.map(model => h("tr", {},
             h("td", {}, h("a", { href: link.model(tenant, model.name), text: model.name })),
-            h("td", { text: model.version }), h("td", { text: model.entities })))));
+            h("td", { text: model.version }), h("td", { text: model.entities })))),
+      hooks && hooks.items.length > 0 ? webhooks(hooks.items) : null);
+  }
+
+  // A tenant's webhooks and their state (R-W1, R-W3).
+  function webhooks(items) {
+    return [h("h2", { text: "Webhooks" }),
+      h("table", { id: "webhooks" },
+        h("tr", {}, h("th", { text: "Webhook" }), h("th", { text: "URL" }), h("th", { text: "Models" }), h("th", { text: "State" }),
+          h("th", { text: "Failures in a row" })),
+        items.map(hook => h("tr", {},
+          h("td", { text: hook.name }), h("td", { class: "mono", text: hook.url }),
+          h("td", { text: hook.models.map(model => model.entities.length ? `${model.name} (${model.entities.join(", ")})` : model.name).join(", ") }),
+          h("td", { text: hook.state === "disabled" ? `disabled: ${hook.disabledReason || ""}` : hook.state }),
+          h("td", { text: hook.consecutiveFailures }))))];
   }
 
   async function model(tenant, name) {

@@ -52,6 +52,11 @@ final class ServerMetrics: Sendable {
         tenantLabels ? [("tenant", tenant ?? "")] : []
     }
 
+    /// `cartograph_webhook_deliveries_total` by `outcome` (`delivered` or `failed`): one per POST to a receiver (R-W3).
+    func webhookDelivery(outcome: String) {
+        Counter(label: "cartograph_webhook_deliveries_total", dimensions: [("outcome", outcome)]).increment()
+    }
+
     /// `cartograph_http_requests_total` and `cartograph_http_request_duration_seconds`.
     func request(method: String, route: String, status: Int, tenant: String?, nanoseconds: Int64) {
         let series = RequestSeries(method: method, route: route, status: status, tenant: tenantLabels ? tenant ?? "" : "")

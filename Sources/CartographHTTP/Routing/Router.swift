@@ -249,7 +249,7 @@ public struct Router: Sendable {
     static func validate(_ parameters: PathParameters) throws(CartographError) {
         for (name, value) in parameters {
             switch name {
-            case "tenant", "model", "mapping", "keyId":
+            case "tenant", "model", "mapping", "keyId", "webhook":
                 guard Names.isResourceName(value) else {
                     throw CartographError(.badRequest, "Invalid \(name) name: names match ^[a-z0-9][a-z0-9_-]{0,62}$.",
                                           errors: [.init(pointer: "", message: "invalid \(name) name")])

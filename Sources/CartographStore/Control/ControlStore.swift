@@ -60,7 +60,7 @@ public struct CreatedAPIKey: Sendable {
 
 /// The control database. Thread-safe: every access holds one lock.
 public final class ControlStore: Sendable {
-    private struct KeyRecord {
+    struct KeyRecord {
         var info: APIKeyInfo
         var secretHash: [UInt8]
         /// The secret last presented that matched `secretHash`: a client sends the same token on every
@@ -69,16 +69,17 @@ public final class ControlStore: Sendable {
         var verifiedSecret: [UInt8]?
     }
 
-    private struct State: ~Copyable {
+    /// Internal, not private: the webhooks' tables (ControlStore+Webhooks) live in the same database.
+    struct State: ~Copyable {
         let connection: SQLiteConnection
         var tenants: [String: Tenant]
         var keys: [String: KeyRecord]
     }
 
-    private let state: Mutex<State>
+    let state: Mutex<State>
     private let directory: DataDirectory
-    /// The time of day tenants and keys are created at.
-    private let clock: WallClock
+    /// The time of day tenants, keys and webhooks are created at.
+    let clock: WallClock
 
     /// Opens (creating if needed) the control database in `directory`.
     public init(directory: DataDirectory, synchronous: SQLiteSynchronous = .normal, clock: WallClock = .system) throws(CartographError) {
@@ -100,6 +101,7 @@ public final class ControlStore: Sendable {
                     created_at REAL NOT NULL
                 );
                 \(Self.limitsSchema)
+                \(Self.webhooksSchema)
                 """)
             var tenants: [String: Tenant] = [:]
             for row in try connection.rows("SELECT id, created_at FROM tenants") {
