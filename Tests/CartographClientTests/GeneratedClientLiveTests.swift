@@ -353,6 +353,29 @@ import CartographTesting
         #expect(missing.detail?.contains("nobody") == true)
     }
 
+    /// A tenant's webhooks through the generated client (R-W1): registered (the secret never answered),
+    /// read back, listed, deleted. The receiver's host is allowed; nothing listens there, so deliveries fail.
+    @Test func R_W1_R_S7_generatedClientRegistersReadsListsAndDeletesAWebhook() async throws {
+        let server = try LiveServer(arguments: ["--webhook-allow-host", "127.0.0.1"])
+        defer { server.stop(); try? FileManager.default.removeItem(at: server.dataDirectory) }
+        let admin = try Self.client(server, token: server.adminToken)
+        let tenant = try await admin.createTenant(body: .json(.init(id: "hooks"))).created.body.json
+        let key = try Self.client(server, token: tenant.apiKey)
+        _ = try await key.putModel(path: .init(tenant: "hooks", model: "m"), body: .json(.init(entities: [Self.object("""
+            {"name": "Item", "userInfo": {"identityAttributes": "id"}, "attributes": [{"name": "id", "type": "integer64"}]}
+            """)]))).created
+        let path = Operations.PutWebhook.Input.Path(tenant: "hooks", webhook: "crm")
+        let document = Components.Schemas.WebhookDocument(url: "http://127.0.0.1:9/hook", secret: "whsec_" + Data(repeating: 7, count: 24).base64EncodedString(),
+                                                          models: [.init(name: "m")])
+        let registered = try await key.putWebhook(path: path, body: .json(document)).created.body.json
+        #expect(registered.name == "crm" && registered.secretSet && registered.state == .enabled && registered.models.map(\.name) == ["m"])
+        let read = try await key.getWebhook(path: .init(tenant: "hooks", webhook: "crm")).ok.body.json
+        #expect(read.url == "http://127.0.0.1:9/hook" && read.secretSet)
+        #expect(try await key.listWebhooks(path: .init(tenant: "hooks")).ok.body.json.items.map(\.name) == ["crm"])
+        _ = try await key.deleteWebhook(path: .init(tenant: "hooks", webhook: "crm")).noContent
+        #expect(try await key.getWebhook(path: .init(tenant: "hooks", webhook: "crm")).notFound.body.applicationProblemJson.status == 404)
+    }
+
     @Test func R_S2_R_S7_aQueryPastTheTimeLimitIsTheSpecs503() async throws {
         let server = try LiveServer(arguments: ["--request-time-limit", "1"])
         defer { server.stop(); try? FileManager.default.removeItem(at: server.dataDirectory) }

@@ -15,6 +15,8 @@ extension Components {
         internal typealias Mapping = Swift.String
         /// - Remark: Generated from `#/components/parameters/keyId`.
         internal typealias KeyId = Swift.String
+        /// - Remark: Generated from `#/components/parameters/webhook`.
+        internal typealias Webhook = Swift.String
         /// - Remark: Generated from `#/components/parameters/entity`.
         internal typealias Entity = Swift.String
         /// The client's token of a snapshot session.

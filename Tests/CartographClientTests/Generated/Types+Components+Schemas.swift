@@ -1915,6 +1915,12 @@ extension Components {
             internal var total: Swift.Int?
             /// - Remark: Generated from `#/components/schemas/ObjectPage/plan`.
             internal var plan: Components.Schemas.QueryPlan?
+            /// What the `where` predicate probably does not mean, at its `offset` (pointer `/where`): a `LIKE`
+            /// pattern written with SQL's wildcards `%` and `_`, which match only themselves (LIKE's are `*` and `?`).
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/ObjectPage/warnings`.
+            internal var warnings: [Components.Schemas.ProblemDetail]?
             /// Creates a new `ObjectPage`.
             ///
             /// - Parameters:
@@ -1922,22 +1928,26 @@ extension Components {
             ///   - next:
             ///   - total:
             ///   - plan:
+            ///   - warnings: What the `where` predicate probably does not mean, at its `offset` (pointer `/where`): a `LIKE`
             internal init(
                 items: [OpenAPIRuntime.OpenAPIObjectContainer],
                 next: Swift.String? = nil,
                 total: Swift.Int? = nil,
-                plan: Components.Schemas.QueryPlan? = nil
+                plan: Components.Schemas.QueryPlan? = nil,
+                warnings: [Components.Schemas.ProblemDetail]? = nil
             ) {
                 self.items = items
                 self.next = next
                 self.total = total
                 self.plan = plan
+                self.warnings = warnings
             }
             internal enum CodingKeys: String, CodingKey {
                 case items
                 case next
                 case total
                 case plan
+                case warnings
             }
         }
         /// How SQLite runs the page's query (R-Q5, docs/predicates.md "Indexes and query plans"), present when
@@ -2084,6 +2094,388 @@ extension Components {
                 case key
                 case object
                 case deletedAt
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/WebhookDocument`.
+        internal struct WebhookDocument: Codable, Hashable, Sendable {
+            /// Where deliveries are POSTed: https to a public address, or any URL whose host the operator allows (`--webhook-allow-host`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookDocument/url`.
+            internal var url: Swift.String
+            /// `whsec_` and the base64 of 24 to 64 random bytes: the HMAC-SHA256 key of the signatures. Required for a new webhook; a replaced one keeps its secret when none is sent. Never answered.
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookDocument/secret`.
+            internal var secret: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/WebhookDocument/models`.
+            internal var models: [Components.Schemas.WebhookModel]
+            /// Creates a new `WebhookDocument`.
+            ///
+            /// - Parameters:
+            ///   - url: Where deliveries are POSTed: https to a public address, or any URL whose host the operator allows (`--webhook-allow-host`).
+            ///   - secret: `whsec_` and the base64 of 24 to 64 random bytes: the HMAC-SHA256 key of the signatures. Required for a new webhook; a replaced one keeps its secret when none is sent. Never answered.
+            ///   - models:
+            internal init(
+                url: Swift.String,
+                secret: Swift.String? = nil,
+                models: [Components.Schemas.WebhookModel]
+            ) {
+                self.url = url
+                self.secret = secret
+                self.models = models
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case url
+                case secret
+                case models
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.url = try container.decode(
+                    Swift.String.self,
+                    forKey: .url
+                )
+                self.secret = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .secret
+                )
+                self.models = try container.decode(
+                    [Components.Schemas.WebhookModel].self,
+                    forKey: .models
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "url",
+                    "secret",
+                    "models"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/WebhookModel`.
+        internal struct WebhookModel: Codable, Hashable, Sendable {
+            /// A model of the tenant.
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookModel/name`.
+            internal var name: Swift.String
+            /// The entities (with their sub-entities) whose entries are delivered; absent or empty: all.
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookModel/entities`.
+            internal var entities: [Swift.String]?
+            /// Creates a new `WebhookModel`.
+            ///
+            /// - Parameters:
+            ///   - name: A model of the tenant.
+            ///   - entities: The entities (with their sub-entities) whose entries are delivered; absent or empty: all.
+            internal init(
+                name: Swift.String,
+                entities: [Swift.String]? = nil
+            ) {
+                self.name = name
+                self.entities = entities
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case name
+                case entities
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.name = try container.decode(
+                    Swift.String.self,
+                    forKey: .name
+                )
+                self.entities = try container.decodeIfPresent(
+                    [Swift.String].self,
+                    forKey: .entities
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "name",
+                    "entities"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Webhook`.
+        internal struct Webhook: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Webhook/name`.
+            internal var name: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Webhook/url`.
+            internal var url: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Webhook/models`.
+            internal var models: [Components.Schemas.WebhookModel]
+            /// Whether a secret is set (the secret itself is never answered).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Webhook/secretSet`.
+            internal var secretSet: Swift.Bool
+            /// Disabled after `--webhook-max-failures` failed deliveries in a row (R-W3); a PUT enables it again.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Webhook/state`.
+            internal enum StatePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case enabled = "enabled"
+                case disabled = "disabled"
+            }
+            /// Disabled after `--webhook-max-failures` failed deliveries in a row (R-W3); a PUT enables it again.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Webhook/state`.
+            internal var state: Components.Schemas.Webhook.StatePayload
+            /// - Remark: Generated from `#/components/schemas/Webhook/consecutiveFailures`.
+            internal var consecutiveFailures: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Webhook/disabledReason`.
+            internal var disabledReason: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Webhook/createdAt`.
+            internal var createdAt: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/Webhook/updatedAt`.
+            internal var updatedAt: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/Webhook/PositionsPayload`.
+            internal struct PositionsPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/Webhook/PositionsPayload/model`.
+                internal var model: Swift.String
+                /// - Remark: Generated from `#/components/schemas/Webhook/PositionsPayload/epoch`.
+                internal var epoch: Swift.String
+                /// - Remark: Generated from `#/components/schemas/Webhook/PositionsPayload/since`.
+                internal var since: Swift.Int
+                /// Creates a new `PositionsPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - model:
+                ///   - epoch:
+                ///   - since:
+                internal init(
+                    model: Swift.String,
+                    epoch: Swift.String,
+                    since: Swift.Int
+                ) {
+                    self.model = model
+                    self.epoch = epoch
+                    self.since = since
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case model
+                    case epoch
+                    case since
+                }
+            }
+            /// Where the webhook is in each model's feed: the entries after `since` in the feed of `epoch` are still to deliver (another epoch starts again from 0, R-D7).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Webhook/positions`.
+            internal typealias PositionsPayload = [Components.Schemas.Webhook.PositionsPayloadPayload]
+            /// Where the webhook is in each model's feed: the entries after `since` in the feed of `epoch` are still to deliver (another epoch starts again from 0, R-D7).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Webhook/positions`.
+            internal var positions: Components.Schemas.Webhook.PositionsPayload?
+            /// The last 50 attempts, newest first (GET of one webhook).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Webhook/deliveries`.
+            internal var deliveries: [Components.Schemas.WebhookDelivery]?
+            /// Creates a new `Webhook`.
+            ///
+            /// - Parameters:
+            ///   - name:
+            ///   - url:
+            ///   - models:
+            ///   - secretSet: Whether a secret is set (the secret itself is never answered).
+            ///   - state: Disabled after `--webhook-max-failures` failed deliveries in a row (R-W3); a PUT enables it again.
+            ///   - consecutiveFailures:
+            ///   - disabledReason:
+            ///   - createdAt:
+            ///   - updatedAt:
+            ///   - positions: Where the webhook is in each model's feed: the entries after `since` in the feed of `epoch` are still to deliver (another epoch starts again from 0, R-D7).
+            ///   - deliveries: The last 50 attempts, newest first (GET of one webhook).
+            internal init(
+                name: Swift.String,
+                url: Swift.String,
+                models: [Components.Schemas.WebhookModel],
+                secretSet: Swift.Bool,
+                state: Components.Schemas.Webhook.StatePayload,
+                consecutiveFailures: Swift.Int,
+                disabledReason: Swift.String? = nil,
+                createdAt: Foundation.Date,
+                updatedAt: Foundation.Date,
+                positions: Components.Schemas.Webhook.PositionsPayload? = nil,
+                deliveries: [Components.Schemas.WebhookDelivery]? = nil
+            ) {
+                self.name = name
+                self.url = url
+                self.models = models
+                self.secretSet = secretSet
+                self.state = state
+                self.consecutiveFailures = consecutiveFailures
+                self.disabledReason = disabledReason
+                self.createdAt = createdAt
+                self.updatedAt = updatedAt
+                self.positions = positions
+                self.deliveries = deliveries
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case name
+                case url
+                case models
+                case secretSet
+                case state
+                case consecutiveFailures
+                case disabledReason
+                case createdAt
+                case updatedAt
+                case positions
+                case deliveries
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/WebhookDelivery`.
+        internal struct WebhookDelivery: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/at`.
+            internal var at: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/model`.
+            internal var model: Swift.String
+            /// The `webhook-id` sent; the same for every attempt at the same batch.
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/webhookId`.
+            internal var webhookId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/outcome`.
+            internal enum OutcomePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case delivered = "delivered"
+                case failed = "failed"
+            }
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/outcome`.
+            internal var outcome: Components.Schemas.WebhookDelivery.OutcomePayload
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/entries`.
+            internal var entries: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/since`.
+            internal var since: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/next`.
+            internal var next: Swift.Int
+            /// The receiver's status
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/status`.
+            internal var status: Swift.Int?
+            /// Why the attempt failed: the status, a redirect (never followed), a timeout, a refused address.
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/error`.
+            internal var error: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/durationMs`.
+            internal var durationMs: Swift.Double
+            /// Creates a new `WebhookDelivery`.
+            ///
+            /// - Parameters:
+            ///   - at:
+            ///   - model:
+            ///   - webhookId: The `webhook-id` sent; the same for every attempt at the same batch.
+            ///   - outcome:
+            ///   - entries:
+            ///   - since:
+            ///   - next:
+            ///   - status: The receiver's status
+            ///   - error: Why the attempt failed: the status, a redirect (never followed), a timeout, a refused address.
+            ///   - durationMs:
+            internal init(
+                at: Foundation.Date,
+                model: Swift.String,
+                webhookId: Swift.String,
+                outcome: Components.Schemas.WebhookDelivery.OutcomePayload,
+                entries: Swift.Int,
+                since: Swift.Int,
+                next: Swift.Int,
+                status: Swift.Int? = nil,
+                error: Swift.String? = nil,
+                durationMs: Swift.Double
+            ) {
+                self.at = at
+                self.model = model
+                self.webhookId = webhookId
+                self.outcome = outcome
+                self.entries = entries
+                self.since = since
+                self.next = next
+                self.status = status
+                self.error = error
+                self.durationMs = durationMs
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case at
+                case model
+                case webhookId
+                case outcome
+                case entries
+                case since
+                case next
+                case status
+                case error
+                case durationMs
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/WebhookList`.
+        internal struct WebhookList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/WebhookList/items`.
+            internal var items: [Components.Schemas.Webhook]
+            /// Creates a new `WebhookList`.
+            ///
+            /// - Parameters:
+            ///   - items:
+            internal init(items: [Components.Schemas.Webhook]) {
+                self.items = items
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case items
+            }
+        }
+        /// What a delivery POSTs (R-W2): one batch of one model's change feed, its entries as `getChanges` answers them.
+        ///
+        /// - Remark: Generated from `#/components/schemas/WebhookDeliveryBody`.
+        internal struct WebhookDeliveryBody: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/WebhookDeliveryBody/type`.
+            internal enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case cartograph_changes = "cartograph.changes"
+            }
+            /// - Remark: Generated from `#/components/schemas/WebhookDeliveryBody/type`.
+            internal var _type: Components.Schemas.WebhookDeliveryBody._TypePayload
+            /// - Remark: Generated from `#/components/schemas/WebhookDeliveryBody/tenant`.
+            internal var tenant: Swift.String
+            /// - Remark: Generated from `#/components/schemas/WebhookDeliveryBody/webhook`.
+            internal var webhook: Swift.String
+            /// - Remark: Generated from `#/components/schemas/WebhookDeliveryBody/model`.
+            internal var model: Swift.String
+            /// - Remark: Generated from `#/components/schemas/WebhookDeliveryBody/epoch`.
+            internal var epoch: Swift.String
+            /// - Remark: Generated from `#/components/schemas/WebhookDeliveryBody/since`.
+            internal var since: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/WebhookDeliveryBody/changes`.
+            internal var changes: [Components.Schemas.Change]
+            /// - Remark: Generated from `#/components/schemas/WebhookDeliveryBody/next`.
+            internal var next: Swift.Int
+            /// Creates a new `WebhookDeliveryBody`.
+            ///
+            /// - Parameters:
+            ///   - _type:
+            ///   - tenant:
+            ///   - webhook:
+            ///   - model:
+            ///   - epoch:
+            ///   - since:
+            ///   - changes:
+            ///   - next:
+            internal init(
+                _type: Components.Schemas.WebhookDeliveryBody._TypePayload,
+                tenant: Swift.String,
+                webhook: Swift.String,
+                model: Swift.String,
+                epoch: Swift.String,
+                since: Swift.Int,
+                changes: [Components.Schemas.Change],
+                next: Swift.Int
+            ) {
+                self._type = _type
+                self.tenant = tenant
+                self.webhook = webhook
+                self.model = model
+                self.epoch = epoch
+                self.since = since
+                self.changes = changes
+                self.next = next
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case _type = "type"
+                case tenant
+                case webhook
+                case model
+                case epoch
+                case since
+                case changes
+                case next
             }
         }
     }

@@ -114,6 +114,28 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/keys/{keyId}`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/keys/{keyId}/delete(revokeKey)`.
     func revokeKey(_ input: Operations.RevokeKey.Input) async throws -> Operations.RevokeKey.Output
+    /// List a tenant's webhooks and their state, without secrets (tenant admin)
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/webhooks`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/get(listWebhooks)`.
+    func listWebhooks(_ input: Operations.ListWebhooks.Input) async throws -> Operations.ListWebhooks.Output
+    /// A webhook's state, its position in each model's feed and its last 50 deliveries (tenant admin)
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/webhooks/{webhook}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{webhook}/get(getWebhook)`.
+    func getWebhook(_ input: Operations.GetWebhook.Input) async throws -> Operations.GetWebhook.Output
+    /// Register or replace a webhook, and enable it again (tenant admin)
+    ///
+    /// R-W1 (docs/webhooks.md): the server POSTs the change feed of the listed models to `url`, in batches of at most 100 entries of one model in feed order, at least once, each signed as the Standard Webhooks specification says (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`) with `secret`. A new webhook starts at the beginning of each model's feed; a replaced one keeps its positions and its secret when none is sent, and is enabled again with its failures forgotten. The document is checked whole: every problem at its JSON Pointer in one 422. The URL must be https to a public address, unless the operator allows its host (`--webhook-allow-host`); a refused URL is a 422 saying why (R-W4).
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/webhooks/{webhook}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{webhook}/put(putWebhook)`.
+    func putWebhook(_ input: Operations.PutWebhook.Input) async throws -> Operations.PutWebhook.Output
+    /// Delete a webhook with its positions and delivery log (tenant admin)
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/webhooks/{webhook}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{webhook}/delete(deleteWebhook)`.
+    func deleteWebhook(_ input: Operations.DeleteWebhook.Input) async throws -> Operations.DeleteWebhook.Output
     /// List models (read)
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/models`.
@@ -464,6 +486,62 @@ extension APIProtocol {
         headers: Operations.RevokeKey.Input.Headers = .init()
     ) async throws -> Operations.RevokeKey.Output {
         try await revokeKey(Operations.RevokeKey.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// List a tenant's webhooks and their state, without secrets (tenant admin)
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/webhooks`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/get(listWebhooks)`.
+    internal func listWebhooks(
+        path: Operations.ListWebhooks.Input.Path,
+        headers: Operations.ListWebhooks.Input.Headers = .init()
+    ) async throws -> Operations.ListWebhooks.Output {
+        try await listWebhooks(Operations.ListWebhooks.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// A webhook's state, its position in each model's feed and its last 50 deliveries (tenant admin)
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/webhooks/{webhook}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{webhook}/get(getWebhook)`.
+    internal func getWebhook(
+        path: Operations.GetWebhook.Input.Path,
+        headers: Operations.GetWebhook.Input.Headers = .init()
+    ) async throws -> Operations.GetWebhook.Output {
+        try await getWebhook(Operations.GetWebhook.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Register or replace a webhook, and enable it again (tenant admin)
+    ///
+    /// R-W1 (docs/webhooks.md): the server POSTs the change feed of the listed models to `url`, in batches of at most 100 entries of one model in feed order, at least once, each signed as the Standard Webhooks specification says (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`) with `secret`. A new webhook starts at the beginning of each model's feed; a replaced one keeps its positions and its secret when none is sent, and is enabled again with its failures forgotten. The document is checked whole: every problem at its JSON Pointer in one 422. The URL must be https to a public address, unless the operator allows its host (`--webhook-allow-host`); a refused URL is a 422 saying why (R-W4).
+    ///
+    /// - Remark: HTTP `PUT /v1/tenants/{tenant}/webhooks/{webhook}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{webhook}/put(putWebhook)`.
+    internal func putWebhook(
+        path: Operations.PutWebhook.Input.Path,
+        headers: Operations.PutWebhook.Input.Headers = .init(),
+        body: Operations.PutWebhook.Input.Body
+    ) async throws -> Operations.PutWebhook.Output {
+        try await putWebhook(Operations.PutWebhook.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Delete a webhook with its positions and delivery log (tenant admin)
+    ///
+    /// - Remark: HTTP `DELETE /v1/tenants/{tenant}/webhooks/{webhook}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/webhooks/{webhook}/delete(deleteWebhook)`.
+    internal func deleteWebhook(
+        path: Operations.DeleteWebhook.Input.Path,
+        headers: Operations.DeleteWebhook.Input.Headers = .init()
+    ) async throws -> Operations.DeleteWebhook.Output {
+        try await deleteWebhook(Operations.DeleteWebhook.Input(
             path: path,
             headers: headers
         ))
