@@ -196,6 +196,8 @@ def run(driver, server, out, admin_token, write_key):
         assert shown in diagram, f"the diagram lacks {shown!r}: {diagram!r}"
     assert len(drv.find_elements(By.CSS_SELECTOR, "#diagram path.edge")) == 1, "one line joins the inverse pair"
     test.text_in("#mappings", "characters")
+    test.text_in("#entities span.count[data-entity='Character']", "2 objects")
+    test.text_in("#entities span.count[data-entity='Publisher']", "1 object")
     test.step("model-diagram")
 
     test.click("#entities a[href$='/e/Character']")

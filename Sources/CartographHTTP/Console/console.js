@@ -232,13 +232,17 @@
   async function model(tenant, name) {
     const [document, mappings] = await Promise.all([
       api("GET", modelPath(tenant, name)), api("GET", `${modelPath(tenant, name)}/mappings`)]);
+    // Each entity's count (its sub-entities' objects included): one page of one object, counted.
+    const counts = await Promise.all(document.entities.map(entity => entity.abstract ? null
+      : api("GET", `${entityPath(tenant, name, entity.name)}/objects`, { query: { limit: 1, count: "true" } }).then(page => page.total, () => null)));
     show(h("h1", { text: `Model ${name}` }),
       h("p", {}, `Version ${document.version}. `, h("a", { href: link.changes(tenant, name), id: "follow-changes", text: "Follow its change feed" })),
       h("h2", { text: "Entities" }),
       diagram(tenant, name, document),
-      h("ul", { id: "entities" }, document.entities.map(entity => h("li", {},
+      h("ul", { id: "entities" }, document.entities.map((entity, index) => h("li", {},
         h("a", { href: link.objects(tenant, name, entity.name), text: entity.name }),
         entity.abstract ? " (abstract)" : "",
+        counts[index] === null ? null : h("span", { class: "count", "data-entity": entity.name, text: ` ${counts[index]} object${counts[index] === 1 ? "" : "s"}` }),
         entity.identificationAttributes && entity.identificationAttributes.length
           ? h("span", { class: "note", text: ` identified by ${entity.identificationAttributes.join(", ")}` }) : null))),
       h("h2", { text: "Mappings" }),
