@@ -77,7 +77,7 @@ public final class Application: Sendable {
                                  indexAdvisor: IndexAdvisor(logger: logger), jsonReader: jsonReader, problems: problems)
         let mappings = MappingRoutes(stores: stores, lookup: lookup, limits: tenantLimits, maxObjectsPerPayload: configuration.maxObjectsPerPayload,
                                      jsonReader: jsonReader, metrics: metrics, clock: clock)
-        self.router = Router(routes: service.routes + controlPlane.routes + models.routes + mappings.routes + ConsoleRoutes.routes)
+        self.router = Router(routes: service.routes + controlPlane.routes + models.routes + mappings.routes + mappings.archiveRoutes + ConsoleRoutes.routes)
         self.readiness = readiness
         self.tenantLimits = tenantLimits
         self.changeWaiters = changeWaiters
