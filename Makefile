@@ -93,6 +93,7 @@ test-walkthrough:
 	scripts/walkthrough.sh .build/debug/cartograph README.md
 	scripts/walkthrough.sh .build/debug/cartograph docs/coming-from-groot.md
 	scripts/walkthrough.sh .build/debug/cartograph docs/coming-from-restkit.md
+	scripts/walkthrough.sh .build/debug/cartograph docs/mapping.md
 
 # The documentation holds: every cited rule id is defined in docs/rules.md, links into docs/ resolve,
 # and docs/configuration.md is what scripts/generate-configuration-doc.py makes from the binary's --help.

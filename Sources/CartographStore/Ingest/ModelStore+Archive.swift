@@ -54,7 +54,7 @@ public struct ReplayedPayload: Sendable {
     public let inserted: Int, updated: Int, unchanged: Int, deleted: Int, discarded: Int
     /// The change sequence the replay committed at; nil for a dry run.
     public let changeSeq: Int64?
-    /// A dry run's objects that would not stay unchanged: `{"pointer", "entity", "key", "action"}` (R-P13's trace).
+    /// A dry run's objects that would be inserted, updated or deleted: `{"pointer", "entity", "key", "action"}` (R-P13's trace).
     public let changes: [JSONValue]
 }
 
@@ -151,6 +151,8 @@ extension StoreTransaction {
 extension ModelStore {
     /// Most archived payloads one replay maps: a longer range is replayed in several requests.
     public static let replayLimit = 1000
+    /// The actions of R-P13's trace that a dry-run replay lists as changes (not `unchanged`, `discard`, `connect`).
+    static let replayChangeActions: Set<String> = ["insert", "update", "delete"]
 
     /// Mapping `name`'s archived payloads after id `after`, oldest first, at most `limit` (expired ones
     /// are never listed, even before a later payload deletes them).
@@ -248,7 +250,7 @@ extension ModelStore {
             }
             guard let (result, changeSeq) = mapped else { continue }
             let changes = (result.explain ?? []).compactMap { entry -> JSONValue? in
-                guard let action = entry["action"]?.stringValue, action != "unchanged" else { return nil }
+                guard let action = entry["action"]?.stringValue, Self.replayChangeActions.contains(action) else { return nil }
                 return ["pointer": entry["pointer"] ?? .null, "entity": entry["entity"] ?? .null, "key": entry["key"] ?? .null, "action": .string(action)]
             }
             replayed.append(ReplayedPayload(archiveID: id, inserted: result.inserted, updated: result.updated, unchanged: result.unchanged,
