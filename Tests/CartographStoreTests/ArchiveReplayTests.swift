@@ -37,11 +37,11 @@ struct ArchiveReplayTests {
     @discardableResult
     /// Ingests `payload` through the registered mapping `name` as the payload route does; the answer document.
     static func post(_ harness: StoreHarness, _ name: String, _ payload: JSONValue, dryRun: Bool = false,
-                     query: JSONObject = JSONObject()) throws -> JSONValue {
+                     query: JSONObject = JSONObject(), quota: StorageQuota? = nil) throws -> JSONValue {
         let document = try #require(try harness.registeredMapping(name))
         let metadata: JSONValue = ["receivedAt": "2026-11-28T00:00:00Z", "query": .object(query), "header": ["user-agent": "fetcher/1"]]
         let ingested = try harness.store.ingest(payload.jsonBytes, mapping: .document(document, name: name), model: try harness.model(),
-                                                options: IngestOptions(metadata: metadata, dryRun: dryRun), answer: ResultDocument.bytes)
+                                                options: IngestOptions(metadata: metadata, dryRun: dryRun, quota: quota), answer: ResultDocument.bytes)
         return try JSONReader().parse(ingested.body)
     }
 
@@ -96,6 +96,21 @@ struct ArchiveReplayTests {
             let later = try Self.post(harness, "strict", ["items": [["number": 8, "title": "eight"]]])
             #expect(try Self.archived(harness, "strict").map(\.id) == [try #require(later["archive"]?["id"]?.numberValue?.int64Value)])
             #expect(try Self.rowCount(harness, ArchiveTables.payloads) == 2, "the expired row was deleted, the new one kept")
+        }
+    }
+
+    @Test func R_P18_R_S2_archivedBodiesCountTowardTheStorageQuota() throws {
+        let plain: JSONValue = ["entity": "Issue", "keyPath": "items", "attributes": ["number", "title"]]
+        try Self.withStore(TestClock(), mappings: [("issues", Self.issues()), ("plain", plain)]) { harness in
+            // About 400 KB of hex digits no mapping reads: about 200 KB deflated.
+            let blob = (0..<50_000).map { String(format: "%08x", UInt32(truncatingIfNeeded: $0 &* 2_654_435_761)) }.joined()
+            let payload: JSONValue = ["items": [["number": 1, "title": "one", "blob": .string(blob)]]]
+            try Self.post(harness, "plain", payload)
+            let quota = StorageQuota(tenant: "acme", maxBytes: harness.store.usedBytes + 64 * 1024, otherStoresBytes: 0)
+            #expect(try Self.post(harness, "plain", payload, quota: quota)["unchanged"] == 1, "the same payload unarchived grows nothing")
+            let refused = try #require(throws: CartographError.self) { try Self.post(harness, "issues", payload, quota: quota) }
+            #expect(refused.code == .quotaExceeded)
+            #expect(try Self.archived(harness).isEmpty, "nothing was stored")
         }
     }
 
