@@ -79,6 +79,7 @@ struct ArchiveRoutesTests {
 
             let replayed = try Self.replay(api, range).json()
             #expect(replayed["updated"] == 2)
+            #expect(replayed["next"] == .null, "the whole range within the time limit")
             #expect(replayed["replayed"]?.arrayValue?.compactMap { $0["archiveId"]?.numberValue?.int64Value } == ids)
             #expect(replayed["replayed"]?[1]?["changeSeq"]?.numberValue != nil)
             #expect(try api.object("Issue", "1")["state"] == "open")

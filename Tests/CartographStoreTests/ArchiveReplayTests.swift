@@ -50,8 +50,10 @@ struct ArchiveReplayTests {
     }
 
     static func replay(_ harness: StoreHarness, from: Int64, to: Int64, dryRun: Bool = false) throws -> [ReplayedPayload] {
-        try harness.store.replay(mapping: "issues", from: from, to: to, model: try harness.model(), dryRun: dryRun,
-                                 maximumObjects: MappingEngine.defaultMaximumObjects, quota: nil)
+        let outcome = try harness.store.replay(mapping: "issues", from: from, to: to, model: try harness.model(), dryRun: dryRun,
+                                               maximumObjects: MappingEngine.defaultMaximumObjects, quota: nil)
+        #expect(outcome.next == nil, "no time limit: the whole range")
+        return outcome.payloads
     }
 
     /// Rows of an archive table, expired ones included (the listing never shows those).
@@ -172,6 +174,23 @@ struct ArchiveReplayTests {
             #expect(try Self.archived(harness).count == 2)
             // Replaying the fixed mapping again: nothing left to change.
             #expect(try Self.replay(harness, from: ids[0], to: ids[1]).allSatisfy { $0.updated == 0 && $0.unchanged == 1 })
+        }
+    }
+
+    @Test func R_P18_aReplayStopsBetweenPayloadsToAnswerWithinTheTimeLimitAndSaysWhereToGoOn() throws {
+        try Self.withStore(TestClock(), mappings: [("issues", Self.issues())]) { harness in
+            for page in [Self.first, Self.second, Self.first] { try Self.post(harness, "issues", page) }
+            let ids = try Self.archived(harness).map(\.id)
+            // 2 s of a 10 s limit remain: less than a quarter, so only the first payload is replayed.
+            let deadline = RequestDeadline(limit: .seconds(10), from: .now - .seconds(8))
+            let outcome = try RequestDeadline.$current.withValue(deadline) { () throws -> ReplayOutcome in
+                try harness.store.replay(mapping: "issues", from: ids[0], to: ids[2], model: try harness.model(), dryRun: false,
+                                         maximumObjects: MappingEngine.defaultMaximumObjects, quota: nil)
+            }
+            #expect(outcome.payloads.map(\.archiveID) == [ids[0]])
+            #expect(outcome.next == ids[1])
+            let rest = try Self.replay(harness, from: try #require(outcome.next), to: ids[2])
+            #expect(rest.map(\.archiveID) == [ids[1], ids[2]])
         }
     }
 

@@ -118,8 +118,9 @@ extension MappingRoutes {
     }
 
     /// `{"replayed": [{"archiveId", "inserted", "updated", "unchanged", "deleted", "discarded", "changeSeq"[, "changes"]}],
-    /// "inserted", "updated", "unchanged", "deleted"[, "dryRun"]}`: per payload, then the totals.
-    static func replayDocument(_ replayed: [ReplayedPayload], dryRun: Bool) -> JSONValue {
+    /// "inserted", "updated", "unchanged", "deleted", "next"[, "dryRun"]}`: per payload, the totals, and where to go on.
+    static func replayDocument(_ outcome: ReplayOutcome, dryRun: Bool) -> JSONValue {
+        let replayed = outcome.payloads
         var totals = (inserted: 0, updated: 0, unchanged: 0, deleted: 0)
         let items: [JSONValue] = replayed.map { payload in
             totals.inserted += payload.inserted
@@ -138,6 +139,7 @@ extension MappingRoutes {
         var document = JSONObject([
             ("replayed", .array(items)), ("inserted", .number(JSONNumber(totals.inserted))), ("updated", .number(JSONNumber(totals.updated))),
             ("unchanged", .number(JSONNumber(totals.unchanged))), ("deleted", .number(JSONNumber(totals.deleted))),
+            ("next", outcome.next.map { .number(JSONNumber($0)) } ?? .null),
         ])
         if dryRun { document.append("dryRun", true) }
         return .object(document)

@@ -58,6 +58,13 @@ public struct ReplayedPayload: Sendable {
     public let changes: [JSONValue]
 }
 
+/// What a replay did: each payload it mapped, and the id to replay from next when it stopped short of
+/// `to` to answer within the request's time limit (nil when it reached `to`).
+public struct ReplayOutcome: Sendable {
+    public let payloads: [ReplayedPayload]
+    public let next: Int64?
+}
+
 /// The archive's two tables, one row per payload and one per discarded object.
 enum ArchiveTables {
     static let payloads = "_cartograph_archive", deadLetters = "_cartograph_dead_letters"
@@ -222,11 +229,13 @@ extension ModelStore {
     /// own write transaction: the write lock is never held longer than one payload holds it. A replay is
     /// not archived again, counts no drift and runs no `deleteMissing` (a payload replayed alone is not the
     /// snapshot it was part of). A dry run maps each payload against the store as it is and rolls it back.
+    /// Within a request's time limit (`RequestDeadline`), no payload after the first starts once less
+    /// than a quarter of the limit remains: the outcome's `next` says where to go on.
     /// - Throws: 409 when the mapping keeps no archive; 404 naming the ids that remain when `from` or `to`
     ///   is not kept; 422 for a range of more than `replayLimit` payloads; whatever mapping a payload
     ///   throws (the payloads replayed before it stay committed).
     public func replay(mapping name: String, from: Int64, to: Int64, model: Model, dryRun: Bool, maximumObjects: Int,
-                       quota: StorageQuota?) throws(CartographError) -> [ReplayedPayload] {
+                       quota: StorageQuota?) throws(CartographError) -> ReplayOutcome {
         guard let document = try mappings(named: name).first?.document else { throw unknownMapping(name) }
         guard try parseMapping(document, name: name, model: model).archive != nil else {
             throw CartographError(.conflict, "Mapping '\(name)' keeps no archive to replay; declare \"archive\": {\"days\": N} (docs/mapping.md) and post its payloads again.")
@@ -238,7 +247,11 @@ extension ModelStore {
         }
         let source = MappingSource.document(document, name: name)
         var replayed: [ReplayedPayload] = []
+        let deadline = RequestDeadline.current
         for id in ids {
+            if let deadline, !replayed.isEmpty, ContinuousClock.now + deadline.limit / 4 >= deadline.instant {
+                return ReplayOutcome(payloads: replayed, next: id)
+            }
             // A payload that expired since the range was read is skipped: it is no longer kept.
             guard let body = try archivedBody(mapping: name, id: id), let metadata = try archivedMetadata(mapping: name, id: id) else { continue }
             var options = IngestOptions(metadata: metadata, explain: dryRun, dryRun: dryRun, maximumObjects: maximumObjects, quota: quota)
@@ -256,7 +269,7 @@ extension ModelStore {
             replayed.append(ReplayedPayload(archiveID: id, inserted: result.inserted, updated: result.updated, unchanged: result.unchanged,
                                             deleted: result.deleted, discarded: result.discarded.count, changeSeq: changeSeq, changes: changes))
         }
-        return replayed
+        return ReplayOutcome(payloads: replayed, next: nil)
     }
 
     /// The ids of mapping `name`'s unexpired archived payloads from `from` through `to`; 404 naming what
