@@ -42,6 +42,9 @@ extension MappingRoutes {
             let dryRun = try ModelRoutes.booleanQuery(context, "dryRun") ?? false
             let replayed = try store.replay(mapping: name, from: from, to: to, model: model, dryRun: dryRun, maximumObjects: maxObjectsPerPayload,
                                             quota: storageQuota(context, store: store))
+            for committed in replayed.payloads.compactMap(\.committed) {
+                metrics.objectsMapped(committed, tenant: context.parameter("tenant"), model: context.parameter("model"))
+            }
             return .json(Self.replayDocument(replayed, dryRun: dryRun))
         },
     ] }

@@ -56,6 +56,8 @@ public struct ReplayedPayload: Sendable {
     public let changeSeq: Int64?
     /// A dry run's objects that would be inserted, updated or deleted: `{"pointer", "entity", "key", "action"}` (R-P13's trace).
     public let changes: [JSONValue]
+    /// What the replay committed (its counts feed the metrics, R-S9); nil for a dry run.
+    public let committed: MappedCounts?
 }
 
 /// What a replay did: each payload it mapped, and the id to replay from next when it stopped short of
@@ -63,6 +65,14 @@ public struct ReplayedPayload: Sendable {
 public struct ReplayOutcome: Sendable {
     public let payloads: [ReplayedPayload]
     public let next: Int64?
+}
+
+extension MappedCounts {
+    /// A replayed payload's counts, without its drift: that was counted when the payload arrived (R-P17).
+    init(replayed result: MappingResult) {
+        (inserted, updated, unchanged, deleted) = (result.inserted, result.updated, result.unchanged, result.deleted)
+        drifted = 0
+    }
 }
 
 /// The archive's two tables, one row per payload and one per discarded object.
@@ -267,7 +277,8 @@ extension ModelStore {
                 return ["pointer": entry["pointer"] ?? .null, "entity": entry["entity"] ?? .null, "key": entry["key"] ?? .null, "action": .string(action)]
             }
             replayed.append(ReplayedPayload(archiveID: id, inserted: result.inserted, updated: result.updated, unchanged: result.unchanged,
-                                            deleted: result.deleted, discarded: result.discarded.count, changeSeq: changeSeq, changes: changes))
+                                            deleted: result.deleted, discarded: result.discarded.count, changeSeq: changeSeq, changes: changes,
+                                            committed: dryRun ? nil : MappedCounts(replayed: result)))
         }
         return ReplayOutcome(payloads: replayed, next: nil)
     }
