@@ -101,6 +101,23 @@ struct ArchiveReplayTests {
         }
     }
 
+    @Test func R_P18_R_P11_aRetryAnsweredFromItsIdempotencyKeyIsNotArchivedAgain() throws {
+        try Self.withStore(TestClock(), mappings: [("issues", Self.issues())]) { harness in
+            let document = try #require(try harness.registeredMapping("issues"))
+            var answers: [JSONValue] = []
+            for _ in 0..<2 {
+                let options = IngestOptions(idempotency: ("retry-1", Array("same request".utf8)))
+                let ingested = try harness.store.ingest(Self.second.jsonBytes, mapping: .document(document, name: "issues"), model: try harness.model(),
+                                                        options: options, answer: ResultDocument.bytes)
+                answers.append(try JSONReader().parse(ingested.body))
+            }
+            let archived = try Self.archived(harness)
+            #expect(archived.count == 1)
+            #expect(answers.map { $0["archive"]?["id"]?.numberValue?.int64Value } == [archived.first?.id, archived.first?.id],
+                    "the stored answer names the archived payload")
+        }
+    }
+
     @Test func R_P18_R_S2_archivedBodiesCountTowardTheStorageQuota() throws {
         let plain: JSONValue = ["entity": "Issue", "keyPath": "items", "attributes": ["number", "title"]]
         try Self.withStore(TestClock(), mappings: [("issues", Self.issues()), ("plain", plain)]) { harness in
