@@ -14,8 +14,8 @@ enum ArchiveCompression {
             }
         }
         guard rc == Z_OK else { return nil }
-        output.removeSubrange(Int(capacity)...)
-        return output
+        // A copy of the deflated length: the bound allocated is about the body's size, held until COMMIT.
+        return Array(output[..<Int(capacity)])
     }
 
     /// `bytes` inflated to the `size` bytes they were deflated from; nil when they do not inflate to exactly that.
