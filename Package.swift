@@ -3,7 +3,8 @@ import PackageDescription
 
 // Dependency direction (docs/architecture.md): cartograph -> CartographHTTP -> CartographStore -> CartographMapping
 // -> CartographPredicate -> CartographCore; each module may import any module after it in that order, never one before.
-// Each C library is imported by exactly one module: CSQLite by CartographStore, CMicroHTTPD and CZlib by CartographHTTP.
+// Each C library is imported by one module, but zlib: CSQLite by CartographStore, CMicroHTTPD by CartographHTTP, CZlib by
+// CartographHTTP (gzip answers) and CartographStore (the archive's deflated bodies, R-P18).
 let package = Package(
     name: "Cartograph",
     platforms: [.macOS(.v15)],
@@ -56,7 +57,7 @@ let package = Package(
         .target(
             name: "CartographStore",
             dependencies: [
-                "CSQLite", "CartographCore", "CartographPredicate", "CartographMapping",
+                "CSQLite", "CZlib", "CartographCore", "CartographPredicate", "CartographMapping",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

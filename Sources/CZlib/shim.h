@@ -1,5 +1,6 @@
 // One call around zlib's deflate, so that Swift need not manage a z_stream: gzip-wraps `input` into
-// `output` (capacity from czlib_gzip_bound). Imported by CartographHTTP only.
+// `output` (capacity from czlib_gzip_bound). Imported by CartographHTTP; CartographStore calls zlib's own
+// compress2/uncompress through it for the archive's bodies (R-P18).
 #ifndef CARTOGRAPH_CZLIB_SHIM_H
 #define CARTOGRAPH_CZLIB_SHIM_H
 

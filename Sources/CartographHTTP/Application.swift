@@ -82,7 +82,7 @@ public final class Application: Sendable {
         let webhooks = WebhookDispatcher(configuration: configuration, control: control, stores: stores, logger: logger, metrics: metrics, clock: clock)
         let webhookRoutes = WebhookRoutes(control: control, stores: stores, policy: WebhookAddressPolicy(allowedHosts: configuration.webhookAllowedHosts),
                                           dispatcher: webhooks, jsonReader: jsonReader)
-        self.router = Router(routes: service.routes + controlPlane.routes + models.routes + mappings.routes + webhookRoutes.routes
+        self.router = Router(routes: service.routes + controlPlane.routes + models.routes + mappings.routes + mappings.archiveRoutes + webhookRoutes.routes
                              + ConsoleRoutes.routes)
         self.webhooks = webhooks
         self.readiness = readiness

@@ -33,4 +33,43 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
     public func appending(_ index: Int) -> JSONPointer { JSONPointer(tokens: tokens + [String(index)]) }
 
     public var description: String { tokens.isEmpty ? "" : "/" + tokens.joined(separator: "/") }
+
+    /// The value `pointer` (RFC 6901 text, such as `/items/3`) names in `document`; nil when it names
+    /// nothing there or is not a pointer. R-P18 finds a discarded object's representation with it.
+    public static func resolve(_ pointer: String, in document: JSONValue) -> JSONValue? {
+        guard !pointer.isEmpty else { return document }
+        guard pointer.hasPrefix("/") else { return nil }
+        var value = document
+        for escaped in pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+            let token = unescape(escaped)
+            switch value {
+            case .object(let object):
+                guard let member = object[token] else { return nil }
+                value = member
+            case .array(let array):
+                guard let index = Int(token), array.indices.contains(index), String(index) == token else { return nil }
+                value = array[index]
+            case .string, .number, .bool, .null:
+                return nil
+            }
+        }
+        return value
+    }
+
+    /// `~1` as `/` and `~0` as `~` (RFC 6901: in that order, so `~01` is `~1`).
+    static func unescape(_ token: Substring) -> String {
+        guard token.utf8.contains(UInt8(ascii: "~")) else { return String(token) }
+        var unescaped = String.UnicodeScalarView()
+        var scalars = token.unicodeScalars.makeIterator()
+        while let scalar = scalars.next() {
+            guard scalar == "~" else { unescaped.append(scalar); continue }
+            switch scalars.next() {
+            case "0": unescaped.append("~")
+            case "1": unescaped.append("/")
+            case let other?: unescaped.append(scalar); unescaped.append(other)
+            case nil: unescaped.append(scalar)
+            }
+        }
+        return String(unescaped)
+    }
 }

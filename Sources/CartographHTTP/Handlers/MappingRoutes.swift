@@ -205,7 +205,7 @@ struct MappingRoutes: Sendable {
     /// R-S2: with a `maxStoreBytes` in force, the quota the payload's transaction checks just before
     /// COMMIT: the store's own size is measured there, exactly; the tenant's other stores count with
     /// their last known sizes (`StoreRegistry.storeBytes`). Sizes are counted in SQLite pages.
-    private func storageQuota(_ context: RequestContext, store: ModelStore) -> StorageQuota? {
+    func storageQuota(_ context: RequestContext, store: ModelStore) -> StorageQuota? {
         let tenant = context.parameter("tenant")
         guard let maxBytes = limits.effective(tenant: tenant).maxStoreBytes else { return nil }
         let others = stores.storeBytes(tenant: tenant).reduce(Int64(0)) { $0 + ($1.key == store.name ? 0 : $1.value) }

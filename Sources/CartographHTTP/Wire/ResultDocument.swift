@@ -53,6 +53,8 @@ public enum ResultDocument {
             member("drift", .array(result.drift.map(driftEntry)))
             if result.driftNotListed > 0 { member("driftNotListed", .number(JSONNumber(result.driftNotListed))) }
         }
+        // R-P18: where the payload's body is archived, for GET …/archive/{id} and a replay.
+        if let archiveID = result.archiveID { member("archive", ["id": .number(JSONNumber(archiveID))]) }
         if let changeSeq {
             member("changeSeq", .number(JSONNumber(changeSeq)))
         } else {

@@ -39,6 +39,7 @@ extension EntityMapping {
             document.append("deleteMissing", ["scope": .string(deleteMissing.scope.format), "maxDeletes": .number(JSONNumber(deleteMissing.maxDeletes))])
         }
         if identityReferences { document.append("identityReferences", true) }
+        if let archive { document.append("archive", ["days": .number(JSONNumber(archive.days))]) }
         if let cursor { document.append("cursor", ["attribute": .string(cursor.attribute), "scope": .array(cursor.scope.map(JSONValue.string))]) }
         if let dynamic {
             var map = JSONObject()

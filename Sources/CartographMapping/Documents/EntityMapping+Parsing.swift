@@ -13,9 +13,9 @@ extension EntityMapping {
         "entity", "keyPath", "dictionaryTransformer", "attributes", "identificationAttributes", "identificationInference",
         "identificationPredicate", "modificationAttribute", "assignsDefaultValueForMissingAttributes", "relationships",
         "connections", "deletionPredicate", "discardsInvalidObjectsOnInsert", "deleteMissing", "identityReferences", "dynamic",
-        "fromAnnotations", "cursor", "contract",
+        "fromAnnotations", "cursor", "contract", "archive",
     ]
-    static let topLevelOnlyMembers = ["keyPath", "deleteMissing", "identityReferences", "cursor"]
+    static let topLevelOnlyMembers = ["keyPath", "deleteMissing", "identityReferences", "cursor", "archive"]
 
     /// Parses and validates a mapping document against `model`.
     ///
@@ -163,6 +163,9 @@ struct MappingDocumentReader {
         if isTopLevel { mapping.identityReferences = checker.bool(object, "identityReferences", at: pointer) ?? false }
         if isTopLevel, let cursor = object["cursor"], cursor != .null {
             mapping.cursor = readCursor(cursor, at: pointer.appending("cursor"), mapping: mapping)
+        }
+        if isTopLevel, let archive = checker.member(object, "archive", at: pointer, expecting: "an object", { $0.objectValue }) {
+            mapping.archive = readArchive(archive, at: pointer.appending("archive"))
         }
         if let dynamic = checker.member(object, "dynamic", at: pointer, expecting: "an object", { $0.objectValue }) {
             mapping.dynamic = readDynamic(dynamic, at: pointer.appending("dynamic"), entity: entity, inheritedInference: inference)
@@ -588,6 +591,18 @@ struct MappingDocumentReader {
         if object["maxDeletes"] == nil || object["maxDeletes"] == .null { checker.report(pointer.appending("maxDeletes"), "is required") }
         guard let scope, let maxDeletes else { return nil }
         return DeleteMissing(scope: scope, maxDeletes: maxDeletes)
+    }
+
+    /// `{"days": N}` (R-P18): how long accepted payloads are kept, 1 to `MappingArchive.maximumDays` whole days.
+    private mutating func readArchive(_ object: JSONObject, at pointer: JSONPointer) -> MappingArchive? {
+        checker.checkMembers(of: object, allowed: ["days"], at: pointer)
+        let range = MappingArchive.allowedDays
+        let expecting = "an integer from \(range.lowerBound) to \(range.upperBound)"
+        let days = checker.member(object, "days", at: pointer, expecting: expecting) { value -> Int? in
+            value.numberValue?.int64Value.flatMap { Int(exactly: $0) }.flatMap { range.contains($0) ? $0 : nil }
+        }
+        if object["days"] == nil || object["days"] == .null { checker.report(pointer.appending("days"), "is required") }
+        return days.map(MappingArchive.init(days:))
     }
 
     /// `"cursor"` (R-P16): an attribute the mapping maps, of a type with an order, and the query parameters

@@ -48,6 +48,9 @@ public struct EntityMapping: Sendable, Equatable {
     /// Top-level mappings only: the attribute whose greatest mapped value the store keeps as the
     /// mapping's incremental cursor (R-P16), per the values of the query parameters of its scope.
     public var cursor: MappingCursor?
+    /// Top-level mappings only: keep every committed payload's body, and the objects it discarded, for
+    /// this many days, to list and replay through the mapping as registered later (R-P18).
+    public var archive: MappingArchive?
     /// Top-level mappings only: a top-level scalar is an identity value, found or stubbed (R-P5), rather
     /// than an invalid object. The entity payload route sets it: it takes an array of identity values.
     public var identityReferences = false

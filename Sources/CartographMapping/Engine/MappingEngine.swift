@@ -46,6 +46,9 @@ public struct MappingResult: Sendable, Equatable {
     /// The greatest value of the mapping's `cursor` attribute among the top-level objects mapped (R-P16);
     /// nil without a cursor or a value. Not part of the response.
     public internal(set) var cursorValue: AttributeValue?
+    /// R-P18: the id the store archived the payload's body under (a mapping with `archive`, committed);
+    /// set by the store, rendered as `"archive": {"id": …}`.
+    public var archiveID: Int64?
 
     public init() {}
 

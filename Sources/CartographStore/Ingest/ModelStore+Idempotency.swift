@@ -15,9 +15,11 @@ extension ModelStore {
     /// key, the second waits for the first to commit and answers its stored document, so the payload is
     /// applied once. The same key with another request is refused (unprocessable). Keys expire
     /// `idempotencyKeyLifetime` after the write that stored them. Dry runs neither look keys up nor record
-    /// them. `checkBytes` is `write`'s.
+    /// them. `checkBytes` is `write`'s. With `archiving`, a committed payload is recorded in its mapping's
+    /// archive (R-P18) with its changeSeq, before the key's answer is written; its id is the result's `archiveID`.
     func applyPayload(idempotency: (key: String, requestHash: [UInt8])?, dryRun: Bool,
-                      checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)? = nil, answer: ResultWriter,
+                      checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)? = nil,
+                      archiving: PayloadArchiving? = nil, answer: ResultWriter,
                       _ body: (StoreTransaction) throws(CartographError) -> MappingResult) throws(CartographError) -> IngestResult {
         /// What the transaction did: found a stored response, or applied the payload.
         enum Outcome: Sendable {
@@ -30,6 +32,7 @@ extension ModelStore {
             .integer(transaction.startedAt.addingTimeInterval(-Self.idempotencyKeyLifetime).millisecondsSince1970)
         }
         let key = dryRun ? nil : idempotency
+        var archiveID: Int64?
         let (outcome, changeSeq) = try write(dryRun: dryRun, { (transaction) throws(CartographError) -> Outcome in
             if let (key, requestHash) = key {
                 let stored: [[SQLiteValue]]
@@ -48,7 +51,12 @@ extension ModelStore {
             }
             return .applied(try body(transaction))
         }, beforeCommit: { (transaction, outcome, changeSeq) throws(CartographError) in
-            guard case .applied(let result) = outcome, let (key, requestHash) = key else { return }
+            guard case .applied(var result) = outcome else { return }
+            if let archiving, !dryRun {
+                archiveID = try transaction.archive(archiving, result: result, changeSeq: changeSeq)
+                result.archiveID = archiveID
+            }
+            guard let (key, requestHash) = key else { return }
             let response = String(decoding: answer(result, changeSeq), as: UTF8.self)
             do {
                 try transaction.connection.run("DELETE FROM \(table) WHERE at <= ?", [expiry(transaction)])
@@ -58,7 +66,9 @@ extension ModelStore {
         }, checkBytes: checkBytes)
         switch outcome {
         case .replayed(let stored): return IngestResult(body: stored, committed: nil)
-        case .applied(let result): return IngestResult(body: answer(result, dryRun ? nil : changeSeq), committed: dryRun ? nil : MappedCounts(result))
+        case .applied(var result):
+            result.archiveID = archiveID
+            return IngestResult(body: answer(result, dryRun ? nil : changeSeq), committed: dryRun ? nil : MappedCounts(result))
         }
     }
 }

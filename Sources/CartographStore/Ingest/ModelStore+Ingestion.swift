@@ -125,6 +125,10 @@ public struct IngestOptions: Sendable {
     /// The snapshot session the payload is a page of (R-D5 across pages): its deleteMissing waits for
     /// the session's completion, and what it mentioned is recorded with the page.
     public var snapshot: SnapshotSession?
+    /// R-P18: the payload is an archived one mapped again. It is not archived again, its drift is not
+    /// counted again, and its mapping's deleteMissing waits as a snapshot session's page's does (a payload
+    /// replayed alone is not the snapshot it was part of).
+    public var replaying = false
 
     public init(metadata: JSONValue = .object(JSONObject()), explain: Bool = false, dryRun: Bool = false,
                 idempotency: (key: String, requestHash: [UInt8])? = nil, maximumObjects: Int = MappingEngine.defaultMaximumObjects, quota: StorageQuota? = nil,
@@ -180,11 +184,13 @@ extension ModelStore {
         /// The mapping for `model` and its engine, which defers deleteMissing to a snapshot session's end.
         func prepared(for model: Model) throws(CartographError) -> (mapping: EntityMapping, engine: MappingEngine) {
             var (mapping, engine) = try preparedMapping(source, model: model, maximumObjects: options.maximumObjects)
-            engine.defersDeleteMissing = options.snapshot != nil
+            engine.defersDeleteMissing = options.snapshot != nil || options.replaying
             return (mapping, engine)
         }
         let (mapping, engine) = try prepared(for: model)
         if let session = options.snapshot, mapping.deleteMissing == nil { throw SnapshotSessionTables.needsDeleteMissing(session) }
+        // R-P18: deflated here, before the write lock; recorded just before COMMIT, with the changeSeq.
+        let archiving = try PayloadArchiving(body, source: source, mapping: mapping, options: options)
         // A large array of flat objects is planned for mapping in chunks from the body's bytes (bounded
         // memory); a re-load's is read shallowly; any other payload is parsed whole.
         let payload = try engine.prepare(body: body, reader: reader, mapping: mapping, metadata: options.metadata, explain: options.explain)
@@ -193,7 +199,7 @@ extension ModelStore {
         let read = try engine.read(payload, mapping: mapping, metadata: options.metadata, explain: options.explain, snapshot: snapshot)
         var checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)?
         if let quota = options.quota { checkBytes = quota.check(before:after:) }
-        return try applyPayload(idempotency: options.idempotency, dryRun: options.dryRun, checkBytes: checkBytes, answer: answer) {
+        return try applyPayload(idempotency: options.idempotency, dryRun: options.dryRun, checkBytes: checkBytes, archiving: archiving, answer: answer) {
             (transaction) throws(CartographError) -> MappingResult in
             let result: MappingResult
             var mappedWith = mapping
@@ -213,7 +219,7 @@ extension ModelStore {
                 if let cursor = mappedWith.cursor, let value = result.cursorValue {
                     try transaction.advanceCursor(mapping: name, entity: mappedWith.entity, cursor: cursor, value: value, metadata: options.metadata)
                 }
-                if !result.drift.isEmpty { try transaction.recordDrift(mapping: name, result.drift) }
+                if !result.drift.isEmpty, !options.replaying { try transaction.recordDrift(mapping: name, result.drift) }
             }
             if let session = options.snapshot {
                 // In the page's own transaction: a page is never committed without its mentions.

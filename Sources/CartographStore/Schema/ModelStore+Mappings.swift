@@ -21,6 +21,9 @@ extension ModelStore {
                     if previous?["cursor"] != document["cursor"] { try CursorTable.drop(mapping: name, writer.connection) }
                     // R-P17: what drifted from the old document may be what the new one reads.
                     if previous != document { try DriftTable.drop(mapping: name, writer.connection) }
+                    // R-P18: another document keeps the archive (replaying it through a fixed mapping is its
+                    // point); a document without one forgets it, or nothing would ever delete its rows.
+                    if document["archive"] == nil || document["archive"] == .null { try ArchiveTables.drop(mapping: name, writer.connection) }
                 }
                 let existed = existing != nil
                 remeasure(writer.connection)
@@ -29,7 +32,7 @@ extension ModelStore {
         }
     }
 
-    /// Deletes a mapping, its snapshot sessions, its cursors and its drift (a mapping registered later under the name starts
+    /// Deletes a mapping, its snapshot sessions, its cursors, its drift and its archive (a mapping registered later under the name starts
     /// with none); false when there was none.
     public func deleteMapping(name: String) throws(CartographError) -> Bool {
         let writer = self.writer
@@ -41,6 +44,7 @@ extension ModelStore {
                     try SnapshotSessionTables.drop(mapping: name, writer.connection)
                     try CursorTable.drop(mapping: name, writer.connection)
                     try DriftTable.drop(mapping: name, writer.connection)
+                    try ArchiveTables.drop(mapping: name, writer.connection)
                     return deleted
                 }
                 remeasure(writer.connection)

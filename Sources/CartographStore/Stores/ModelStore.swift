@@ -141,7 +141,8 @@ public final class ModelStore: Sendable {
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.mappingsTable)) (name TEXT PRIMARY KEY NOT NULL, document TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS \(quoted(Self.idempotencyTable)) (
                     key TEXT PRIMARY KEY NOT NULL, request_sha256 BLOB NOT NULL, response TEXT NOT NULL, at INTEGER NOT NULL);
-                """ + StoreTransaction.pendingConnectionsSchema + SnapshotSessionTables.schema + CursorTable.schema + DriftTable.schema)
+                """ + StoreTransaction.pendingConnectionsSchema + SnapshotSessionTables.schema + CursorTable.schema + DriftTable.schema
+                + ArchiveTables.schema)
             let preparedEpoch = try ChangeFeed.prepare(connection)
             let renewedEpoch = detectsRestoredCopies ? try StoreInstance(storePath: path).open(connection) : nil
             epoch = renewedEpoch ?? preparedEpoch
