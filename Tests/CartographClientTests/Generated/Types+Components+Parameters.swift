@@ -25,6 +25,12 @@ extension Components {
         internal typealias SnapshotToken = Swift.String
         /// - Remark: Generated from `#/components/parameters/dryRun`.
         internal typealias DryRun = Swift.Bool
+        /// The id after which the page starts (the previous page's `next`); 0 for the first page.
+        ///
+        /// - Remark: Generated from `#/components/parameters/archiveAfter`.
+        internal typealias ArchiveAfter = Swift.Int
+        /// - Remark: Generated from `#/components/parameters/archiveLimit`.
+        internal typealias ArchiveLimit = Swift.Int
         /// - Remark: Generated from `#/components/parameters/explain`.
         internal typealias Explain = Swift.Bool
         /// - Remark: Generated from `#/components/parameters/idempotencyKey`.

@@ -1117,6 +1117,37 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/MappingDocument/cursor`.
             internal var cursor: Components.Schemas.MappingDocument.CursorPayload?
+            /// R-P18, top-level mappings only: keep each committed payload's body, @metadata, mapping version and changeSeq, and each object it discarded, for `days` days (1 to 3650), to list (`GET …/archive`, `…/dead-letters`) and replay (`POST …/replay`) through the mapping as registered later.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MappingDocument/archive`.
+            internal struct ArchivePayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/MappingDocument/archive/days`.
+                internal var days: Swift.Int
+                /// Creates a new `ArchivePayload`.
+                ///
+                /// - Parameters:
+                ///   - days:
+                internal init(days: Swift.Int) {
+                    self.days = days
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case days
+                }
+                internal init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.days = try container.decode(
+                        Swift.Int.self,
+                        forKey: .days
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "days"
+                    ])
+                }
+            }
+            /// R-P18, top-level mappings only: keep each committed payload's body, @metadata, mapping version and changeSeq, and each object it discarded, for `days` days (1 to 3650), to list (`GET …/archive`, `…/dead-letters`) and replay (`POST …/replay`) through the mapping as registered later.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MappingDocument/archive`.
+            internal var archive: Components.Schemas.MappingDocument.ArchivePayload?
             /// - Remark: Generated from `#/components/schemas/MappingDocument/dynamic`.
             internal struct DynamicPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/MappingDocument/dynamic/keyPath`.
@@ -1164,6 +1195,7 @@ extension Components {
             ///   - deleteMissing: R-D5 scoped snapshot; more than maxDeletes deletions fail the POST with 409.
             ///   - identityReferences: Top-level mappings only: a top-level scalar is an identity value (found or stubbed) rather than an invalid object.
             ///   - cursor: R-P16, top-level mappings only: an attribute the mapping maps (a number, decimal, string, date, UUID or URI) whose greatest committed value `GET …/cursor` answers, kept per the values of the query parameters `scope` names (which the payload route then takes). Normalized to the object form.
+            ///   - archive: R-P18, top-level mappings only: keep each committed payload's body, @metadata, mapping version and changeSeq, and each object it discarded, for `days` days (1 to 3650), to list (`GET …/archive`, `…/dead-letters`) and replay (`POST …/replay`) through the mapping as registered later.
             ///   - dynamic:
             ///   - fromAnnotations:
             internal init(
@@ -1184,6 +1216,7 @@ extension Components {
                 deleteMissing: Components.Schemas.MappingDocument.DeleteMissingPayload? = nil,
                 identityReferences: Swift.Bool? = nil,
                 cursor: Components.Schemas.MappingDocument.CursorPayload? = nil,
+                archive: Components.Schemas.MappingDocument.ArchivePayload? = nil,
                 dynamic: Components.Schemas.MappingDocument.DynamicPayload? = nil,
                 fromAnnotations: Swift.Bool? = nil
             ) {
@@ -1204,6 +1237,7 @@ extension Components {
                 self.deleteMissing = deleteMissing
                 self.identityReferences = identityReferences
                 self.cursor = cursor
+                self.archive = archive
                 self.dynamic = dynamic
                 self.fromAnnotations = fromAnnotations
             }
@@ -1225,6 +1259,7 @@ extension Components {
                 case deleteMissing
                 case identityReferences
                 case cursor
+                case archive
                 case dynamic
                 case fromAnnotations
             }
@@ -1298,6 +1333,10 @@ extension Components {
                     Components.Schemas.MappingDocument.CursorPayload.self,
                     forKey: .cursor
                 )
+                self.archive = try container.decodeIfPresent(
+                    Components.Schemas.MappingDocument.ArchivePayload.self,
+                    forKey: .archive
+                )
                 self.dynamic = try container.decodeIfPresent(
                     Components.Schemas.MappingDocument.DynamicPayload.self,
                     forKey: .dynamic
@@ -1324,9 +1363,424 @@ extension Components {
                     "deleteMissing",
                     "identityReferences",
                     "cursor",
+                    "archive",
                     "dynamic",
                     "fromAnnotations"
                 ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/MappingArchive`.
+        internal struct MappingArchive: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/MappingArchive/ItemsPayload`.
+            internal struct ItemsPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/MappingArchive/ItemsPayload/id`.
+                internal var id: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/MappingArchive/ItemsPayload/receivedAt`.
+                internal var receivedAt: Foundation.Date
+                /// - Remark: Generated from `#/components/schemas/MappingArchive/ItemsPayload/expiresAt`.
+                internal var expiresAt: Foundation.Date
+                /// The body's size as posted.
+                ///
+                /// - Remark: Generated from `#/components/schemas/MappingArchive/ItemsPayload/bytes`.
+                internal var bytes: Swift.Int64
+                /// The body's size as kept (deflated).
+                ///
+                /// - Remark: Generated from `#/components/schemas/MappingArchive/ItemsPayload/storedBytes`.
+                internal var storedBytes: Swift.Int64
+                /// The first 16 hex digits of the SHA-256 of the mapping document the payload was mapped with.
+                ///
+                /// - Remark: Generated from `#/components/schemas/MappingArchive/ItemsPayload/mappingVersion`.
+                internal var mappingVersion: Swift.String
+                /// - Remark: Generated from `#/components/schemas/MappingArchive/ItemsPayload/changeSeq`.
+                internal var changeSeq: Swift.Int64
+                /// The request's `@metadata`: `receivedAt`, `query`, `header` (never Authorization).
+                ///
+                /// - Remark: Generated from `#/components/schemas/MappingArchive/ItemsPayload/metadata`.
+                internal var metadata: OpenAPIRuntime.OpenAPIObjectContainer
+                /// Creates a new `ItemsPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                ///   - receivedAt:
+                ///   - expiresAt:
+                ///   - bytes: The body's size as posted.
+                ///   - storedBytes: The body's size as kept (deflated).
+                ///   - mappingVersion: The first 16 hex digits of the SHA-256 of the mapping document the payload was mapped with.
+                ///   - changeSeq:
+                ///   - metadata: The request's `@metadata`: `receivedAt`, `query`, `header` (never Authorization).
+                internal init(
+                    id: Swift.Int64,
+                    receivedAt: Foundation.Date,
+                    expiresAt: Foundation.Date,
+                    bytes: Swift.Int64,
+                    storedBytes: Swift.Int64,
+                    mappingVersion: Swift.String,
+                    changeSeq: Swift.Int64,
+                    metadata: OpenAPIRuntime.OpenAPIObjectContainer
+                ) {
+                    self.id = id
+                    self.receivedAt = receivedAt
+                    self.expiresAt = expiresAt
+                    self.bytes = bytes
+                    self.storedBytes = storedBytes
+                    self.mappingVersion = mappingVersion
+                    self.changeSeq = changeSeq
+                    self.metadata = metadata
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case id
+                    case receivedAt
+                    case expiresAt
+                    case bytes
+                    case storedBytes
+                    case mappingVersion
+                    case changeSeq
+                    case metadata
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/MappingArchive/items`.
+            internal typealias ItemsPayload = [Components.Schemas.MappingArchive.ItemsPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/MappingArchive/items`.
+            internal var items: Components.Schemas.MappingArchive.ItemsPayload
+            /// - Remark: Generated from `#/components/schemas/MappingArchive/next`.
+            internal var next: Swift.Int64?
+            /// Creates a new `MappingArchive`.
+            ///
+            /// - Parameters:
+            ///   - items:
+            ///   - next:
+            internal init(
+                items: Components.Schemas.MappingArchive.ItemsPayload,
+                next: Swift.Int64? = nil
+            ) {
+                self.items = items
+                self.next = next
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case items
+                case next
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/MappingDeadLetters`.
+        internal struct MappingDeadLetters: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/ItemsPayload`.
+            internal struct ItemsPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/ItemsPayload/id`.
+                internal var id: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/ItemsPayload/archiveId`.
+                internal var archiveId: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/ItemsPayload/receivedAt`.
+                internal var receivedAt: Foundation.Date
+                /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/ItemsPayload/expiresAt`.
+                internal var expiresAt: Foundation.Date
+                /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/ItemsPayload/pointer`.
+                internal var pointer: Swift.String
+                /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/ItemsPayload/entity`.
+                internal var entity: Swift.String
+                /// The key the object would have had (null without an identity).
+                ///
+                /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/ItemsPayload/key`.
+                internal var key: OpenAPIRuntime.OpenAPIValueContainer
+                /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/ItemsPayload/ReasonsPayload`.
+                internal struct ReasonsPayloadPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/ItemsPayload/ReasonsPayload/pointer`.
+                    internal var pointer: Swift.String
+                    /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/ItemsPayload/ReasonsPayload/message`.
+                    internal var message: Swift.String
+                    /// Creates a new `ReasonsPayloadPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - pointer:
+                    ///   - message:
+                    internal init(
+                        pointer: Swift.String,
+                        message: Swift.String
+                    ) {
+                        self.pointer = pointer
+                        self.message = message
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case pointer
+                        case message
+                    }
+                }
+                /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/ItemsPayload/reasons`.
+                internal typealias ReasonsPayload = [Components.Schemas.MappingDeadLetters.ItemsPayloadPayload.ReasonsPayloadPayload]
+                /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/ItemsPayload/reasons`.
+                internal var reasons: Components.Schemas.MappingDeadLetters.ItemsPayloadPayload.ReasonsPayload
+                /// The representation as the payload held it.
+                ///
+                /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/ItemsPayload/representation`.
+                internal var representation: OpenAPIRuntime.OpenAPIValueContainer
+                /// Creates a new `ItemsPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                ///   - archiveId:
+                ///   - receivedAt:
+                ///   - expiresAt:
+                ///   - pointer:
+                ///   - entity:
+                ///   - key: The key the object would have had (null without an identity).
+                ///   - reasons:
+                ///   - representation: The representation as the payload held it.
+                internal init(
+                    id: Swift.Int64,
+                    archiveId: Swift.Int64,
+                    receivedAt: Foundation.Date,
+                    expiresAt: Foundation.Date,
+                    pointer: Swift.String,
+                    entity: Swift.String,
+                    key: OpenAPIRuntime.OpenAPIValueContainer,
+                    reasons: Components.Schemas.MappingDeadLetters.ItemsPayloadPayload.ReasonsPayload,
+                    representation: OpenAPIRuntime.OpenAPIValueContainer
+                ) {
+                    self.id = id
+                    self.archiveId = archiveId
+                    self.receivedAt = receivedAt
+                    self.expiresAt = expiresAt
+                    self.pointer = pointer
+                    self.entity = entity
+                    self.key = key
+                    self.reasons = reasons
+                    self.representation = representation
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case id
+                    case archiveId
+                    case receivedAt
+                    case expiresAt
+                    case pointer
+                    case entity
+                    case key
+                    case reasons
+                    case representation
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/items`.
+            internal typealias ItemsPayload = [Components.Schemas.MappingDeadLetters.ItemsPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/items`.
+            internal var items: Components.Schemas.MappingDeadLetters.ItemsPayload
+            /// - Remark: Generated from `#/components/schemas/MappingDeadLetters/next`.
+            internal var next: Swift.Int64?
+            /// Creates a new `MappingDeadLetters`.
+            ///
+            /// - Parameters:
+            ///   - items:
+            ///   - next:
+            internal init(
+                items: Components.Schemas.MappingDeadLetters.ItemsPayload,
+                next: Swift.Int64? = nil
+            ) {
+                self.items = items
+                self.next = next
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case items
+                case next
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ReplayRequest`.
+        internal struct ReplayRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ReplayRequest/from`.
+            internal var from: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/ReplayRequest/to`.
+            internal var to: Swift.Int64
+            /// Creates a new `ReplayRequest`.
+            ///
+            /// - Parameters:
+            ///   - from:
+            ///   - to:
+            internal init(
+                from: Swift.Int64,
+                to: Swift.Int64
+            ) {
+                self.from = from
+                self.to = to
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case from
+                case to
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.from = try container.decode(
+                    Swift.Int64.self,
+                    forKey: .from
+                )
+                self.to = try container.decode(
+                    Swift.Int64.self,
+                    forKey: .to
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "from",
+                    "to"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ReplayResult`.
+        internal struct ReplayResult: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload`.
+            internal struct ReplayedPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload/archiveId`.
+                internal var archiveId: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload/inserted`.
+                internal var inserted: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload/updated`.
+                internal var updated: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload/unchanged`.
+                internal var unchanged: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload/deleted`.
+                internal var deleted: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload/discarded`.
+                internal var discarded: Swift.Int
+                /// Null for a dry run.
+                ///
+                /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload/changeSeq`.
+                internal var changeSeq: Swift.Int64?
+                /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload/ChangesPayload`.
+                internal struct ChangesPayloadPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload/ChangesPayload/pointer`.
+                    internal var pointer: Swift.String?
+                    /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload/ChangesPayload/entity`.
+                    internal var entity: Swift.String?
+                    /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload/ChangesPayload/key`.
+                    internal var key: OpenAPIRuntime.OpenAPIValueContainer?
+                    /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload/ChangesPayload/action`.
+                    internal enum ActionPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case insert = "insert"
+                        case update = "update"
+                        case delete = "delete"
+                    }
+                    /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload/ChangesPayload/action`.
+                    internal var action: Components.Schemas.ReplayResult.ReplayedPayloadPayload.ChangesPayloadPayload.ActionPayload?
+                    /// Creates a new `ChangesPayloadPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - pointer:
+                    ///   - entity:
+                    ///   - key:
+                    ///   - action:
+                    internal init(
+                        pointer: Swift.String? = nil,
+                        entity: Swift.String? = nil,
+                        key: OpenAPIRuntime.OpenAPIValueContainer? = nil,
+                        action: Components.Schemas.ReplayResult.ReplayedPayloadPayload.ChangesPayloadPayload.ActionPayload? = nil
+                    ) {
+                        self.pointer = pointer
+                        self.entity = entity
+                        self.key = key
+                        self.action = action
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case pointer
+                        case entity
+                        case key
+                        case action
+                    }
+                }
+                /// Dry runs only: the objects the payload would insert, update or delete.
+                ///
+                /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload/changes`.
+                internal typealias ChangesPayload = [Components.Schemas.ReplayResult.ReplayedPayloadPayload.ChangesPayloadPayload]
+                /// Dry runs only: the objects the payload would insert, update or delete.
+                ///
+                /// - Remark: Generated from `#/components/schemas/ReplayResult/ReplayedPayload/changes`.
+                internal var changes: Components.Schemas.ReplayResult.ReplayedPayloadPayload.ChangesPayload?
+                /// Creates a new `ReplayedPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - archiveId:
+                ///   - inserted:
+                ///   - updated:
+                ///   - unchanged:
+                ///   - deleted:
+                ///   - discarded:
+                ///   - changeSeq: Null for a dry run.
+                ///   - changes: Dry runs only: the objects the payload would insert, update or delete.
+                internal init(
+                    archiveId: Swift.Int64,
+                    inserted: Swift.Int,
+                    updated: Swift.Int,
+                    unchanged: Swift.Int,
+                    deleted: Swift.Int,
+                    discarded: Swift.Int,
+                    changeSeq: Swift.Int64? = nil,
+                    changes: Components.Schemas.ReplayResult.ReplayedPayloadPayload.ChangesPayload? = nil
+                ) {
+                    self.archiveId = archiveId
+                    self.inserted = inserted
+                    self.updated = updated
+                    self.unchanged = unchanged
+                    self.deleted = deleted
+                    self.discarded = discarded
+                    self.changeSeq = changeSeq
+                    self.changes = changes
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case archiveId
+                    case inserted
+                    case updated
+                    case unchanged
+                    case deleted
+                    case discarded
+                    case changeSeq
+                    case changes
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/ReplayResult/replayed`.
+            internal typealias ReplayedPayload = [Components.Schemas.ReplayResult.ReplayedPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/ReplayResult/replayed`.
+            internal var replayed: Components.Schemas.ReplayResult.ReplayedPayload
+            /// - Remark: Generated from `#/components/schemas/ReplayResult/inserted`.
+            internal var inserted: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/ReplayResult/updated`.
+            internal var updated: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/ReplayResult/unchanged`.
+            internal var unchanged: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/ReplayResult/deleted`.
+            internal var deleted: Swift.Int
+            /// Where to go on (as `from`, with the same `to`) when the replay stopped to answer within the request time limit; null when it reached `to`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ReplayResult/next`.
+            internal var next: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/ReplayResult/dryRun`.
+            internal var dryRun: Swift.Bool?
+            /// Creates a new `ReplayResult`.
+            ///
+            /// - Parameters:
+            ///   - replayed:
+            ///   - inserted:
+            ///   - updated:
+            ///   - unchanged:
+            ///   - deleted:
+            ///   - next: Where to go on (as `from`, with the same `to`) when the replay stopped to answer within the request time limit; null when it reached `to`.
+            ///   - dryRun:
+            internal init(
+                replayed: Components.Schemas.ReplayResult.ReplayedPayload,
+                inserted: Swift.Int,
+                updated: Swift.Int,
+                unchanged: Swift.Int,
+                deleted: Swift.Int,
+                next: Swift.Int64? = nil,
+                dryRun: Swift.Bool? = nil
+            ) {
+                self.replayed = replayed
+                self.inserted = inserted
+                self.updated = updated
+                self.unchanged = unchanged
+                self.deleted = deleted
+                self.next = next
+                self.dryRun = dryRun
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case replayed
+                case inserted
+                case updated
+                case unchanged
+                case deleted
+                case next
+                case dryRun
             }
         }
         /// - Remark: Generated from `#/components/schemas/MappingCursor`.
@@ -1625,6 +2079,27 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/MappingResult/dryRun`.
             internal var dryRun: Swift.Bool?
+            /// R-P18, present when the mapping has `archive` and the payload committed: where its body is archived (`GET …/archive/{archiveId}`, replay).
+            ///
+            /// - Remark: Generated from `#/components/schemas/MappingResult/archive`.
+            internal struct ArchivePayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/MappingResult/archive/id`.
+                internal var id: Swift.Int64
+                /// Creates a new `ArchivePayload`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                internal init(id: Swift.Int64) {
+                    self.id = id
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case id
+                }
+            }
+            /// R-P18, present when the mapping has `archive` and the payload committed: where its body is archived (`GET …/archive/{archiveId}`, replay).
+            ///
+            /// - Remark: Generated from `#/components/schemas/MappingResult/archive`.
+            internal var archive: Components.Schemas.MappingResult.ArchivePayload?
             /// The change feed's sequence number after the write; null on a dry run, which takes none.
             ///
             /// - Remark: Generated from `#/components/schemas/MappingResult/changeSeq`.
@@ -1646,6 +2121,7 @@ extension Components {
             ///   - drift: R-P17, present when the payload drifted from its mapping: one entry per path (a JSON Pointer whose array indices are `*`), in the order met, at most 100.
             ///   - driftNotListed: R-P17: occurrences of drift at paths past the 100 listed.
             ///   - dryRun: Present (true) on a dry run (`dryRun=true` or `explain=true`): nothing was stored.
+            ///   - archive: R-P18, present when the mapping has `archive` and the payload committed: where its body is archived (`GET …/archive/{archiveId}`, replay).
             ///   - changeSeq: The change feed's sequence number after the write; null on a dry run, which takes none.
             ///   - explain:
             ///   - timings:
@@ -1660,6 +2136,7 @@ extension Components {
                 drift: Components.Schemas.MappingResult.DriftPayload? = nil,
                 driftNotListed: Swift.Int? = nil,
                 dryRun: Swift.Bool? = nil,
+                archive: Components.Schemas.MappingResult.ArchivePayload? = nil,
                 changeSeq: Swift.Int? = nil,
                 explain: [OpenAPIRuntime.OpenAPIObjectContainer]? = nil,
                 timings: OpenAPIRuntime.OpenAPIObjectContainer? = nil
@@ -1674,6 +2151,7 @@ extension Components {
                 self.drift = drift
                 self.driftNotListed = driftNotListed
                 self.dryRun = dryRun
+                self.archive = archive
                 self.changeSeq = changeSeq
                 self.explain = explain
                 self.timings = timings
@@ -1689,6 +2167,7 @@ extension Components {
                 case drift
                 case driftNotListed
                 case dryRun
+                case archive
                 case changeSeq
                 case explain
                 case timings

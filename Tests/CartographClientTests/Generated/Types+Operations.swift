@@ -8898,6 +8898,1415 @@ internal enum Operations {
             }
         }
     }
+    /// The payloads a mapping with `archive` kept (read)
+    ///
+    /// R-P18: each payload the mapping committed while it had `"archive": {"days": N}`, oldest first, until
+    /// it expires (N days after it arrived): its size as posted and as kept (deflated), the version of the
+    /// mapping it was mapped with, the changeSeq it committed at and its `@metadata`. Keyset paging by id:
+    /// `next` is the `after` of the next page, null on the last. A mapping without `archive` is a 404.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/get(listMappingArchive)`.
+    internal enum ListMappingArchive {
+        internal static let id: Swift.String = "listMappingArchive"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/GET/path/model`.
+                internal var model: Components.Parameters.Model
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/GET/path/mapping`.
+                internal var mapping: Components.Parameters.Mapping
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant:
+                ///   - model:
+                ///   - mapping:
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    model: Components.Parameters.Model,
+                    mapping: Components.Parameters.Mapping
+                ) {
+                    self.tenant = tenant
+                    self.model = model
+                    self.mapping = mapping
+                }
+            }
+            internal var path: Operations.ListMappingArchive.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// The id after which the page starts (the previous page's `next`); 0 for the first page.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/GET/query/after`.
+                internal var after: Components.Parameters.ArchiveAfter?
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/GET/query/limit`.
+                internal var limit: Components.Parameters.ArchiveLimit?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - after: The id after which the page starts (the previous page's `next`); 0 for the first page.
+                ///   - limit:
+                internal init(
+                    after: Components.Parameters.ArchiveAfter? = nil,
+                    limit: Components.Parameters.ArchiveLimit? = nil
+                ) {
+                    self.after = after
+                    self.limit = limit
+                }
+            }
+            internal var query: Operations.ListMappingArchive.Input.Query
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListMappingArchive.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListMappingArchive.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ListMappingArchive.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                path: Operations.ListMappingArchive.Input.Path,
+                query: Operations.ListMappingArchive.Input.Query = .init(),
+                headers: Operations.ListMappingArchive.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.MappingArchive)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.MappingArchive {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ListMappingArchive.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ListMappingArchive.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// A page of archived payloads.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/get(listMappingArchive)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ListMappingArchive.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ListMappingArchive.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/get(listMappingArchive)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/get(listMappingArchive)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/get(listMappingArchive)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/get(listMappingArchive)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/get(listMappingArchive)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/get(listMappingArchive)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// One archived payload's body, as it was posted (read)
+    ///
+    /// R-P18: the body byte for byte; 404 once it expired, or for an id the mapping never archived.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/get(getArchivedPayload)`.
+    internal enum GetArchivedPayload {
+        internal static let id: Swift.String = "getArchivedPayload"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/GET/path/model`.
+                internal var model: Components.Parameters.Model
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/GET/path/mapping`.
+                internal var mapping: Components.Parameters.Mapping
+                /// An archived payload's id, as `GET …/archive` and the payload's answer (`archive.id`) give it.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/GET/path/archiveId`.
+                internal var archiveId: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant:
+                ///   - model:
+                ///   - mapping:
+                ///   - archiveId: An archived payload's id, as `GET …/archive` and the payload's answer (`archive.id`) give it.
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    model: Components.Parameters.Model,
+                    mapping: Components.Parameters.Mapping,
+                    archiveId: Swift.String
+                ) {
+                    self.tenant = tenant
+                    self.model = model
+                    self.mapping = mapping
+                    self.archiveId = archiveId
+                }
+            }
+            internal var path: Operations.GetArchivedPayload.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetArchivedPayload.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetArchivedPayload.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetArchivedPayload.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.GetArchivedPayload.Input.Path,
+                headers: Operations.GetArchivedPayload.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/GET/responses/200/content/application\/json`.
+                    case json(OpenAPIRuntime.OpenAPIValueContainer)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: OpenAPIRuntime.OpenAPIValueContainer {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetArchivedPayload.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.GetArchivedPayload.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The body as it was posted.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/get(getArchivedPayload)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetArchivedPayload.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetArchivedPayload.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/get(getArchivedPayload)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/get(getArchivedPayload)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/get(getArchivedPayload)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/get(getArchivedPayload)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/get(getArchivedPayload)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/get(getArchivedPayload)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The invalid objects the archived payloads discarded (read)
+    ///
+    /// R-P18: each object a committed payload of a mapping with `archive` discarded (R-P8, R-P17's
+    /// `discardObject`): where it was, the entity and key it would have had, the reasons (the errors the
+    /// payload's answer listed) and the representation itself; kept as long as its payload. Keyset paging
+    /// as `GET …/archive`. A mapping without `archive` is a 404.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/get(listMappingDeadLetters)`.
+    internal enum ListMappingDeadLetters {
+        internal static let id: Swift.String = "listMappingDeadLetters"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/GET/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/GET/path/model`.
+                internal var model: Components.Parameters.Model
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/GET/path/mapping`.
+                internal var mapping: Components.Parameters.Mapping
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant:
+                ///   - model:
+                ///   - mapping:
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    model: Components.Parameters.Model,
+                    mapping: Components.Parameters.Mapping
+                ) {
+                    self.tenant = tenant
+                    self.model = model
+                    self.mapping = mapping
+                }
+            }
+            internal var path: Operations.ListMappingDeadLetters.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// The id after which the page starts (the previous page's `next`); 0 for the first page.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/GET/query/after`.
+                internal var after: Components.Parameters.ArchiveAfter?
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/GET/query/limit`.
+                internal var limit: Components.Parameters.ArchiveLimit?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - after: The id after which the page starts (the previous page's `next`); 0 for the first page.
+                ///   - limit:
+                internal init(
+                    after: Components.Parameters.ArchiveAfter? = nil,
+                    limit: Components.Parameters.ArchiveLimit? = nil
+                ) {
+                    self.after = after
+                    self.limit = limit
+                }
+            }
+            internal var query: Operations.ListMappingDeadLetters.Input.Query
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListMappingDeadLetters.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListMappingDeadLetters.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ListMappingDeadLetters.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                path: Operations.ListMappingDeadLetters.Input.Path,
+                query: Operations.ListMappingDeadLetters.Input.Query = .init(),
+                headers: Operations.ListMappingDeadLetters.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.MappingDeadLetters)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.MappingDeadLetters {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ListMappingDeadLetters.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ListMappingDeadLetters.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// A page of dead letters.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/get(listMappingDeadLetters)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ListMappingDeadLetters.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ListMappingDeadLetters.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/get(listMappingDeadLetters)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/get(listMappingDeadLetters)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/get(listMappingDeadLetters)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/get(listMappingDeadLetters)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/get(listMappingDeadLetters)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/get(listMappingDeadLetters)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Map archived payloads again through the mapping as registered now (write)
+    ///
+    /// R-P18: the mapping's archived payloads `from` through `to` (both ids it keeps), in their original
+    /// order, each with the `@metadata` it arrived with and in its own transaction (the write lock is
+    /// held for one payload at a time). A replay is not archived again, counts no drift and runs no
+    /// `deleteMissing`. Through an unchanged mapping it changes nothing. With `dryRun` each payload is
+    /// rolled back and its entry lists the objects it would insert, update or delete. A `from` or `to`
+    /// the mapping does not keep is a 404 naming the ids that remain; a mapping without `archive` is a
+    /// 409; `from` > `to`, a non-integer, another member or more than 1000 payloads is a 422 at its pointer.
+    /// A payload that fails stops the replay with its problem; those before it stay committed. Within the
+    /// request time limit: once less than a quarter of it remains no further payload starts, and `next`
+    /// names the id to go on from.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/post(replayMappingArchive)`.
+    internal enum ReplayMappingArchive {
+        internal static let id: Swift.String = "replayMappingArchive"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/POST/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/POST/path/model`.
+                internal var model: Components.Parameters.Model
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/POST/path/mapping`.
+                internal var mapping: Components.Parameters.Mapping
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant:
+                ///   - model:
+                ///   - mapping:
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    model: Components.Parameters.Model,
+                    mapping: Components.Parameters.Mapping
+                ) {
+                    self.tenant = tenant
+                    self.model = model
+                    self.mapping = mapping
+                }
+            }
+            internal var path: Operations.ReplayMappingArchive.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/POST/query`.
+            internal struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/POST/query/dryRun`.
+                internal var dryRun: Components.Parameters.DryRun?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - dryRun:
+                internal init(dryRun: Components.Parameters.DryRun? = nil) {
+                    self.dryRun = dryRun
+                }
+            }
+            internal var query: Operations.ReplayMappingArchive.Input.Query
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ReplayMappingArchive.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ReplayMappingArchive.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ReplayMappingArchive.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.ReplayRequest)
+            }
+            internal var body: Operations.ReplayMappingArchive.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.ReplayMappingArchive.Input.Path,
+                query: Operations.ReplayMappingArchive.Input.Query = .init(),
+                headers: Operations.ReplayMappingArchive.Input.Headers = .init(),
+                body: Operations.ReplayMappingArchive.Input.Body
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.ReplayResult)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.ReplayResult {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ReplayMappingArchive.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ReplayMappingArchive.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Each payload's counts, then the totals.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/post(replayMappingArchive)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ReplayMappingArchive.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ReplayMappingArchive.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/post(replayMappingArchive)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/post(replayMappingArchive)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/post(replayMappingArchive)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/post(replayMappingArchive)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Conflict (e.g. the tenant exists).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/post(replayMappingArchive)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is over the server's limit (default 64 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/post(replayMappingArchive)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The route takes `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/post(replayMappingArchive)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed but invalid; `errors[]` points at each problem.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/post(replayMappingArchive)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/post(replayMappingArchive)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/post(replayMappingArchive)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The disk holding the model's store is full (problem type `urn:cartograph:problem:insufficient-storage`):
+            /// nothing was stored, `/readyz` lists the store, and writes work again once there is room, without a restart.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/post(replayMappingArchive)/responses/507`.
+            ///
+            /// HTTP response code: `507 code507`.
+            case code507(Components.Responses.InsufficientStorage)
+            /// The associated value of the enum case if `self` is `.code507`.
+            ///
+            /// - Throws: An error if `self` is not `.code507`.
+            /// - SeeAlso: `.code507`.
+            internal var code507: Components.Responses.InsufficientStorage {
+                get throws {
+                    switch self {
+                    case let .code507(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "code507",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// Map a payload with a registered mapping (write)
     ///
     /// With `snapshot`, the payload is one page of a snapshot session (R-D5 across pages, docs/mapping.md

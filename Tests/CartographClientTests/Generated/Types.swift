@@ -200,6 +200,52 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/drift`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/drift/get(getMappingDrift)`.
     func getMappingDrift(_ input: Operations.GetMappingDrift.Input) async throws -> Operations.GetMappingDrift.Output
+    /// The payloads a mapping with `archive` kept (read)
+    ///
+    /// R-P18: each payload the mapping committed while it had `"archive": {"days": N}`, oldest first, until
+    /// it expires (N days after it arrived): its size as posted and as kept (deflated), the version of the
+    /// mapping it was mapped with, the changeSeq it committed at and its `@metadata`. Keyset paging by id:
+    /// `next` is the `after` of the next page, null on the last. A mapping without `archive` is a 404.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/get(listMappingArchive)`.
+    func listMappingArchive(_ input: Operations.ListMappingArchive.Input) async throws -> Operations.ListMappingArchive.Output
+    /// One archived payload's body, as it was posted (read)
+    ///
+    /// R-P18: the body byte for byte; 404 once it expired, or for an id the mapping never archived.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/get(getArchivedPayload)`.
+    func getArchivedPayload(_ input: Operations.GetArchivedPayload.Input) async throws -> Operations.GetArchivedPayload.Output
+    /// The invalid objects the archived payloads discarded (read)
+    ///
+    /// R-P18: each object a committed payload of a mapping with `archive` discarded (R-P8, R-P17's
+    /// `discardObject`): where it was, the entity and key it would have had, the reasons (the errors the
+    /// payload's answer listed) and the representation itself; kept as long as its payload. Keyset paging
+    /// as `GET …/archive`. A mapping without `archive` is a 404.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/get(listMappingDeadLetters)`.
+    func listMappingDeadLetters(_ input: Operations.ListMappingDeadLetters.Input) async throws -> Operations.ListMappingDeadLetters.Output
+    /// Map archived payloads again through the mapping as registered now (write)
+    ///
+    /// R-P18: the mapping's archived payloads `from` through `to` (both ids it keeps), in their original
+    /// order, each with the `@metadata` it arrived with and in its own transaction (the write lock is
+    /// held for one payload at a time). A replay is not archived again, counts no drift and runs no
+    /// `deleteMissing`. Through an unchanged mapping it changes nothing. With `dryRun` each payload is
+    /// rolled back and its entry lists the objects it would insert, update or delete. A `from` or `to`
+    /// the mapping does not keep is a 404 naming the ids that remain; a mapping without `archive` is a
+    /// 409; `from` > `to`, a non-integer, another member or more than 1000 payloads is a 422 at its pointer.
+    /// A payload that fails stops the replay with its problem; those before it stay committed. Within the
+    /// request time limit: once less than a quarter of it remains no further payload starts, and `next`
+    /// names the id to go on from.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/post(replayMappingArchive)`.
+    func replayMappingArchive(_ input: Operations.ReplayMappingArchive.Input) async throws -> Operations.ReplayMappingArchive.Output
     /// Map a payload with a registered mapping (write)
     ///
     /// With `snapshot`, the payload is one page of a snapshot session (R-D5 across pages, docs/mapping.md
@@ -694,6 +740,92 @@ extension APIProtocol {
         try await getMappingDrift(Operations.GetMappingDrift.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// The payloads a mapping with `archive` kept (read)
+    ///
+    /// R-P18: each payload the mapping committed while it had `"archive": {"days": N}`, oldest first, until
+    /// it expires (N days after it arrived): its size as posted and as kept (deflated), the version of the
+    /// mapping it was mapped with, the changeSeq it committed at and its `@metadata`. Keyset paging by id:
+    /// `next` is the `after` of the next page, null on the last. A mapping without `archive` is a 404.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/get(listMappingArchive)`.
+    internal func listMappingArchive(
+        path: Operations.ListMappingArchive.Input.Path,
+        query: Operations.ListMappingArchive.Input.Query = .init(),
+        headers: Operations.ListMappingArchive.Input.Headers = .init()
+    ) async throws -> Operations.ListMappingArchive.Output {
+        try await listMappingArchive(Operations.ListMappingArchive.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// One archived payload's body, as it was posted (read)
+    ///
+    /// R-P18: the body byte for byte; 404 once it expired, or for an id the mapping never archived.
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/archive/{archiveId}/get(getArchivedPayload)`.
+    internal func getArchivedPayload(
+        path: Operations.GetArchivedPayload.Input.Path,
+        headers: Operations.GetArchivedPayload.Input.Headers = .init()
+    ) async throws -> Operations.GetArchivedPayload.Output {
+        try await getArchivedPayload(Operations.GetArchivedPayload.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The invalid objects the archived payloads discarded (read)
+    ///
+    /// R-P18: each object a committed payload of a mapping with `archive` discarded (R-P8, R-P17's
+    /// `discardObject`): where it was, the entity and key it would have had, the reasons (the errors the
+    /// payload's answer listed) and the representation itself; kept as long as its payload. Keyset paging
+    /// as `GET …/archive`. A mapping without `archive` is a 404.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/dead-letters/get(listMappingDeadLetters)`.
+    internal func listMappingDeadLetters(
+        path: Operations.ListMappingDeadLetters.Input.Path,
+        query: Operations.ListMappingDeadLetters.Input.Query = .init(),
+        headers: Operations.ListMappingDeadLetters.Input.Headers = .init()
+    ) async throws -> Operations.ListMappingDeadLetters.Output {
+        try await listMappingDeadLetters(Operations.ListMappingDeadLetters.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Map archived payloads again through the mapping as registered now (write)
+    ///
+    /// R-P18: the mapping's archived payloads `from` through `to` (both ids it keeps), in their original
+    /// order, each with the `@metadata` it arrived with and in its own transaction (the write lock is
+    /// held for one payload at a time). A replay is not archived again, counts no drift and runs no
+    /// `deleteMissing`. Through an unchanged mapping it changes nothing. With `dryRun` each payload is
+    /// rolled back and its entry lists the objects it would insert, update or delete. A `from` or `to`
+    /// the mapping does not keep is a 404 naming the ids that remain; a mapping without `archive` is a
+    /// 409; `from` > `to`, a non-integer, another member or more than 1000 payloads is a 422 at its pointer.
+    /// A payload that fails stops the replay with its problem; those before it stay committed. Within the
+    /// request time limit: once less than a quarter of it remains no further payload starts, and `next`
+    /// names the id to go on from.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/replay/post(replayMappingArchive)`.
+    internal func replayMappingArchive(
+        path: Operations.ReplayMappingArchive.Input.Path,
+        query: Operations.ReplayMappingArchive.Input.Query = .init(),
+        headers: Operations.ReplayMappingArchive.Input.Headers = .init(),
+        body: Operations.ReplayMappingArchive.Input.Body
+    ) async throws -> Operations.ReplayMappingArchive.Output {
+        try await replayMappingArchive(Operations.ReplayMappingArchive.Input(
+            path: path,
+            query: query,
+            headers: headers,
+            body: body
         ))
     }
     /// Map a payload with a registered mapping (write)
