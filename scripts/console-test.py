@@ -285,12 +285,22 @@ def run(driver, server, out, admin_token, write_key):
 
     # A mapping that keeps a cursor (R-P16) shows where a fetcher resumes.
     call(server.url, "PUT", "/v1/tenants/acme/models/comics/mappings/by-id", admin_token,
-         {"entity": "Character", "keyPath": "results", "attributes": {"id": "identifier", "name": "name"}, "cursor": "identifier"})
+         {"entity": "Character", "keyPath": "results", "attributes": {"id": "identifier", "name": "name"}, "cursor": "identifier",
+          "archive": {"days": 7}, "discardsInvalidObjectsOnInsert": True})
     call(server.url, "POST", "/v1/tenants/acme/models/comics/mappings/by-id/payloads", write_key,
-         {"results": [{"id": 1699, "name": "Spider-Man"}, {"id": 1455, "name": "Ant-Man"}]})
+         {"results": [{"id": 1699, "name": "Spider-Man"}, {"id": 1455, "name": "Ant-Man"}, {"id": "x"}]})
     drv.get(server.url + "/console#/t/acme/m/comics/map/by-id")
     test.text_in("#mapping-cursor", "1699")
     test.step("mapping-cursor", focus="#mapping-cursor")
+
+    # The archive (R-P18): the payload kept, its discarded object a dead letter, a dry-run replay that changes nothing.
+    test.text_in("#mapping-archive", "1")
+    test.text_in("#dead-letters", "/results/2")
+    test.click("#replay-dry-run")
+    test.text_in("#replay", "unchanged")
+    cells = [c.text for c in drv.find_elements(By.CSS_SELECTOR, "#replay tr:nth-child(2) td")]
+    assert cells[1:5] == ["0", "0", "2", "0"], cells
+    test.step("mapping-archive", focus="#mapping-archive")
 
     # The feed: caught up, then a write made through the API arrives through the long poll.
     drv.get(server.url + "/console#/t/acme/m/comics")

@@ -396,6 +396,11 @@
       api("GET", `${modelPath(tenant, modelName)}/mappings/${enc(mappingName)}/drift`)]);
     // R-P16: where a fetcher resumes, per scope, when the mapping keeps a cursor.
     const cursor = document.cursor ? await api("GET", `${modelPath(tenant, modelName)}/mappings/${enc(mappingName)}/cursor`) : null;
+    // R-P18: the payloads it keeps and the objects they discarded, when the mapping archives.
+    const mappingBase = `${modelPath(tenant, modelName)}/mappings/${enc(mappingName)}`;
+    const [archived, letters] = document.archive
+      ? await Promise.all([api("GET", `${mappingBase}/archive`, { query: { limit: 50 } }), api("GET", `${mappingBase}/dead-letters`, { query: { limit: 50 } })])
+      : [null, null];
     const payload = h("textarea", { id: "payload", spellcheck: "false", placeholder: '{"results": [...]}' });
     const result = h("div", { id: "dry-run-result" });
     const form = h("form", { id: "dry-run-form" },
@@ -416,11 +421,44 @@
     show(h("h1", {}, h("a", { href: link.model(tenant, modelName), text: modelName }), ` / mapping ${mappingName}`),
       h("pre", { id: "mapping-document", text: json(document) }),
       cursor ? [h("h2", { text: `Cursor: ${cursor.attribute}` }), cursorTable(cursor)] : null,
+      archived ? archiveSection(mappingBase, document.archive.days, archived, letters) : null,
       h("h2", { text: "Drift" }),
       kept.drift.length === 0
         ? h("p", { id: "mapping-drift", class: "note", text: "No committed payload held a key this mapping does not read, or a value of another type." })
         : driftTable("mapping-drift", kept.drift, true),
       h("h2", { text: "Try a payload" }), form, result);
+  }
+
+  // The archived payloads (newest listed first), the dead letters, and a dry-run replay of what is listed (R-P18).
+  function archiveSection(mappingBase, days, archived, letters) {
+    const outcome = h("div", { id: "replay-result" });
+    const ids = archived.items.map(item => item.id);
+    const replay = h("button", { type: "button", id: "replay-dry-run", text: "Replay these through the mapping as it is now (dry run)" });
+    replay.addEventListener("click", async () => {
+      outcome.replaceChildren(h("p", { class: "note", text: "Running…" }));
+      try {
+        const answer = await api("POST", `${mappingBase}/replay`, { query: { dryRun: "true" }, body: JSON.stringify({ from: Math.min(...ids), to: Math.max(...ids) }) });
+        outcome.replaceChildren(h("table", { id: "replay", class: "trace" },
+          h("tr", {}, ["payload", "inserted", "updated", "unchanged", "deleted", "discarded"].map(name => h("th", { text: name }))),
+          answer.replayed.map(entry => h("tr", {}, [entry.archiveId, entry.inserted, entry.updated, entry.unchanged, entry.deleted, entry.discarded]
+            .map(value => h("td", { text: value }))))));
+      } catch (error) {
+        outcome.replaceChildren(problemBox(error));
+      }
+    });
+    return [h("h2", { text: `Archive (kept ${days} day${days === 1 ? "" : "s"})` }),
+      archived.items.length === 0 ? h("p", { id: "mapping-archive", class: "note", text: "No payload archived yet." }) : [
+        h("table", { id: "mapping-archive", class: "trace" },
+          h("tr", {}, ["payload", "received", "bytes", "kept", "changeSeq", "mapping version"].map(name => h("th", { text: name }))),
+          archived.items.map(item => h("tr", {}, h("td", { text: item.id }), h("td", { text: item.receivedAt }), h("td", { text: item.bytes }),
+            h("td", { text: item.storedBytes }), h("td", { text: item.changeSeq }), h("td", { class: "mono", text: item.mappingVersion })))),
+        h("p", {}, replay), outcome],
+      h("h2", { text: "Dead letters" }),
+      letters.items.length === 0 ? h("p", { id: "dead-letters", class: "note", text: "No object was discarded." }) :
+        h("table", { id: "dead-letters", class: "trace" },
+          h("tr", {}, ["payload", "pointer", "reasons", "representation"].map(name => h("th", { text: name }))),
+          letters.items.map(letter => h("tr", {}, h("td", { text: letter.archiveId }), h("td", { text: letter.pointer }),
+            h("td", { text: letter.reasons.map(reason => reason.message).join("; ") }), h("td", { class: "mono", text: JSON.stringify(letter.representation) }))))];
   }
 
   // The greatest committed value of the mapping's cursor attribute, per scope (R-P16).
