@@ -118,9 +118,9 @@ func withProjects(policy: String = "set", extra: [(String, JSONValue)] = [],
             let response = try api.client.sendJSON("POST", api.base + "/entities/Character/payloads", [["id": 1699, "name": "Spider-Man"]], token: api.key)
             #expect(response.status == 422)
             let message = try response.json()["errors"]?.arrayValue?.first { $0["pointer"] == "/0" }?["message"]?.stringValue
-            #expect(message == "the identification attribute 'identifier' has no value; the representation's 'id', 'name' are not read by the mapping: "
-                    + "map the key that holds it to 'identifier' (in the mapping's attributes, or with a JSONKeyPath annotation on the "
-                    + "attribute for the entity's own payload route)")
+            #expect(message == "the identification attribute 'identifier' has no value; keys the mapping does not read: 'id', 'name' "
+                    + "(if the identity is under one of them, map it to 'identifier' in the mapping's attributes, or with a JSONKeyPath "
+                    + "annotation on the attribute for the entity's own payload route)")
         }
     }
 

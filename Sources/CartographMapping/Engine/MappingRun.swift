@@ -571,8 +571,8 @@ struct MappingRun {
         let unread = object.keys.filter { !read.contains($0) }
         guard !unread.isEmpty else { return "" }
         let listed = unread.prefix(5).map { "'\($0)'" }.joined(separator: ", ") + (unread.count > 5 ? " and \(unread.count - 5) more" : "")
-        return "; the representation's \(listed) \(unread.count == 1 ? "is" : "are") not read by the mapping: map the key that holds it to '\(attribute)' "
-            + "(in the mapping's attributes, or with a JSONKeyPath annotation on the attribute for the entity's own payload route)"
+        return "; keys the mapping does not read: \(listed) (if the identity is under one of them, map it to '\(attribute)' in the mapping's "
+            + "attributes, or with a JSONKeyPath annotation on the attribute for the entity's own payload route)"
     }
 
     /// The shared reference of the mapping of `reference`'s relationship mapping at `index` when it reads
