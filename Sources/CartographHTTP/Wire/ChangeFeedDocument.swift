@@ -11,6 +11,15 @@ extension ChangeFeedPage {
         out.reserveCapacity(256 + entries.count * 512)
         out.append(contentsOf: #"{"epoch":"#.utf8)
         JSONWriter.writeString(epoch, into: &out)
+        ChangeFeedEntry.writeChanges(entries, next: next, into: &out)
+        return RenderedJSON(bytes: out)
+    }
+}
+
+extension ChangeFeedEntry {
+    /// `,"changes":[…],"next":<next>}`: the entries and the position after them, ending the document
+    /// (a feed page's, or a webhook delivery's).
+    static func writeChanges(_ entries: [ChangeFeedEntry], next: Int64, into out: inout [UInt8]) {
         out.append(contentsOf: #","changes":["#.utf8)
         for (index, entry) in entries.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
@@ -19,11 +28,8 @@ extension ChangeFeedPage {
         out.append(contentsOf: #"],"next":"#.utf8)
         JSONWriter.writeInteger(next, into: &out)
         out.append(UInt8(ascii: "}"))
-        return RenderedJSON(bytes: out)
     }
-}
 
-extension ChangeFeedEntry {
     func write(into out: inout [UInt8]) {
         out.append(contentsOf: #"{"seq":"#.utf8)
         JSONWriter.writeInteger(seq, into: &out)

@@ -23,14 +23,7 @@ enum WebhookDeliveryDocument {
         JSONWriter.writeString(epoch, into: &out)
         out.append(contentsOf: #","since":"#.utf8)
         JSONWriter.writeInteger(since, into: &out)
-        out.append(contentsOf: #","changes":["#.utf8)
-        for (index, entry) in entries.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            entry.write(into: &out)
-        }
-        out.append(contentsOf: #"],"next":"#.utf8)
-        JSONWriter.writeInteger(next, into: &out)
-        out.append(UInt8(ascii: "}"))
+        ChangeFeedEntry.writeChanges(entries, next: next, into: &out)
         return out
     }
 }
