@@ -680,7 +680,7 @@ extension HostileSweep {
             let name = String(segment.dropFirst().dropLast())
             if name == parameter, let value { return value }
             if route.method == "DELETE", segment == last { return "absent" }
-            return ["tenant": "alpha", "model": "vault", "mapping": "items", "entity": "Item", "key": "a1", "keyId": alphaReadKeyID][name] ?? name
+            return ["tenant": "alpha", "model": "vault", "mapping": "items", "entity": "Item", "key": "a1", "keyId": alphaReadKeyID, "archiveId": "1"][name] ?? name
         }.joined(separator: "/")
     }
 
@@ -696,6 +696,7 @@ extension HostileSweep {
         case ("POST", let template) where template.hasSuffix("/mappings/{mapping}/payloads"): ["items": [["code": "a1", "note": "alpha", "rank": 1]]]
         case ("POST", let template) where template.hasSuffix("/entities/{entity}/payloads"): [["code": "a1", "note": "alpha", "rank": 1]]
         case ("POST", let template) where template.hasSuffix("/query"): .object(JSONObject())
+        case ("POST", let template) where template.hasSuffix("/replay"): ["from": 1, "to": 1]
         // Refused (a loopback URL, no secret): the sweep registers no webhook that would send anything.
         case ("PUT", let template) where template.hasSuffix("/webhooks/{webhook}"): ["url": "https://127.0.0.1/x", "models": [["name": "vault"]]]
         default: nil

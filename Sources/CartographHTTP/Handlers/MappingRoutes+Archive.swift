@@ -17,11 +17,8 @@ extension MappingRoutes {
         },
         Route("GET", Self.archive + "/{archiveId}", access: .tenant(.read)) { context in
             let (store, name) = try archivingMapping(context)
-            let text = context.parameter("archiveId")
-            guard let id = Int64(text), id > 0 else {
-                throw CartographError(.notFound, "Mapping '\(name)' keeps no archived payload '\(text)': archived payloads have positive integer ids.")
-                    .quotingRequestValues()
-            }
+            // The router has checked the id is a positive integer.
+            let id = Int64(context.parameter("archiveId")) ?? 0
             guard let body = try store.archivedBody(mapping: name, id: id) else {
                 throw CartographError(.notFound, "Mapping '\(name)' keeps no archived payload \(id): it expired or was never archived (GET …/archive lists those kept).")
             }

@@ -259,6 +259,11 @@ public struct Router: Sendable {
                     throw CartographError(.badRequest, "Invalid entity name: names match ^[A-Za-z][A-Za-z0-9_]{0,127}$.",
                                           errors: [.init(pointer: "", message: "invalid entity name")])
                 }
+            case "archiveId":
+                guard let id = Int64(value), id > 0, value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+                    throw CartographError(.badRequest, "Invalid archived payload id: ids are positive integers (GET …/archive lists them).",
+                                          errors: [.init(pointer: "", message: "invalid archived payload id")])
+                }
             case "asset":
                 guard ConsoleRoutes.isFileName(value) else {
                     throw CartographError(.badRequest, "Invalid console file name: names match ^[a-z0-9][a-z0-9_-]{0,62}\\.[a-z]{1,8}$.",
