@@ -320,6 +320,11 @@ def run(driver, server, out, admin_token, write_key):
     test.click("#nav-reference")
     test.element("#op-listObjects")
     test.text_in("#op-getConsole summary", "/console")
+    # Descriptions read as prose: `code` as code, no rule ids of the design in parentheses.
+    described = " ".join(e.get_attribute("textContent") for e in drv.find_elements(By.CSS_SELECTOR, ".description"))
+    assert "`" not in described, "a description shows raw backticks"
+    assert not re.search(r"\(R-[A-Z]{1,2}\d+", described), re.findall(r".{0,40}\(R-[A-Z]{1,2}\d+.{0,30}", described)[:3]
+    assert len(drv.find_elements(By.CSS_SELECTOR, ".description code")) > 50, "code spans are rendered as code"
     test.click("#op-listModels summary")
     assert test.element("#op-listModels input[name='tenant']").get_attribute("value") == "acme"
     test.click("#op-listModels button.send")

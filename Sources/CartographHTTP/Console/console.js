@@ -566,7 +566,7 @@
       }
     }
     show(h("h1", { text: `${spec.info.title} API ${spec.info.version}` }),
-      h("p", { class: "description", text: spec.info.description || "" }),
+      h("p", { class: "description" }, prose(spec.info.description)),
       h("p", { class: "note" }, "Rendered from ", h("a", { href: "/openapi.yaml", text: "/openapi.yaml" }),
         ". “Try it” sends the request from this page with your token."),
       [...groups].filter(([, operations]) => operations.length).map(([tag, operations]) => h("section", {},
@@ -615,17 +615,26 @@
     });
     const statuses = Object.entries(operation.responses || {}).map(([status, response]) => {
       const resolved = resolve(response) || {};
-      return h("tr", {}, h("td", { text: status }), h("td", { class: "description", text: resolved.description || "" }));
+      return h("tr", {}, h("td", { text: status }), h("td", { class: "description" }, prose(resolved.description)));
     });
     return h("details", { class: "op", id: `op-${operation.operationId}` },
       h("summary", {}, h("span", { class: `method ${method}`, text: method.toUpperCase() }), h("code", { text: path }), h("span", { text: operation.summary || "" })),
       h("div", { class: "body" },
-        operation.description ? h("p", { class: "description", text: operation.description }) : null,
+        operation.description ? h("p", { class: "description" }, prose(operation.description)) : null,
         parameters.length ? h("table", {},
           h("tr", {}, h("th", { text: "Parameter" }), h("th", { text: "In" }), h("th", { text: "Description" })),
-          parameters.filter(Boolean).map(p => h("tr", {}, h("td", {}, h("code", { text: p.name })), h("td", { text: p.in }), h("td", { class: "description", text: p.description || "" })))) : null,
+          parameters.filter(Boolean).map(p => h("tr", {}, h("td", {}, h("code", { text: p.name })), h("td", { text: p.in }), h("td", { class: "description" }, prose(p.description))))) : null,
         h("table", {}, h("tr", {}, h("th", { text: "Status" }), h("th", { text: "Meaning" })), statuses),
         h("h3", { text: "Try it" }), form));
+  }
+
+  // A description of the spec as a reader sees it: `code` spans as code, and the design's rule ids
+  // (`(R-P18)`, `R-W1, …`), which point into docs/rules.md, left out.
+  function prose(text) {
+    const ids = "R-[A-Z]{1,2}\\d+(?:\\s*(?:,|…|–|-|and)\\s*R-[A-Z]{1,2}\\d+)*";
+    const ruleIDs = new RegExp(`\\s*\\(${ids}\\)|(^|[.;:]\\s+|\\n\\s*)${ids}[,:]\\s*|(\\()${ids}(?:'s)?(?:[,;]\\s*|\\s+)`, "g");
+    const plain = (text || "").replace(ruleIDs, (match, lead, paren) => lead || paren || "");
+    return plain.split("`").map((part, index) => index % 2 === 1 ? h("code", { text: part }) : part);
   }
 
   // The first example a media type declares, if any.
