@@ -349,6 +349,6 @@ final class WebhookDispatcher: Sendable {
     /// receiver can recognize a batch it was sent before (its entries may be newer: the feed is compacted).
     static func messageID(tenant: String, webhook: String, model: String, epoch: String, since: Int64, next: Int64) -> String {
         let digest = SHA256.hash(data: Array("\(tenant)/\(webhook)/\(model)/\(epoch)/\(since)/\(next)".utf8))
-        return "msg_" + digest.prefix(16).map { String(format: "%02x", $0) }.joined()
+        return "msg_" + HexText.lowercase(digest.prefix(16))
     }
 }

@@ -1,20 +1,13 @@
 // API keys and the admin token: generation, parsing, hashing and constant-time comparison.
 // Only SHA-256 hashes of secrets are stored; the plain key is shown once, at creation.
 import Crypto
+import CartographCore
 
 /// A random secret rendered as lowercase hex.
 enum RandomToken {
     static func hex(bytes count: Int) -> String {
         var generator = SystemRandomNumberGenerator()
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(count * 2)
-        for _ in 0..<count {
-            let byte = UInt8.random(in: .min ... .max, using: &generator)
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        return HexText.lowercase((0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 }
 

@@ -102,10 +102,7 @@ enum ArchiveTables {
     /// The version an archived payload records: the first 16 hex digits of the SHA-256 of the mapping
     /// document's normalized text (a replay through the same document maps as the payload was).
     static func version(of document: JSONValue) -> String {
-        SHA256.hash(data: document.jsonBytes).prefix(8).map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
-        }.joined()
+        HexText.lowercase(SHA256.hash(data: document.jsonBytes).prefix(8))
     }
 }
 
