@@ -193,19 +193,25 @@ extension ModelStore {
     /// The body of mapping `name`'s archived payload `id`, as it was posted; nil when it has expired or
     /// was never archived (for this mapping).
     public func archivedBody(mapping name: String, id: Int64) throws(CartographError) -> [UInt8]? {
+        try archivedPayload(mapping: name, id: id)?.body
+    }
+
+    /// Archived payload `id`'s body as it was posted and the @metadata it came with, read in one query;
+    /// nil when it has expired or was never archived (for this mapping).
+    func archivedPayload(mapping name: String, id: Int64) throws(CartographError) -> (body: [UInt8], metadata: JSONValue)? {
         let now = clock.now().millisecondsSince1970
-        return try read { (reader) throws(CartographError) -> [UInt8]? in
+        return try read { (reader) throws(CartographError) -> (body: [UInt8], metadata: JSONValue)? in
             let row: [SQLiteValue]?
             do {
                 row = try reader.reader.connection.rows(
-                    "SELECT body, body_bytes FROM \(quoted(ArchiveTables.payloads)) WHERE mapping = ? AND id = ? AND expires_at > ?",
+                    "SELECT body, body_bytes, metadata FROM \(quoted(ArchiveTables.payloads)) WHERE mapping = ? AND id = ? AND expires_at > ?",
                     [.text(name), .integer(id), .integer(now)]).first
             } catch { throw CartographError.store(error, "Cannot read the archive of mapping '\(name)'") }
             guard let row else { return nil }
             guard let deflated = row[0].blobValue, let body = ArchiveCompression.inflate(deflated, size: Int(row[1].integerValue ?? -1)) else {
                 throw CartographError(.internalError, "Archived payload \(id) of mapping '\(name)' does not inflate to its recorded size.")
             }
-            return body
+            return (body, row[2].textValue.flatMap { try? JSONReader().parse($0) } ?? .object(JSONObject()))
         }
     }
 
@@ -260,7 +266,7 @@ extension ModelStore {
                 return ReplayOutcome(payloads: replayed, next: id)
             }
             // A payload that expired since the range was read is skipped: it is no longer kept.
-            guard let body = try archivedBody(mapping: name, id: id), let metadata = try archivedMetadata(mapping: name, id: id) else { continue }
+            guard let (body, metadata) = try archivedPayload(mapping: name, id: id) else { continue }
             var options = IngestOptions(metadata: metadata, explain: dryRun, dryRun: dryRun, maximumObjects: maximumObjects, quota: quota)
             options.replaying = true
             var mapped: (result: MappingResult, changeSeq: Int64?)?
@@ -308,17 +314,5 @@ extension ModelStore {
         throw CartographError(.notFound, "Mapping '\(name)' keeps no archived payload \(missing.map(String.init).joined(separator: " and ")) "
                                 + "(expired or never archived); \(remain).",
                               errors: missing.map { id in .init(pointer: id == from ? "/from" : "/to", message: "archived payload \(id) is not kept; \(remain)") })
-    }
-
-    /// The @metadata archived payload `id` came with.
-    func archivedMetadata(mapping name: String, id: Int64) throws(CartographError) -> JSONValue? {
-        try read { (reader) throws(CartographError) -> JSONValue? in
-            let text: String?
-            do {
-                text = try reader.reader.connection.rows("SELECT metadata FROM \(quoted(ArchiveTables.payloads)) WHERE mapping = ? AND id = ?",
-                                                         [.text(name), .integer(id)]).first?.first?.textValue
-            } catch { throw CartographError.store(error, "Cannot read the archive of mapping '\(name)'") }
-            return text.flatMap { try? JSONReader().parse($0) }
-        }
     }
 }
