@@ -108,6 +108,26 @@ let webhookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
         ["--webhook-allow-host", "127.0.0.1", "--webhook-retry-base-ms", "50", "--webhook-max-failures", "\(maxFailures)", "--webhook-timeout", "5"]
     }
 
+    /// A deleted webhook gets nothing more: the dispatcher keeps the list of webhooks between writes (so a
+    /// write does not query the control store), and a DELETE empties it.
+    @Test func R_W1_aDeletedWebhookReceivesNothingMore() throws {
+        let receiver = try WebhookReceiver(secret: webhookSecret)
+        let server = try LiveServer(arguments: Self.serverArguments())
+        defer { server.stop(); try? FileManager.default.removeItem(at: server.dataDirectory) }
+        let key = try Self.setUp(server)
+        let put = try server.client.sendJSON("PUT", "/v1/tenants/acme/webhooks/mirror",
+                                             ["url": .string(receiver.url), "secret": .string(webhookSecret), "models": [["name": "comics"]]], token: key)
+        #expect(put.status == 201, "\(put.text)")
+        try Self.post(server, key: key, ids: 1...3, prefix: "before")
+        #expect(receiver.wait { _ in Self.names(in: receiver.acceptedEntries()).count == 3 })
+        #expect(try server.client.send("DELETE", "/v1/tenants/acme/webhooks/mirror", token: key).status == 204)
+        let delivered = receiver.requests().count
+        try Self.post(server, key: key, ids: 4...6, prefix: "after")
+        Thread.sleep(forTimeInterval: 1.5)  // more than the scheduler's sweep: a delivery would have been sent by now
+        #expect(receiver.requests().count == delivered)
+        #expect(Self.names(in: receiver.acceptedEntries()) == [1: "before 1", 2: "before 2", 3: "before 3"])
+    }
+
     @Test func R_W2_R_W3_everyEntryArrivesSignedAcrossAReceiverOutageAndAServerRestart() throws {
         let receiver = try WebhookReceiver(secret: webhookSecret)
         var server = try LiveServer(arguments: Self.serverArguments())

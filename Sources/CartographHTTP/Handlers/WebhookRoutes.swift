@@ -41,6 +41,7 @@ struct WebhookRoutes: Sendable {
         Route("DELETE", Self.item, access: .tenant(.admin)) { context in
             let tenant = try control.existingTenant(context.parameter("tenant"))
             try control.deleteWebhook(tenantID: tenant, name: context.parameter("webhook"))
+            dispatcher.webhookChanged(tenant: tenant, name: context.parameter("webhook"))
             return .noContent
         },
     ] }

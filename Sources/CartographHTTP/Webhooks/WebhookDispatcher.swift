@@ -54,6 +54,10 @@ final class WebhookDispatcher: Sendable {
         /// Webhooks whose last turn ended with batches left.
         var backlog: Set<String> = []
         var lastFullSweep = ContinuousClock.now
+        /// The enabled webhooks as last listed; nil: list them again. Kept so that a write's wake does not
+        /// query the control store (whose lock every request's authentication takes); emptied when one is
+        /// put or deleted, when a delivery finds one gone or disabled, and at each full sweep.
+        var listed: [Webhook]?
     }
 
     private let schedule = Mutex(Schedule())
@@ -112,6 +116,7 @@ final class WebhookDispatcher: Sendable {
         schedule.withLock { schedule in
             schedule.retryAt["\(tenant)/\(name)"] = nil
             schedule.seen["\(tenant)/\(name)"] = nil
+            schedule.listed = nil
         }
         signal()
     }
@@ -140,27 +145,34 @@ final class WebhookDispatcher: Sendable {
             let nextRetry = schedule.withLock { $0.retryAt.values.min() }
             var sleep = Self.sweepInterval
             if let nextRetry { sleep = max(.milliseconds(1), min(sleep, nextRetry - now)) }
-            _ = wake.wait(timeout: .now() + .nanoseconds(Int(sleep.components.seconds) * 1_000_000_000 + Int(sleep.components.attoseconds / 1_000_000_000)))
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(sleep.nanoseconds)))
         }
     }
 
     /// Hands each webhook that is due to a worker, within the concurrency limit.
     private func handOut() {
-        let webhooks: [Webhook]
-        do { webhooks = try control.webhooks().filter(\.enabled) } catch {
-            logger.warning("webhooks: cannot list them", metadata: ["error": "\(error.detail)"])
-            return
-        }
         let now = ContinuousClock.now
-        let keys = Set(webhooks.map { "\($0.tenantID)/\($0.name)" })
-        let fullSweep = schedule.withLock { schedule -> Bool in
-            // Forget webhooks deleted or disabled meanwhile: a retry of one would wake the scheduler forever.
-            schedule.retryAt = schedule.retryAt.filter { keys.contains($0.key) }
-            schedule.backlog.formIntersection(keys)
-            schedule.seen = schedule.seen.filter { keys.contains($0.key) }
-            guard now - schedule.lastFullSweep >= Self.fullSweepInterval else { return false }
+        let (fullSweep, listed) = schedule.withLock { schedule -> (Bool, [Webhook]?) in
+            guard now - schedule.lastFullSweep >= Self.fullSweepInterval else { return (false, schedule.listed) }
             schedule.lastFullSweep = now
-            return true
+            return (true, nil)
+        }
+        let webhooks: [Webhook]
+        if let listed {
+            webhooks = listed
+        } else {
+            do { webhooks = try control.webhooks().filter(\.enabled) } catch {
+                logger.warning("webhooks: cannot list them", metadata: ["error": "\(error.detail)"])
+                return
+            }
+            let keys = Set(webhooks.map { "\($0.tenantID)/\($0.name)" })
+            schedule.withLock { schedule in
+                schedule.listed = webhooks
+                // Forget webhooks deleted or disabled meanwhile: a retry of one would wake the scheduler forever.
+                schedule.retryAt = schedule.retryAt.filter { keys.contains($0.key) }
+                schedule.backlog.formIntersection(keys)
+                schedule.seen = schedule.seen.filter { keys.contains($0.key) }
+            }
         }
         for webhook in webhooks {
             let key = "\(webhook.tenantID)/\(webhook.name)"
@@ -189,7 +201,8 @@ final class WebhookDispatcher: Sendable {
                     switch outcome {
                     case .failed(let failures): schedule.retryAt[key] = .now + retryDelay(afterFailures: failures)
                     case .more: schedule.backlog.insert(key)
-                    case .caughtUp, .stopped: break
+                    case .stopped: schedule.listed = nil
+                    case .caughtUp: break
                     }
                 }
                 // More may be waiting (a turn's batches ran out, or writes came while it worked), and a slot is free.
@@ -285,7 +298,7 @@ final class WebhookDispatcher: Sendable {
             } ?? "no answer"
             let delivery = WebhookDelivery(at: clock.now(), model: subscription.model, messageID: messageID, entries: entries.count, since: since,
                                            next: page.next, status: sent.status, error: error,
-                                           durationMilliseconds: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+                                           durationMilliseconds: Double(elapsed.nanoseconds) / 1e6)
             metrics.webhookDelivery(outcome: delivered ? "delivered" : "failed")
             let now: Webhook?
             do {
@@ -314,18 +327,7 @@ final class WebhookDispatcher: Sendable {
     /// The entities whose entries the subscription delivers, sub-entities included (R-M3); nil for all.
     private func wantedEntities(_ subscription: WebhookSubscription, model: Model?) -> Set<String>? {
         guard !subscription.entities.isEmpty else { return nil }
-        let named = Set(subscription.entities)
-        var wanted = named
-        for entity in model?.entities ?? [] {
-            var current: String? = entity.name
-            var steps = 0
-            while let name = current, steps < 64 {
-                if named.contains(name) { wanted.insert(entity.name); break }
-                current = model?.entity(named: name)?.parent
-                steps += 1
-            }
-        }
-        return wanted
+        return Set(subscription.entities).union(subscription.entities.flatMap { model?.entityAndSubentities(of: $0) ?? [] })
     }
 
     /// Checks the URL against the policy again (an operator may have changed it; a name may now resolve
