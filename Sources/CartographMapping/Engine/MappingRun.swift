@@ -504,7 +504,8 @@ struct MappingRun {
             } else {
                 identity = nil
                 errors.append(.init(pointer: pointer, message: "the identification attribute '\(name)' has no value"
-                                        + Self.unreadKeysHint(of: representation, mapping: reference.mapping, attribute: name)))
+                                        + Self.unreadKeysHint(of: representation, attribute: name,
+                                                              keys: reference.representationKeys(discriminator: choice.dynamicBase?.dynamic?.keyPath))))
             }
         }
         let node = intern(MappedNode(mapping: reference, pointer: pointer, identity: identity, isReference: false))
@@ -556,19 +557,13 @@ struct MappingRun {
         return node
     }
 
-    /// What a representation missing an identity holds that its mapping does not read: usually the
-    /// identity under another key (`id` for `identifier`), which the mapping, or on an entity's own
-    /// payload route a `JSONKeyPath` annotation, must name. Empty when every key is read.
-    static func unreadKeysHint(of representation: JSONValue, mapping: EntityMapping, attribute: String) -> String {
+    /// What a representation missing an identity holds that its mapping does not read (as R-P17's drift
+    /// finds it): usually the identity under another key (`id` for `identifier`), which the mapping, or on
+    /// an entity's own payload route a `JSONKeyPath` annotation, must name. Empty when every key is read.
+    static func unreadKeysHint(of representation: JSONValue, attribute: String, keys: RepresentationKeys) -> String {
         guard case .object(let object) = representation else { return "" }
-        var read = Set<String>()
-        for attributeMapping in mapping.attributes where attributeMapping.source.root == .representation {
-            if let key = attributeMapping.source.components.first { read.insert(key) }
-        }
-        for relationshipMapping in mapping.relationships {
-            if let source = relationshipMapping.source, source.root == .representation, let key = source.components.first { read.insert(key) }
-        }
-        let unread = object.keys.filter { !read.contains($0) }
+        var unread: [String] = []
+        keys.forEachUnread(in: object) { path, _ in unread.append(path) }
         guard !unread.isEmpty else { return "" }
         let listed = unread.prefix(5).map { "'\($0)'" }.joined(separator: ", ") + (unread.count > 5 ? " and \(unread.count - 5) more" : "")
         return "; keys the mapping does not read: \(listed) (if the identity is under one of them, map it to '\(attribute)' in the mapping's "
