@@ -51,7 +51,7 @@ struct ModelRoutes: Sendable {
             return .noContent
         },
         Route("GET", Self.entity + "/objects", access: .tenant(.read),
-              query: ["where", "orderBy", "limit", "cursor", "include", "shape", "fields", "count", "explain", "mapping"]) { context in
+              query: ["where", "orderBy", "limit", "cursor", "include", "shape", "fields", "count", "explain", "mapping", "facets", "facetLimit"]) { context in
             let request = context.request
             var query = ObjectQuery(entity: context.parameter("entity"))
             query.predicate = request.queryValue("where")
@@ -64,6 +64,8 @@ struct ModelRoutes: Sendable {
             query.explain = try Self.booleanQuery(context, "explain") ?? false
             query.fields = try Self.fieldList(request.queryValue("fields"))
             query.mapping = request.queryValue("mapping")
+            query.facets = request.queryValue("facets").map { $0.split(separator: ",").map(String.init) } ?? []
+            query.facetLimit = try Self.integerQuery(context, "facetLimit") ?? query.facetLimit
             return try page(context, query)
         },
         Route("POST", Self.entity + "/query", access: .tenant(.read), body: .json) { context in
@@ -88,6 +90,11 @@ struct ModelRoutes: Sendable {
             query.explain = try Self.optionalBool(body, "explain") ?? false
             if body["fields"] != nil { query.fields = try Self.fieldList(try Self.stringList(body, "fields")) }
             query.mapping = try Self.optionalString(body, "mapping")
+            query.facets = try Self.stringList(body, "facets")
+            if let facetLimit = body["facetLimit"] {
+                guard let value = facetLimit.numberValue?.int64Value else { throw Self.invalid("/facetLimit", "expected an integer") }
+                query.facetLimit = Int(clamping: value)
+            }
             return try page(context, query)
         },
         Route("GET", Self.entity + "/objects/{key}", access: .tenant(.read), query: ["include", "shape", "fields", "mapping"]) { context in
@@ -204,6 +211,7 @@ struct ModelRoutes: Sendable {
         if let total = page.total { rest.append("total", .number(JSONNumber(total))) }
         if let plan = page.plan { rest.append("plan", plan.json) }
         if !page.warnings.isEmpty { rest.append("warnings", .array(page.warnings.map(\.json))) }
+        if !page.facets.isEmpty { rest.append("facets", .object(JSONObject(page.facets.map { ($0.keyPath, $0.json) }))) }
         var body: [UInt8] = []
         body.reserveCapacity(page.items.reduce(64) { $0 + $1.bytes.count + 1 })
         JSONWriter.writeObject(first: ("items", page.items), rest: rest, into: &body)
