@@ -35,24 +35,41 @@ extension StoreReader {
         }
         let bindings = compiled.bindings.map(SQLiteValue.init)
         return try keyPaths.map { (keyPath) throws(CartographError) -> Facet in
-            let (value, type, joins) = try facetValue(keyPath, entity: entity, alias: compiled.alias)
+            let (grouped, type) = try facetGroups(keyPath, entity: entity, compiled: compiled)
             // Every group's count, and over all groups how many there are and what they hold, in one read.
-            let sql = "SELECT v, c, count(*) OVER (), sum(c) OVER () FROM (SELECT \(value) AS v, count(*) AS c FROM \(compiled.fromClause)\(joins) "
-                + "WHERE \(compiled.whereClause) GROUP BY v) ORDER BY c DESC, v LIMIT \(limit)"
+            let sql = "SELECT v, c, count(*) OVER (), sum(c) OVER () FROM (\(grouped)) ORDER BY c DESC, v LIMIT \(limit)"
             let rows = try sqlite { () throws(SQLiteError) in try reader.connection.rows(sql, bindings) }
             let values = rows.map { row in
                 (value: ValueStorage.attributeValue(row[0], type: type)?.jsonValue ?? .null, count: Int(row[1].integerValue ?? 0))
             }
-            let groups = Int(rows.first?[2].integerValue ?? 0), total = Int(rows.first?[3].integerValue ?? 0)
-            return Facet(keyPath: keyPath, values: values, otherValues: groups - values.count,
+            let valueCount = Int(rows.first?[2].integerValue ?? 0), total = Int(rows.first?[3].integerValue ?? 0)
+            return Facet(keyPath: keyPath, values: values, otherValues: valueCount - values.count,
                          otherCount: total - values.reduce(0) { $0 + $1.count })
         }
     }
 
-    /// The SQL value a facet groups by, its type, and the joins it needs after the list's FROM.
-    private func facetValue(_ keyPath: String, entity: String, alias: String) throws(CartographError)
-        -> (sql: String, type: AttributeType, joins: String) {
+    /// A query of a facet's groups (`v`, its value, and `c`, its count) over the list's matches, and the
+    /// values' type.
+    private func facetGroups(_ keyPath: String, entity: String, compiled: SQLPredicate) throws(CartographError) -> (sql: String, type: AttributeType) {
+        let alias = compiled.alias
         let names = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        // Through a to-one stored in a column: the matches are grouped by that column first, and each group's
+        // destination is read once rather than once per match (groups of one value are added up after).
+        if names.count > 1, let first = model.relationship(names[0], of: entity), !first.toMany,
+           case .foreignKey(_, let column)? = layout.storage(of: names[0], entity: entity) {
+            let grouped = "\"g0\""
+            let (value, type) = try toOneValue(keyPath, entity: entity, alias: grouped, parameter: "facets")
+            try Self.checkFacetable(type, keyPath: keyPath)
+            let byColumn = "SELECT \(alias).\(quoted(column)) AS \(quoted(column)), count(*) AS c FROM \(compiled.fromClause) WHERE \(compiled.whereClause) GROUP BY 1"
+            return ("SELECT \(value) AS v, sum(\(grouped).c) AS c FROM (\(byColumn)) AS \(grouped) GROUP BY v", type)
+        }
+        let (value, type, joins) = try facetValue(names, keyPath: keyPath, entity: entity, alias: alias)
+        return ("SELECT \(value) AS v, count(*) AS c FROM \(compiled.fromClause)\(joins) WHERE \(compiled.whereClause) GROUP BY v", type)
+    }
+
+    /// The SQL value a facet groups by, its type, and the joins it needs after the list's FROM.
+    private func facetValue(_ names: [String], keyPath: String, entity: String, alias: String) throws(CartographError)
+        -> (sql: String, type: AttributeType, joins: String) {
         // A to-many first step: one row per destination, joined.
         if names.count == 2, let relationship = model.relationship(names[0], of: entity), relationship.toMany {
             let destination = relationship.destination
