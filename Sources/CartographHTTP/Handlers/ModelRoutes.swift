@@ -74,10 +74,7 @@ struct ModelRoutes: Sendable {
             }
             var query = ObjectQuery(entity: context.parameter("entity"))
             query.predicate = try Self.optionalString(body, "where")
-            query.arguments = try body["arguments"].map { value throws(CartographError) in
-                guard case .object(let arguments) = value else { throw Self.invalid("/arguments", "expected an object of $variable values") }
-                return Dictionary(arguments.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
-            } ?? [:]
+            query.arguments = try Self.arguments(body)
             query.orderBy = try Self.orderBy(try Self.stringList(body, "orderBy"))
             if let limit = body["limit"] {
                 guard let value = limit.numberValue?.int64Value else { throw Self.invalid("/limit", "expected an integer") }
@@ -96,6 +93,12 @@ struct ModelRoutes: Sendable {
                 query.facetLimit = Int(clamping: value)
             }
             return try page(context, query)
+        },
+        Route("POST", Self.entity + "/aggregate", access: .tenant(.read), body: .json) { context in
+            let query = try Self.aggregateQuery(try context.jsonBody(jsonReader), entity: context.parameter("entity"))
+            let store = try lookup.existingModel(context)
+            let result = try store.read { (reader) throws(CartographError) in try reader.aggregate(query) }
+            return .json(["groups": .array(result.groups), "more": .bool(result.more)])
         },
         Route("GET", Self.entity + "/objects/{key}", access: .tenant(.read), query: ["include", "shape", "fields", "mapping"]) { context in
             let store = try lookup.existingModel(context)
@@ -316,6 +319,14 @@ struct ModelRoutes: Sendable {
     }
 
     /// A malformed query or body value; `message` may quote it.
+    /// A query body's `$variable` values (`"arguments"`).
+    static func arguments(_ body: JSONObject) throws(CartographError) -> [String: JSONValue] {
+        try body["arguments"].map { value throws(CartographError) in
+            guard case .object(let arguments) = value else { throw Self.invalid("/arguments", "expected an object of $variable values") }
+            return Dictionary(arguments.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+        } ?? [:]
+    }
+
     static func invalid(_ pointer: String, _ message: String) -> CartographError {
         CartographError(.badRequest, "Invalid request: \(pointer.dropFirst()) \(message).", errors: [.init(pointer: pointer, message: message)])
             .quotingRequestValues()

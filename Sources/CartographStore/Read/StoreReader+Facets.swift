@@ -49,7 +49,10 @@ extension StoreReader {
     }
 
     /// A query of a facet's groups (`v`, its value, and `c`, its count) over the list's matches, and the
-    /// values' type.
+    /// values' type. The grouped value is written `+value` so that SQLite does not group by walking an
+    /// index of it: that reads the matched rows in the index's order, one random page each, where a scan in
+    /// table order and a temporary B-tree read them once (a facet over a state filter of 100k issues:
+    /// ~240 ms against ~60 ms).
     private func facetGroups(_ keyPath: String, entity: String, compiled: SQLPredicate) throws(CartographError) -> (sql: String, type: AttributeType) {
         let alias = compiled.alias
         let names = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
@@ -60,11 +63,11 @@ extension StoreReader {
             let grouped = "\"g0\""
             let (value, type) = try toOneValue(keyPath, entity: entity, alias: grouped, parameter: "facets")
             try Self.checkFacetable(type, keyPath: keyPath)
-            let byColumn = "SELECT \(alias).\(quoted(column)) AS \(quoted(column)), count(*) AS c FROM \(compiled.fromClause) WHERE \(compiled.whereClause) GROUP BY 1"
+            let byColumn = "SELECT +\(alias).\(quoted(column)) AS \(quoted(column)), count(*) AS c FROM \(compiled.fromClause) WHERE \(compiled.whereClause) GROUP BY 1"
             return ("SELECT \(value) AS v, sum(\(grouped).c) AS c FROM (\(byColumn)) AS \(grouped) GROUP BY v", type)
         }
         let (value, type, joins) = try facetValue(names, keyPath: keyPath, entity: entity, alias: alias)
-        return ("SELECT \(value) AS v, count(*) AS c FROM \(compiled.fromClause)\(joins) WHERE \(compiled.whereClause) GROUP BY v", type)
+        return ("SELECT +\(value) AS v, count(*) AS c FROM \(compiled.fromClause)\(joins) WHERE \(compiled.whereClause) GROUP BY v", type)
     }
 
     /// The SQL value a facet groups by, its type, and the joins it needs after the list's FROM.

@@ -101,13 +101,7 @@ public struct StoreReader {
         let rendering = try rendering(of: query.entity, shape: query.shape, mapping: query.mapping)
         let checked = try Self.check(query.predicate ?? "TRUEPREDICATE", entity: query.entity, model: model, arguments: query.arguments,
                                      pointer: "/where")
-        let compiled: SQLPredicate
-        do { compiled = try checked.sql(schema: layout) } catch {
-            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)",
-                                  errors: [.init(pointer: "/where", message: error.message, offset: error.offset)], offset: error.offset,
-                                  underlying: error)
-                .quotingRequestValues()
-        }
+        let compiled = try compile(checked)
         let alias = compiled.alias
         var keys: [(column: String, type: AttributeType?, descending: Bool)] = []
         for order in query.orderBy {
@@ -364,6 +358,21 @@ public struct StoreReader {
     }
 
     /// Parses and checks a predicate; errors become 400s carrying the offset and `pointer`.
+    /// A checked `where` compiled for this store's tables (a 400 at `/where` when it cannot be).
+    func compile(_ checked: CheckedPredicate) throws(CartographError) -> SQLPredicate {
+        do { return try checked.sql(schema: layout) } catch {
+            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)",
+                                  errors: [.init(pointer: "/where", message: error.message, offset: error.offset)], offset: error.offset,
+                                  underlying: error)
+                .quotingRequestValues()
+        }
+    }
+
+    /// `predicate` (every object when nil) checked against `entity` and compiled.
+    func compiledWhere(_ predicate: String?, arguments: [String: JSONValue], entity: String) throws(CartographError) -> SQLPredicate {
+        try compile(try Self.check(predicate ?? "TRUEPREDICATE", entity: entity, model: model, arguments: arguments, pointer: "/where"))
+    }
+
     public static func check(_ format: String, entity: String, model: Model, arguments: [String: JSONValue] = [:],
                              pointer: String) throws(CartographError) -> CheckedPredicate {
         do {
