@@ -63,7 +63,7 @@ def wrk(url, prefix, suffix, labels, script, key=None):
 def start_datasette(database, port):
     """Datasette serving `database` immutable on `port`, once it answers."""
     process = subprocess.Popen([sys.executable, "-m", "datasette", "serve", "-i", database, "--host", "127.0.0.1", "--port", str(port),
-                                "--setting", "sql_time_limit_ms", "60000"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                "--setting", "sql_time_limit_ms", "60000", "--setting", "facet_time_limit_ms", "60000"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(600):
         try:
             urllib.request.urlopen("http://127.0.0.1:%d/-/versions.json" % port, timeout=1).read()
