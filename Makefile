@@ -102,6 +102,7 @@ test-walkthrough:
 	scripts/walkthrough.sh .build/debug/cartograph docs/coming-from-restkit.md
 	CARTOGRAPH_WEBHOOK_ALLOW_HOST=127.0.0.1 scripts/walkthrough.sh .build/debug/cartograph docs/webhooks.md
 	scripts/walkthrough.sh .build/debug/cartograph docs/mapping.md
+	scripts/walkthrough.sh .build/debug/cartograph docs/queries.md
 
 # The documentation holds: every cited rule id is defined in docs/rules.md, links into docs/ resolve,
 # and docs/configuration.md is what scripts/generate-configuration-doc.py makes from the binary's --help.
