@@ -66,8 +66,15 @@ struct CSVRenderer: ObjectRenderer, Sendable {
         for attribute in table.entities[index] where attribute.isSelected(by: fields) {
             guard let position = positions[attribute.name] else { continue }
             let tag = Self.openCell(&out)
-            ModelShapeRenderer.writeValue(of: row, column: attribute.column, type: attribute.type, into: &out)
-            Self.closeCell(opened: tag, position: position, &out)
+            // Text goes in as it is (most of a list's bytes are text): escaping it for JSON only to undo the
+            // escapes made CSV half as fast as NDJSON. Anything else is written as `shape=model` writes it.
+            if Self.textTypes.contains(attribute.type), row.storage(of: attribute.column) == .text {
+                out += (row.text(attribute.column) ?? "").utf8
+                Self.closeCell(opened: tag, position: position, &out, json: false)
+            } else {
+                ModelShapeRenderer.writeValue(of: row, column: attribute.column, type: attribute.type, into: &out)
+                Self.closeCell(opened: tag, position: position, &out)
+            }
         }
     }
 
@@ -137,6 +144,9 @@ struct CSVRenderer: ObjectRenderer, Sendable {
     /// A cell's tag: its column (2 bytes) and its length (4 bytes), little-endian.
     private static let tagBytes = 6
 
+    /// The attribute types whose stored text is their value as it is.
+    private static let textTypes: Set<AttributeType> = [.string, .uuid, .uri]
+
     /// Appends the cell of column `position`: what `write` writes as JSON, a string unquoted, nothing for null.
     func writeCell(_ position: Int, into out: inout [UInt8], _ write: (inout [UInt8]) -> Void) {
         let tag = Self.openCell(&out)
@@ -150,15 +160,16 @@ struct CSVRenderer: ObjectRenderer, Sendable {
         return out.count - tagBytes
     }
 
-    /// Ends the cell opened at `tag`, whose JSON follows the tag: made a cell of column `position`.
-    private static func closeCell(opened tag: Int, position: Int, _ out: inout [UInt8]) {
+    /// Ends the cell opened at `tag`, made a cell of column `position`: the JSON that follows the tag (unless
+    /// `json` is false: then the text that follows is the cell).
+    private static func closeCell(opened tag: Int, position: Int, _ out: inout [UInt8], json: Bool = true) {
         let start = tag + tagBytes
         // Temporaries only: a slice of `out` kept across its mutation would copy the whole document.
-        if out[start...].elementsEqual("null".utf8) {
+        if json, out[start...].elementsEqual("null".utf8) {
             out.removeSubrange(tag...)
             return
         }
-        if out.count > start, out[start] == UInt8(ascii: "\"") {
+        if json, out.count > start, out[start] == UInt8(ascii: "\"") {
             if out[start...].contains(UInt8(ascii: "\\")), let text = (try? JSONReader().parse(Array(out[start...])))?.stringValue {
                 out.replaceSubrange(start..., with: text.utf8)
             } else {
