@@ -158,6 +158,21 @@ struct FormatsTests {
         }
     }
 
+    /// R-S8 too: a browser app on an allowed origin can read where the next page starts.
+    @Test func R_Q7_aBrowserAppMayReadTheHeadersThatCarryAPagesPosition() throws {
+        let origin = "https://app.example"
+        try ModelAPI.with(model: Self.model, serverArguments: ["--cors-origin", origin]) { api in
+            try #require(api.post("/entities/Character/payloads", Self.characters).status == 200)
+            for path in ["entities/Character/objects?limit=1&count=true", "changes?limit=1"] {
+                let page = try api.client.send("GET", api.base + "/" + path, headers: [("Accept", "text/csv"), ("Origin", origin)], token: api.key)
+                let exposed = Set((page.header("Access-Control-Expose-Headers") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+                let carried = Set(page.headers.map(\.name).filter { $0.hasPrefix("Cartograph-") || $0 == "Link" })
+                #expect(carried.count >= 2, "\(path): \(page.headers)")
+                #expect(carried.isSubset(of: exposed), "\(path) carries \(carried.subtracting(exposed).sorted()) unexposed")
+            }
+        }
+    }
+
     @Test func R_Q7_aLimitAboveOneChunkStreamsThatManyObjectsAcrossChunksWithoutACursor() throws {
         try ModelAPI.with(model: Self.model) { api in
             let payload = JSONValue.array((1...2_600).map { ["identifier": .number(JSONNumber($0)), "name": .string("n\($0)")] })
