@@ -3,6 +3,7 @@
 import Foundation
 import Testing
 import CartographCore
+import CartographStore
 import CartographTesting
 
 struct FormatsLiveTests {
@@ -97,6 +98,56 @@ struct FormatsLiveTests {
             // kB. A server holding the answer (or a tenth of it per chunk) would grow by more than its 100 MB.
             let peak = Self.status(of: pid, "VmHWM")
             #expect(peak - before < 48 * 1024, "RSS \(before) kB before, peak \(peak) kB while streaming \(bytes) bytes")
+        }
+    }
+
+    /// A chunk that fails once the answer has started: the connection is closed without the chunked body's
+    /// last chunk (`0\r\n\r\n`), so the client sees a cut, never an answer that looks complete.
+    @Test func R_Q7_aFailureAfterTheAnswerStartedClosesTheConnectionWithoutTheLastChunk() throws {
+        try withLiveServer { server in
+            let client = server.client
+            let key = try #require(try client.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
+            let base = "/v1/tenants/acme/models/m"
+            try #require(try client.sendJSON("PUT", base, Self.model, token: key).status == 201)
+            // 20 KB bodies: the first chunk (1,000 rows, 20 MB) is more than the sockets' buffers hold, so the
+            // server cannot have read the second before the client has read most of the first.
+            let text = String(repeating: "lorem ipsum ", count: 1_700)
+            for start in stride(from: 1, through: 2_000, by: 1_000) {
+                let batch = JSONValue.array((start..<start + 1_000).map { ["id": .number(JSONNumber($0)), "body": .string(text)] })
+                let posted = try client.send("POST", base + "/entities/Article/payloads", headers: [("Content-Type", "application/json")],
+                                             body: batch.jsonBytes, token: key, halfClose: false)
+                try #require(posted.status == 200, "\(posted.text.prefix(300))")
+            }
+            func answer(dropping drop: Bool) throws -> [UInt8] {
+                let socket = try client.connect()
+                defer { close(socket) }
+                let request = "GET \(base)/entities/Article/objects?limit=5000 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(key)\r\n"
+                    + "Accept: text/csv\r\nConnection: close\r\n\r\n"
+                #expect(client.writeAll(socket, Array(request.utf8)))
+                var received: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                var dropped = !drop
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+                    if count <= 0 { break }
+                    received += buffer[0..<count]
+                    if !dropped, received.count > 1 << 20 {
+                        try SQLiteConnection(path: server.dataDirectory.appendingPathComponent("data/tenants/acme/m.sqlite").path)
+                            .execute("DROP TABLE \"Article\"")
+                        dropped = true
+                    }
+                }
+                return received
+            }
+            let whole = try answer(dropping: false)
+            #expect(String(decoding: whole.prefix(15), as: UTF8.self) == "HTTP/1.1 200 OK")
+            #expect(whole.count > 40_000_000)
+            #expect(whole.suffix(5) == Array("0\r\n\r\n".utf8), "a complete answer ends with the last chunk")
+            let cut = try answer(dropping: true)
+            #expect(String(decoding: cut.prefix(15), as: UTF8.self) == "HTTP/1.1 200 OK")
+            #expect(cut.count > 1 << 20 && cut.count < whole.count, "\(cut.count) of \(whole.count) bytes")
+            #expect(cut.suffix(5) != Array("0\r\n\r\n".utf8), "the cut answer does not end as a complete one")
+            #expect(server.logContains("streamed answer cut short"))
         }
     }
 }
