@@ -18,6 +18,7 @@ extension ModelRoutes {
                                                 renderer: Renderer, head: [UInt8], lineEnd: [UInt8]) throws(CartographError) -> HTTPResponse {
         guard query.limit >= 1 else { throw Self.invalid("/limit", "must be at least 1") }
         guard !query.explain else { throw Self.invalid("/explain", "a query plan is answered in application/json only") }
+        guard query.facets.isEmpty else { throw Self.invalid("/facets", "facets are answered in application/json only") }
         // Each later chunk gets the request's time limit anew: the client, not the server, sets the pace.
         let timeLimit = RequestDeadline.current?.limit
         func read(_ chunk: ObjectQuery) throws(CartographError) -> ObjectPage {

@@ -36,6 +36,10 @@ public struct ObjectQuery: Sendable {
     /// With `shape=json`: the registered mapping whose inverse writes the objects; nil writes them as
     /// the model's annotations say (R-Q4).
     public var mapping: String?
+    /// Key paths whose commonest values are counted over the whole filtered set (R-Q8), and how many
+    /// values each lists.
+    public var facets: [String] = []
+    public var facetLimit = 10
 
     public init(entity: String, predicate: String? = nil, arguments: [String: JSONValue] = [:],
                 orderBy: [(attribute: String, descending: Bool)] = [], limit: Int = 50, cursor: String? = nil,
@@ -69,6 +73,8 @@ public struct ObjectPage: Sendable {
     public let fullScanRows: Int
     /// What the `where` predicate probably does not mean (a LIKE pattern with SQL's wildcards), at its offset.
     public let warnings: [CartographError.Detail]
+    /// The facets asked for, in the order asked (R-Q8).
+    public let facets: [Facet]
 }
 
 /// Read access to one snapshot of a store. Not Sendable: valid only inside `ModelStore.read`.
@@ -77,7 +83,7 @@ public struct StoreReader {
     public var model: Model { reader.model }
     var layout: StoreLayout { reader.layout }
 
-    private func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
+    func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
         do { return try body() } catch { throw CartographError.store(error, "Store read failed") }
     }
 
@@ -95,13 +101,7 @@ public struct StoreReader {
         let rendering = try rendering(of: query.entity, shape: query.shape, mapping: query.mapping)
         let checked = try Self.check(query.predicate ?? "TRUEPREDICATE", entity: query.entity, model: model, arguments: query.arguments,
                                      pointer: "/where")
-        let compiled: SQLPredicate
-        do { compiled = try checked.sql(schema: layout) } catch {
-            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)",
-                                  errors: [.init(pointer: "/where", message: error.message, offset: error.offset)], offset: error.offset,
-                                  underlying: error)
-                .quotingRequestValues()
-        }
+        let compiled = try compile(checked)
         let alias = compiled.alias
         var keys: [(column: String, type: AttributeType?, descending: Bool)] = []
         for order in query.orderBy {
@@ -188,8 +188,10 @@ public struct StoreReader {
                 try reader.connection.rows(countSQL, compiled.bindings.map(SQLiteValue.init)).first?.first?.integerValue ?? 0
             })
         }
+        let facets = query.facets.isEmpty ? [] : try self.facets(query.facets, limit: query.facetLimit, entity: query.entity, compiled: compiled)
         let warnings = checked.source.warnings.map { CartographError.Detail(pointer: "/where", message: $0.message, offset: $0.offset) }
-        return ObjectPage(items: found.items, next: next, total: total, plan: plan, fullScanRows: fullScanRows, warnings: warnings)
+        return ObjectPage(items: found.items, next: next, total: total, plan: plan, fullScanRows: fullScanRows, warnings: warnings,
+                          facets: facets)
     }
 
     /// Whether the page query `sql` (ids and sort keys) reads its matches in an index's order, neither
@@ -257,13 +259,23 @@ public struct StoreReader {
     /// relationships (`publisher.name`, as NSSortDescriptor takes) a scalar subquery per step, NULL when a
     /// destination is missing, so such objects sort as nil does (R-Q3).
     private func sortKey(_ keyPath: String, entity: String, alias: String) throws(CartographError) -> (sql: String, type: AttributeType) {
+        let (sql, type) = try toOneValue(keyPath, entity: entity, alias: alias, parameter: "orderBy")
+        guard type != .binary, type != .transformable else {
+            throw CartographError(.badRequest, "Cannot order by '\(keyPath)': \(type) values have no order.")
+        }
+        return (sql, type)
+    }
+
+    /// The SQL value of an attribute, or of a key path through to-one relationships, for each object of
+    /// `entity` read through `alias` (see `sortKey`); `parameter` names the request's parameter in errors.
+    func toOneValue(_ keyPath: String, entity: String, alias: String, parameter: String) throws(CartographError) -> (sql: String, type: AttributeType) {
         func unknown(_ message: String) -> CartographError {
-            CartographError(.badRequest, "Unknown orderBy key '\(keyPath)' for entity '\(entity)': \(message).",
-                            errors: [.init(pointer: "/orderBy", message: message)])
+            CartographError(.badRequest, "Unknown \(parameter) key '\(keyPath)' for entity '\(entity)': \(message).",
+                            errors: [.init(pointer: "/\(parameter)", message: message)])
         }
         let names = keyPath.split(separator: ".").map(String.init)
         guard names.count <= Self.maximumSortKeyPathSteps + 1 else {
-            throw unknown("a sort key path crosses at most \(Self.maximumSortKeyPathSteps) relationships")
+            throw unknown("a key path crosses at most \(Self.maximumSortKeyPathSteps) relationships")
         }
         var current = entity
         // The `_id` of the object reached so far; the root's own columns are read through its alias.
@@ -280,7 +292,7 @@ public struct StoreReader {
                 throw unknown("'\(current)' has no relationship '\(name)'"
                     + NameSuggestion.hint(for: name, among: model.allRelationships(of: current).map(\.name), kind: "its relationships"))
             }
-            guard !relationship.toMany else { throw unknown("'\(name)' is a to-many relationship; a sort key path goes through to-one relationships") }
+            guard !relationship.toMany else { throw unknown("'\(name)' is a to-many relationship; this key path goes through to-one relationships") }
             switch layout.storage(of: name, entity: current) {
             case .foreignKey(_, let fk)?:
                 currentID = column(fk, in: current)
@@ -297,9 +309,6 @@ public struct StoreReader {
         guard let attribute = model.attribute(last, of: current), let attributeColumn = layout.column(ofAttribute: last, entity: current) else {
             let hint = NameSuggestion.hint(for: last, among: model.allAttributes(of: current).map(\.name), kind: "its attributes")
             throw unknown((names.count == 1 ? "unknown attribute '\(last)'" : "'\(current)' has no attribute '\(last)'") + hint)
-        }
-        guard attribute.type != .binary, attribute.type != .transformable else {
-            throw CartographError(.badRequest, "Cannot order by '\(keyPath)': \(attribute.type) values have no order.")
         }
         return (column(attributeColumn, in: current), attribute.type)
     }
@@ -349,6 +358,21 @@ public struct StoreReader {
     }
 
     /// Parses and checks a predicate; errors become 400s carrying the offset and `pointer`.
+    /// A checked `where` compiled for this store's tables (a 400 at `/where` when it cannot be).
+    func compile(_ checked: CheckedPredicate) throws(CartographError) -> SQLPredicate {
+        do { return try checked.sql(schema: layout) } catch {
+            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)",
+                                  errors: [.init(pointer: "/where", message: error.message, offset: error.offset)], offset: error.offset,
+                                  underlying: error)
+                .quotingRequestValues()
+        }
+    }
+
+    /// `predicate` (every object when nil) checked against `entity` and compiled.
+    func compiledWhere(_ predicate: String?, arguments: [String: JSONValue], entity: String) throws(CartographError) -> SQLPredicate {
+        try compile(try Self.check(predicate ?? "TRUEPREDICATE", entity: entity, model: model, arguments: arguments, pointer: "/where"))
+    }
+
     public static func check(_ format: String, entity: String, model: Model, arguments: [String: JSONValue] = [:],
                              pointer: String) throws(CartographError) -> CheckedPredicate {
         do {
