@@ -215,7 +215,7 @@ struct FormatsTests {
         }
     }
 
-    @Test func R_Q7_csvRefusesShapeJSONAndEitherFormatRefusesExplain() throws {
+    @Test func R_Q7_csvRefusesShapeJSONAndEitherFormatRefusesExplainAndFacets() throws {
         try Self.with { api in
             let shape = try Self.get(api, "entities/Character/objects?shape=json", accept: "text/csv")
             #expect(shape.status == 400)
@@ -225,6 +225,9 @@ struct FormatsTests {
             let explain = try Self.get(api, "entities/Character/objects?explain=true", accept: "application/x-ndjson")
             #expect(explain.status == 400)
             #expect(try explain.json()["errors"]?.arrayValue?.first?["pointer"] == "/explain")
+            let facets = try Self.get(api, "entities/Character/objects?facets=name", accept: "text/csv")
+            #expect(facets.status == 400)
+            #expect(try facets.json()["errors"]?.arrayValue?.first?["pointer"] == "/facets")
         }
     }
 
