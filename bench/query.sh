@@ -11,7 +11,9 @@
 #      sqlite-utils' database.
 # wrk -t2 -c16, DURATION seconds (default 8), RUNS interleaved rounds (default 3); req/s min/median and
 # p50/p99; peak RSS of the server; one SUMMARY line with issue 15's targets (>= 5x Datasette without an
-# index, >= 2x with). Output: bench/out/query.txt.
+# index, >= 2x with). Then every article as one streamed CSV and NDJSON answer (R-Q7): MB/s, server CPU per
+# object, peak RSS while streaming, and a `SUMMARY formats …` line with issue 33's target (CSV of 100k
+# objects at >= 50 MB/s with RSS under 150 MiB). Output: bench/out/query.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUERY_OBJECTS=${QUERY_OBJECTS:-100000}; RUNS=${RUNS:-3}; DURATION=${DURATION:-8}; SCRATCH=${SCRATCH:-.build}
@@ -124,6 +126,31 @@ curl -sf "$url${cg_prefix}500000${cg_suffix}&explain=true" -H "Authorization: Be
 stop_datasette
 rss=$(awk '/^VmHWM/{printf "%.1f", $2 / 1024}' "/proc/$cg_pid/status")
 
+# --- Formats (R-Q7, issue 33): every article as one streamed CSV (and NDJSON) answer ------------------
+# curl reads each answer to /dev/null: RUNS runs per format, MB/s (10^6 bytes) min and median, the server's
+# CPU per object (utime + stime from /proc/PID/stat) and its peak RSS from the first run on (VmHWM, reset
+# through clear_refs). One more CSV answer goes through Python's csv module, which must count every article.
+clk=$(getconf CLK_TCK)
+echo 5 >"/proc/$cg_pid/clear_refs"
+stream() {  # ACCEPT -> a line "MB/s µs-per-object" per run into $work/stream.<name>
+  local name=$1 accept=$2
+  : >"$work/stream.$name"
+  for _ in $(seq 1 "$RUNS"); do
+    read -r u1 s1 < <(awk '{print $14, $15}' "/proc/$cg_pid/stat")
+    read -r bytes seconds < <(curl -sf -o /dev/null -w '%{size_download} %{time_total}\n' -H "Authorization: Bearer $key" \
+      -H "Accept: $accept" "$url/v1/tenants/bench/models/news/entities/Article/objects?limit=$((QUERY_OBJECTS * 10))")
+    read -r u2 s2 < <(awk '{print $14, $15}' "/proc/$cg_pid/stat")
+    awk -v b="$bytes" -v t="$seconds" -v c=$((u2 - u1 + s2 - s1)) -v hz="$clk" -v n="$QUERY_OBJECTS" \
+      'BEGIN{printf "%.1f %.2f %d\n", b / t / 1e6, c * 1e6 / hz / n, b}' >>"$work/stream.$name"
+  done
+}
+stream csv text/csv
+stream ndjson application/x-ndjson
+csv_rows=$(curl -sf -H "Authorization: Bearer $key" -H 'Accept: text/csv' \
+  "$url/v1/tenants/bench/models/news/entities/Article/objects?limit=$((QUERY_OBJECTS * 10))" \
+  | python3 -c 'import csv, io, sys; print(sum(1 for _ in csv.reader(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline=""))) - 1)')
+stream_rss=$(awk '/^VmHWM/{printf "%.1f", $2 / 1024}' "/proc/$cg_pid/status")
+
 echo
 echo "## req/s min and median, p50/p99 ms of the median-req/s run (wrk -t2 -c16 -d${DURATION}s, $RUNS interleaved runs)"
 printf "%-22s %-11s %10s %10s %9s %9s\n" list server "min req/s" median "p50 ms" "p99 ms"
@@ -134,4 +161,16 @@ verdict() { awk -v v="$1" -v t="$2" 'BEGIN{print (v >= t) ? "met" : "NOT MET"}';
 bare=$(ratio "$(median "$work/bare.cg")" "$(median "$work/bare.ds")")
 indexed=$(ratio "$(median "$work/indexed.cg")" "$(median "$work/indexed.ds")")
 echo
+echo "## Every article in one answer (limit=$((QUERY_OBJECTS * 10)), $RUNS runs each): MB/s min and median, server CPU µs per object (median run)"
+printf "%-8s %10s %10s %14s %12s\n" format "min MB/s" median "CPU µs/object" "MB"
+for name in csv ndjson; do
+  sort -k1,1g "$work/stream.$name" | awk -v f="$name" '{r[NR]=$1; c[NR]=$2; b[NR]=$3} END{m = int((NR+1)/2); printf "%-8s %10.1f %10.1f %14.2f %12.1f\n", f, r[1], r[m], c[m], b[m] / 1e6}'
+done
+echo "csv rows read back by Python's csv module: $csv_rows of $QUERY_OBJECTS; server peak RSS while streaming ${stream_rss} MiB"
+csv_rate=$(sort -k1,1g "$work/stream.csv" | awk '{r[NR]=$1} END{print r[int((NR+1)/2)]}')
+csv_cpu=$(sort -k1,1g "$work/stream.csv" | awk '{c[NR]=$2} END{print c[int((NR+1)/2)]}')
+echo
+echo "SUMMARY formats objects=$QUERY_OBJECTS csv=${csv_rate}MB/s (>=50 $(verdict "$csv_rate" 50)) cpu=${csv_cpu}us/object" \
+  "rows=$csv_rows ($([ "$csv_rows" = "$QUERY_OBJECTS" ] && echo met || echo 'NOT MET')) streamingPeakRSS=${stream_rss}MiB" \
+  "(<150 $(awk -v v="$stream_rss" 'BEGIN{print (v < 150) ? "met" : "NOT MET"}'))"
 echo "SUMMARY objects=$QUERY_OBJECTS noindex/Datasette=${bare}x (>=5 $(verdict "$bare" 5)) indexed/Datasette=${indexed}x (>=2 $(verdict "$indexed" 2)) peakRSS=${rss}MiB"

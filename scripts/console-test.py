@@ -212,6 +212,9 @@ def run(driver, server, out, admin_token, write_key):
     test.text_in("#total", "1 object match.")
     rows = drv.find_elements(By.CSS_SELECTOR, "#objects tr")
     assert len(rows) == 2 and "Spider-Man" in rows[1].text and "Iron Man" not in test.element("#objects").text, rows[1].text
+    # R-Q7: the filter's matches, downloaded as one CSV answer (one object: the filter went with it).
+    test.click("#download-csv")
+    test.text_in("#download-status", "Saved Character.csv: 1 object.")
     test.step("filtered-by-predicate")
 
     # A bad predicate is answered under the form, which keeps what was typed; SQL's LIKE wildcards get a note.

@@ -213,6 +213,13 @@ public final class Application: Sendable {
         response = response.compressed(accepting: request.headers["Accept-Encoding"])
         response.headers.append(("X-Request-Id", requestID))
         cors.decorate(&response, for: request)
+        response.stream = response.stream?.reportingFailure { [logger] error in
+            // Logged as a 5xx is: the log line of the request went with its status, and the client only sees the cut.
+            var metadata: Logger.Metadata = ["request.id": "\(requestID)", "problem.type": "\(error.code.problemType)"]
+            if !error.detailQuotesRequestValues { metadata["problem.detail"] = "\(error.detail)" }
+            if let cause = error.underlying { metadata["cause"] = "\(cause)" }
+            logger.error("streamed answer cut short", metadata: metadata)
+        }
         record(request: request, response: response, labels: labels, requestID: requestID, duration: ContinuousClock.now - started)
         return response
     }

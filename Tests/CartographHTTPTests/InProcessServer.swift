@@ -69,7 +69,10 @@ final class InProcessServer: HTTPTestClient, TestServer {
         let answered = Answer()
         application.park(application.respond(to: request), for: request) { response in answered.give(response) }
         let response = answered.wait()
-        return RawResponse(status: response.status, headers: response.headers, body: response.body)
+        // A streamed body (R-Q7) is read to its end, as a client reads it.
+        var body = response.body
+        while let piece = try response.stream?.next() { body += piece }
+        return RawResponse(status: response.status, headers: response.headers, body: body)
     }
 
     /// The answer another thread gives a parked request, waited for.

@@ -16,6 +16,8 @@ public struct CartographError: Error, Sendable, CustomStringConvertible {
         public static let conflict = Code(rawValue: "conflict")
         public static let payloadTooLarge = Code(rawValue: "payload-too-large")
         public static let unsupportedMediaType = Code(rawValue: "unsupported-media-type")
+        /// The route cannot answer in any media type the request's `Accept` takes (R-Q7).
+        public static let notAcceptable = Code(rawValue: "not-acceptable")
         public static let unprocessable = Code(rawValue: "unprocessable")
         public static let tooManyRequests = Code(rawValue: "too-many-requests")
         /// A tenant quota (models, store bytes) would be exceeded (R-S2).

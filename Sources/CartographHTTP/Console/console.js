@@ -95,7 +95,7 @@
   // One request to this server with the session's token; the answer parsed when it is JSON.
   // `headers`: more fields (an operation's header parameters, from the API reference).
   async function send(method, url, { body, contentType, signal, headers: more } = {}) {
-    const headers = { ...more, Accept: "application/json, application/problem+json, */*" };
+    const headers = { Accept: "application/json, application/problem+json, */*", ...more };
     if (session.token) headers.Authorization = `Bearer ${session.token}`;
     if (body !== undefined) headers["Content-Type"] = contentType || "application/json";
     // By default a request belongs to the view that made it: leaving the view aborts it, so a slow
@@ -346,7 +346,8 @@
     show(heading,
       form,
       (page.warnings || []).map(warning => h("p", { class: "note warning", text: `Note: ${warning.message}` })),
-      h("p", { id: "total", text: `${page.total} object${page.total === 1 ? "" : "s"} match.` }),
+      h("p", { id: "total", text: `${page.total} object${page.total === 1 ? "" : "s"} match.` }, " ",
+        downloadButton(entityPath(tenant, modelName, entityName), entityName, sameFilter)),
       h("table", { id: "objects" },
         h("tr", {}, h("th", { text: "Key" }), attributes.map(a => h("th", {}, sortLink(a.name))), relationships.map(r => h("th", { text: `${r.name} →` }))),
         page.items.map(object => {
@@ -361,6 +362,35 @@
       h("div", { class: "pager" },
         query.get("cursor") ? h("a", { id: "first-page", href: link.objects(tenant, modelName, entityName, sameFilter), text: "← First page" }) : null,
         page.next ? h("a", { id: "next-page", href: link.objects(tenant, modelName, entityName, { ...sameFilter, cursor: page.next }), text: "Next page →" }) : null));
+  }
+
+  // "Download CSV": every object the filter matches, in one streamed CSV answer (R-Q7), saved as a file.
+  function downloadButton(path, entityName, filter) {
+    const status = h("span", { id: "download-status" });
+    const button = h("button", { type: "button", id: "download-csv", text: "Download CSV" });
+    button.addEventListener("click", async () => {
+      status.replaceChildren("Downloading…");
+      const answer = await send("GET", withQuery(`${path}/objects`, { where: filter.where, orderBy: filter.orderBy, limit: 1000000000 }),
+        { headers: { Accept: "text/csv" } });
+      if (!answer.ok) return status.replaceChildren(problemBox(new ApiError(answer.status, answer.body)));
+      const file = `${entityName}.csv`;
+      const address = URL.createObjectURL(new Blob([answer.body], { type: "text/csv" }));
+      h("a", { href: address, download: file }).click();
+      setTimeout(() => URL.revokeObjectURL(address), 1000);
+      const rows = csvRowCount(answer.body) - 1;
+      status.replaceChildren(`Saved ${file}: ${rows} object${rows === 1 ? "" : "s"}.`);
+    });
+    return h("span", {}, button, " ", status);
+  }
+
+  // The rows of a CSV text (RFC 4180: a line break inside quotes is part of its cell).
+  function csvRowCount(text) {
+    let rows = 0, quoted = false;
+    for (let index = 0; index < text.length; index++) {
+      if (text[index] === '"') quoted = !quoted;
+      else if (text[index] === "\n" && !quoted) rows++;
+    }
+    return rows;
   }
 
   // A relationship's value (shape=model: the destination's key, an array of keys when to-many) as links.

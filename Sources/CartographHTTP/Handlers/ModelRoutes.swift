@@ -53,6 +53,7 @@ struct ModelRoutes: Sendable {
         Route("GET", Self.entity + "/objects", access: .tenant(.read),
               query: ["where", "orderBy", "limit", "cursor", "include", "shape", "fields", "count", "explain", "mapping", "facets", "facetLimit"]) { context in
             let request = context.request
+            let format = try ResponseFormat.negotiated(request.headers["accept"])
             var query = ObjectQuery(entity: context.parameter("entity"))
             query.predicate = request.queryValue("where")
             query.orderBy = try Self.orderBy(request.queryValue("orderBy").map { $0.split(separator: ",").map(String.init) } ?? [])
@@ -66,9 +67,10 @@ struct ModelRoutes: Sendable {
             query.mapping = request.queryValue("mapping")
             query.facets = request.queryValue("facets").map { $0.split(separator: ",").map(String.init) } ?? []
             query.facetLimit = try Self.integerQuery(context, "facetLimit") ?? query.facetLimit
-            return try page(context, query)
+            return try page(context, query, format: format)
         },
         Route("POST", Self.entity + "/query", access: .tenant(.read), body: .json) { context in
+            let format = try ResponseFormat.negotiated(context.request.headers["accept"])
             guard case .object(let body) = try context.jsonBody(jsonReader) else {
                 throw CartographError(.badRequest, "The query body must be a JSON object.")
             }
@@ -92,7 +94,7 @@ struct ModelRoutes: Sendable {
                 guard let value = facetLimit.numberValue?.int64Value else { throw Self.invalid("/facetLimit", "expected an integer") }
                 query.facetLimit = Int(clamping: value)
             }
-            return try page(context, query)
+            return try page(context, query, format: format)
         },
         Route("POST", Self.entity + "/aggregate", access: .tenant(.read), body: .json) { context in
             let query = try Self.aggregateQuery(try context.jsonBody(jsonReader), entity: context.parameter("entity"))
@@ -147,6 +149,7 @@ struct ModelRoutes: Sendable {
             return .json(["deleted": .number(JSONNumber(deleted))])
         },
         Route("GET", Self.changes, access: .tenant(.read), query: ["since", "limit", "wait"]) { context in
+            let format = try ResponseFormat.negotiated(context.request.headers["accept"])
             let store = try lookup.existingModel(context)
             let since = try Self.integerQuery(context, "since") ?? 0
             let limit = try Self.integerQuery(context, "limit") ?? 100
@@ -156,13 +159,13 @@ struct ModelRoutes: Sendable {
             guard (0...60).contains(wait) else { throw Self.invalid("/wait", "must be between 0 and 60 seconds") }
             @Sendable func page() throws(CartographError) -> (isEmpty: Bool, response: HTTPResponse) {
                 let page = try store.read { (reader) throws(CartographError) in try reader.changes(since: Int64(since), limit: limit) }
-                return (page.entries.isEmpty, .json(page.document(epoch: store.epoch)))
+                return (page.entries.isEmpty, Self.changes(page, epoch: store.epoch, format: format, request: context.request))
             }
             guard wait > 0 else { return try page().response }
             // R-D8: answered when the store is next woken (at once unless it was woken within the last
             // `ChangeWaiters.defaultWakeInterval`) if entries follow `since` by then, else after a commit, or with the
             // empty page at the deadline. The requests at one position of the feed share one read.
-            return PendingResponse.waiting(for: "\(context.parameter("tenant"))/\(store.name)", pollKey: "\(store.epoch) \(since) \(limit)",
+            return PendingResponse.waiting(for: "\(context.parameter("tenant"))/\(store.name)", pollKey: "\(store.epoch) \(since) \(limit) \(format)",
                                            until: .now + .seconds(wait)) { final in
                 do throws(CartographError) {
                     let next = try page()
@@ -205,7 +208,24 @@ struct ModelRoutes: Sendable {
         return try stores.storeForRegistration(tenant: tenant, model: model, maxModels: limits.maxModels)
     }
 
-    private func page(_ context: RequestContext, _ query: ObjectQuery) throws(CartographError) -> HTTPResponse {
+    /// A list's or a query's page, in `format` (R-Q7).
+    private func page(_ context: RequestContext, _ query: ObjectQuery, format: ResponseFormat) throws(CartographError) -> HTTPResponse {
+        switch format {
+        case .json: return try jsonPage(context, query)
+        case .csv:
+            let (store, model) = try lookup.existingSchema(context)
+            guard query.shape == .model else {
+                throw Self.invalid("/shape", "text/csv writes shape=model; ask for application/x-ndjson to stream shape=json")
+            }
+            let renderer = CSVRenderer(columns: CSVRenderer.columns(entity: query.entity, model: model, fields: query.fields, include: query.include))
+            return try streamedPage(context, query, store: store, format: format, renderer: renderer, head: renderer.headerRow, lineEnd: [])
+        case .ndjson:
+            return try streamedPage(context, query, store: try lookup.existingModel(context), format: format, renderer: ModelShapeRenderer(),
+                                    head: [], lineEnd: [0x0A])
+        }
+    }
+
+    private func jsonPage(_ context: RequestContext, _ query: ObjectQuery) throws(CartographError) -> HTTPResponse {
         let store = try lookup.existingModel(context)
         let page = try store.read { (reader) throws(CartographError) in try reader.page(query, renderer: ModelShapeRenderer()) }
         indexAdvisor.note(page, query: query, tenant: context.parameter("tenant"), model: store.name)

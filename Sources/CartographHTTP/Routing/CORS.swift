@@ -14,7 +14,9 @@ struct CORSPolicy: Sendable {
     /// Request headers the API reads, beyond those browsers may always send.
     static let allowedHeaders = "Authorization, Content-Type, Idempotency-Key, X-Request-Id"
     /// Response headers a script may read, beyond the safelisted ones (`Content-Type`, …).
-    static let exposedHeaders = "Allow, Location, RateLimit, RateLimit-Policy, Retry-After, WWW-Authenticate, X-Request-Id"
+    /// (The `Cartograph-…` headers and `Link` carry a CSV or NDJSON page's position, R-Q7.)
+    static let exposedHeaders = "Allow, Cartograph-Epoch, Cartograph-Next-Cursor, Cartograph-Next-Since, Cartograph-Total, Link, Location, "
+        + "RateLimit, RateLimit-Policy, Retry-After, WWW-Authenticate, X-Request-Id"
     /// How long a browser may reuse a preflight's answer: short, so that a changed origin list takes effect soon.
     static let preflightMaxAgeSeconds = 600
 

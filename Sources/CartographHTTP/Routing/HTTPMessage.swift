@@ -75,6 +75,9 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+    /// Set on an answer whose body follows `body` piece by piece as the client reads it (R-Q7): the transport
+    /// sends it with chunked transfer coding, never holding it whole.
+    public var stream: ResponseStream?
     /// Set on an answer that waits for a store to change (a long poll): the transport parks the
     /// connection with `Application.park` instead of sending this response.
     public internal(set) var pending: PendingResponse?

@@ -14,6 +14,7 @@ extension CartographError.Code {
         case .forbidden: 403
         case .notFound: 404
         case .methodNotAllowed: 405
+        case .notAcceptable: 406
         case .conflict: 409
         // A quota is a conflict with the tenant's current state that the client can resolve (delete
         // objects or models) or the operator can lift — RFC 9110's 409. Not 403 (that means the token
@@ -50,6 +51,7 @@ func reasonPhrase(_ status: Int) -> String {
     case 403: "Forbidden"
     case 404: "Not Found"
     case 405: "Method Not Allowed"
+    case 406: "Not Acceptable"
     case 409: "Conflict"
     case 413: "Content Too Large"
     case 415: "Unsupported Media Type"

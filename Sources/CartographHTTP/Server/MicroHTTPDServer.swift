@@ -407,10 +407,54 @@ private final class ResponseBody {
 /// top-level object: as large as a few times its body).
 private let handOverBodyBytes = 64 * 1024
 
+/// A streamed body (R-Q7) as MHD reads it: the piece being sent and how far. Retained for MHD until it frees
+/// the response; read only by the connection's thread, one call at a time.
+private final class StreamedBody {
+    let stream: ResponseStream
+    var piece: [UInt8]
+    var offset = 0
+
+    init(first piece: [UInt8], then stream: ResponseStream) {
+        self.piece = piece
+        self.stream = stream
+    }
+}
+
+/// How much of a streamed body MHD asks for at most per call (and buffers per connection).
+private let streamBlockBytes = 64 * 1024
+
+/// Copies the next bytes of a streamed body into MHD's buffer. A piece that fails ends the answer with an
+/// error: MHD closes the connection without the chunked body's last chunk, so the client sees it cut short.
+private let readStreamedBody: MHD_ContentReaderCallback = { cls, _, buffer, capacity in
+    guard let cls, let buffer else { return -2 }
+    let body = Unmanaged<StreamedBody>.fromOpaque(cls).takeUnretainedValue()
+    while body.offset == body.piece.count {
+        do throws(CartographError) {
+            guard let next = try body.stream.next() else { return -1 }
+            body.piece = next
+            body.offset = 0
+        } catch {
+            return -2
+        }
+    }
+    let count = min(capacity, body.piece.count - body.offset)
+    body.piece.withUnsafeBytes { bytes in
+        UnsafeMutableRawPointer(buffer).copyMemory(from: bytes.baseAddress! + body.offset, byteCount: count)
+    }
+    body.offset += count
+    return count
+}
+
 private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
     var body = response.body
     let mhdResponse: OpaquePointer?
-    if body.count >= handOverBodyBytes {
+    if let stream = response.stream {
+        let retained = Unmanaged.passRetained(StreamedBody(first: body, then: stream)).toOpaque()
+        mhdResponse = MHD_create_response_from_callback(UInt64.max, streamBlockBytes, readStreamedBody, retained) { cls in
+            if let cls { Unmanaged<StreamedBody>.fromOpaque(cls).release() }
+        }
+        if mhdResponse == nil { Unmanaged<StreamedBody>.fromOpaque(retained).release() }
+    } else if body.count >= handOverBodyBytes {
         let owner = ResponseBody(body)
         body = []
         let address = owner.bytes.withUnsafeBufferPointer { UnsafeMutableRawPointer(mutating: $0.baseAddress) }

@@ -53,3 +53,43 @@ extension ChangeFeedEntry {
         out.append(UInt8(ascii: "}"))
     }
 }
+
+// The same page in CSV and NDJSON (R-Q7, docs/change-feed.md#formats): one row per change. The feed mixes
+// entities, so a CSV row holds the object as its `shape=model` JSON document in one cell.
+extension ChangeFeedPage {
+    /// The CSV columns of a change.
+    static let csvColumns = ["seq", "op", "entity", "key", "deletedAt", "object"]
+
+    /// A header row and a row per change.
+    func csv() -> [UInt8] {
+        let renderer = CSVRenderer(columns: Self.csvColumns)
+        var out = renderer.headerRow
+        for entry in entries {
+            var row: [UInt8] = []
+            renderer.writeCell(0, into: &row) { JSONWriter.writeInteger(entry.seq, into: &$0) }
+            switch entry.change {
+            case .upsert: renderer.writeCell(1, into: &row) { $0 += "upsert".utf8 }
+            case .delete: renderer.writeCell(1, into: &row) { $0 += "delete".utf8 }
+            }
+            renderer.writeCell(2, into: &row) { JSONWriter.writeString(entry.entity, into: &$0) }
+            renderer.writeCell(3, into: &row) { JSONWriter.write(entry.key, into: &$0) }
+            switch entry.change {
+            case .upsert(let object): renderer.writeCell(5, into: &row) { ModelShapeRenderer.write(object, into: &$0) }
+            case .delete(let milliseconds): renderer.writeCell(4, into: &row) { ISO8601Instant.write(milliseconds: milliseconds, into: &$0) }
+            }
+            renderer.close(&row)
+            out += row
+        }
+        return out
+    }
+
+    /// A line per change: the change as the JSON page lists it.
+    func ndjson() -> [UInt8] {
+        var out: [UInt8] = []
+        for entry in entries {
+            entry.write(into: &out)
+            out.append(0x0A)
+        }
+        return out
+    }
+}

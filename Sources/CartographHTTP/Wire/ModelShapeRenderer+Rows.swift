@@ -112,7 +112,7 @@ extension ModelShapeRenderer {
     /// Writes a stored value as `AttributeValue.jsonValue` would: integers, booleans, dates and UTF-8
     /// text directly; anything else (decimals not in their canonical text, doubles, binary,
     /// transformable, a value stored in a class its type does not read) decoded as a read decodes it.
-    private static func writeValue(of row: borrowing StoredRow, column: Int32, type: AttributeType, into out: inout [UInt8]) {
+    static func writeValue(of row: borrowing StoredRow, column: Int32, type: AttributeType, into out: inout [UInt8]) {
         switch row.storage(of: column) {
         case .null:
             out.append(contentsOf: "null".utf8)

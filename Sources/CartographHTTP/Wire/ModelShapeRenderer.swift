@@ -8,7 +8,7 @@ public import CartographCore
 public import CartographStore
 
 /// Writes objects read from a store as the API's `shape=model` documents.
-public struct ModelShapeRenderer: ObjectRenderer {
+public struct ModelShapeRenderer: ObjectRenderer, Sendable {
     public init() {}
 
     public func writeToOne(_ name: String, key: JSONValue?, into document: inout [UInt8]) {
