@@ -51,10 +51,11 @@ struct ModelRoutes: Sendable {
             return .noContent
         },
         Route("GET", Self.entity + "/objects", access: .tenant(.read),
-              query: ["where", "orderBy", "limit", "cursor", "include", "shape", "fields", "count", "explain", "mapping"]) { context in
+              query: ["where", "search", "orderBy", "limit", "cursor", "include", "shape", "fields", "count", "explain", "mapping"]) { context in
             let request = context.request
             var query = ObjectQuery(entity: context.parameter("entity"))
             query.predicate = request.queryValue("where")
+            query.search = request.queryValue("search")
             query.orderBy = try Self.orderBy(request.queryValue("orderBy").map { $0.split(separator: ",").map(String.init) } ?? [])
             query.limit = try Self.integerQuery(context, "limit") ?? 50
             query.cursor = request.queryValue("cursor")
@@ -72,6 +73,7 @@ struct ModelRoutes: Sendable {
             }
             var query = ObjectQuery(entity: context.parameter("entity"))
             query.predicate = try Self.optionalString(body, "where")
+            query.search = try Self.optionalString(body, "search")
             query.arguments = try body["arguments"].map { value throws(CartographError) in
                 guard case .object(let arguments) = value else { throw Self.invalid("/arguments", "expected an object of $variable values") }
                 return Dictionary(arguments.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
@@ -204,10 +206,21 @@ struct ModelRoutes: Sendable {
         if let total = page.total { rest.append("total", .number(JSONNumber(total))) }
         if let plan = page.plan { rest.append("plan", plan.json) }
         if !page.warnings.isEmpty { rest.append("warnings", .array(page.warnings.map(\.json))) }
+        let items = page.snippets.map { zip(page.items, $0).map(Self.adding(snippet:)) } ?? page.items
         var body: [UInt8] = []
-        body.reserveCapacity(page.items.reduce(64) { $0 + $1.bytes.count + 1 })
-        JSONWriter.writeObject(first: ("items", page.items), rest: rest, into: &body)
+        body.reserveCapacity(items.reduce(64) { $0 + $1.bytes.count + 1 })
+        JSONWriter.writeObject(first: ("items", items), rest: rest, into: &body)
         return .json(RenderedJSON(bytes: body))
+    }
+
+    /// An object of a search's page with its excerpt as its last member, `_snippet` (R-Q6): written into
+    /// the rendered object before its closing brace (an object always has members: `_id` at least).
+    static func adding(snippet item: RenderedJSON, _ snippet: String) -> RenderedJSON {
+        var bytes = item.bytes
+        guard bytes.last == UInt8(ascii: "}") else { return item }
+        bytes.removeLast()
+        bytes += Array(",\"\(ObjectQuery.snippetField)\":".utf8) + JSONValue.string(snippet).jsonBytes + [UInt8(ascii: "}")]
+        return RenderedJSON(bytes: bytes)
     }
 
     private func parseModelDocument(_ context: RequestContext, name: String) throws(CartographError) -> Model {
@@ -223,8 +236,8 @@ struct ModelRoutes: Sendable {
             let key = trimmed(raw)
             let descending = key.hasPrefix("-")
             let name = descending ? String(key.dropFirst()) : key
-            // An attribute, or a key path through to-one relationships (`publisher.name`).
-            guard name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy({ Names.isPropertyName(String($0)) }) else {
+            // An attribute, or a key path through to-one relationships (`publisher.name`), or a search's rank.
+            guard name == ObjectQuery.rankKey || name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy({ Names.isPropertyName(String($0)) }) else {
                 throw invalid("/orderBy", "'\(raw)' is not an attribute name or a key path of names joined by '.'")
             }
             return (name, descending)
@@ -240,7 +253,9 @@ struct ModelRoutes: Sendable {
         try values.map { (names) throws(CartographError) -> [String] in
             try names.map { (raw) throws(CartographError) -> String in
                 let name = trimmed(raw)
-                guard Names.isPropertyName(name) else { throw invalid("/fields", "'\(raw)' is not an attribute or relationship name") }
+                guard Names.isPropertyName(name) || name == ObjectQuery.snippetField else {
+                    throw invalid("/fields", "'\(raw)' is not an attribute or relationship name")
+                }
                 return name
             }
         }

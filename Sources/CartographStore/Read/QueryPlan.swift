@@ -30,7 +30,8 @@ public struct QueryPlan: Sendable, Equatable {
         }
         self.steps = steps
         // Index names hold no spaces (`SchemaPlan.indexes`): the name is the word after `INDEX`.
-        indexes = steps.compactMap { step in
+        // A search index's step (`SCAN search VIRTUAL TABLE INDEX 0:M3`) names FTS5's plan, not an index.
+        indexes = steps.filter { !$0.contains(" VIRTUAL TABLE ") }.compactMap { step in
             let words = step.split(separator: " ")
             guard let position = words.firstIndex(of: "INDEX"), position + 1 < words.count else { return nil }
             return String(words[position + 1])

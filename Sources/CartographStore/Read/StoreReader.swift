@@ -36,11 +36,18 @@ public struct ObjectQuery: Sendable {
     /// With `shape=json`: the registered mapping whose inverse writes the objects; nil writes them as
     /// the model's annotations say (R-Q4).
     public var mapping: String?
+    /// Full-text search over the entity's searchable attributes (R-Q6); then the default order is the
+    /// rank (`_rank`), and `fields` may name `_snippet`.
+    public var search: String?
+
+    /// The `orderBy` key of a search's rank, and the `fields` name of its excerpt (R-Q6).
+    public static let rankKey = SearchMatch.rankKey
+    public static let snippetField = SearchMatch.snippetField
 
     public init(entity: String, predicate: String? = nil, arguments: [String: JSONValue] = [:],
                 orderBy: [(attribute: String, descending: Bool)] = [], limit: Int = 50, cursor: String? = nil,
                 include: [[String]] = [], count: Bool = false, shape: ObjectShape = .model, explain: Bool = false,
-                fields: [String]? = nil, mapping: String? = nil) {
+                fields: [String]? = nil, mapping: String? = nil, search: String? = nil) {
         self.entity = entity
         self.predicate = predicate
         self.arguments = arguments
@@ -53,6 +60,7 @@ public struct ObjectQuery: Sendable {
         self.explain = explain
         self.fields = fields
         self.mapping = mapping
+        self.search = search
     }
 }
 
@@ -69,6 +77,8 @@ public struct ObjectPage: Sendable {
     public let fullScanRows: Int
     /// What the `where` predicate probably does not mean (a LIKE pattern with SQL's wildcards), at its offset.
     public let warnings: [CartographError.Detail]
+    /// With `fields` naming `_snippet` on a search: each item's excerpt, in the items' order (R-Q6).
+    public let snippets: [String]?
 }
 
 /// Read access to one snapshot of a store. Not Sendable: valid only inside `ModelStore.read`.
@@ -91,7 +101,13 @@ public struct StoreReader {
         }
         try Self.check(include: query.include, shape: query.shape)
         try validate(include: query.include, entity: query.entity)
-        let fields = try validate(fields: query.fields, entity: query.entity, shape: query.shape)
+        let search = try query.search.map { (text) throws(CartographError) in try SearchMatch(text, entity: query.entity, layout: layout) }
+        let wantsSnippets = query.fields?.contains(SearchMatch.snippetField) ?? false
+        if wantsSnippets, search == nil {
+            throw CartographError(.badRequest, "fields names _snippet, the excerpt of a search's match: add search=<terms>, or leave _snippet out.",
+                                  errors: [.init(pointer: "/fields", message: "_snippet needs search")])
+        }
+        let fields = try validate(fields: query.fields?.filter { $0 != SearchMatch.snippetField }, entity: query.entity, shape: query.shape)
         let rendering = try rendering(of: query.entity, shape: query.shape, mapping: query.mapping)
         let checked = try Self.check(query.predicate ?? "TRUEPREDICATE", entity: query.entity, model: model, arguments: query.arguments,
                                      pointer: "/where")
@@ -103,14 +119,31 @@ public struct StoreReader {
                 .quotingRequestValues()
         }
         let alias = compiled.alias
+        // A search is ordered by its rank unless told otherwise, `_id` breaking ties as for any order.
+        let orderBy = query.orderBy.isEmpty && search != nil ? [(attribute: SearchMatch.rankKey, descending: false)] : query.orderBy
         var keys: [(column: String, type: AttributeType?, descending: Bool)] = []
-        for order in query.orderBy {
-            let (expression, type) = try sortKey(order.attribute, entity: query.entity, alias: alias)
-            keys.append((expression, type, order.descending))
+        for order in orderBy {
+            guard order.attribute == SearchMatch.rankKey else {
+                let (expression, type) = try sortKey(order.attribute, entity: query.entity, alias: alias)
+                keys.append((expression, type, order.descending))
+                continue
+            }
+            guard search != nil else {
+                throw CartographError(.badRequest, "orderBy _rank orders a search's matches by relevance: add search=<terms>, or order by an attribute.",
+                                      errors: [.init(pointer: "/orderBy", message: "_rank needs search")])
+            }
+            keys.append((SearchMatch.rankColumn, .double, order.descending))
         }
-        let fingerprint = query.orderBy.map { ($0.descending ? "-" : "") + $0.attribute }.joined(separator: ",")
+        let fingerprint = orderBy.map { ($0.descending ? "-" : "") + $0.attribute }.joined(separator: ",")
+        // The rows the query reads: the entity's table, joined to its search index when searching.
+        let from = compiled.fromClause + (search.map { $0.join(rootAlias: alias) } ?? "")
         var conditions = [compiled.whereClause]
         var bindings = compiled.bindings.map(SQLiteValue.init)
+        if let search {
+            conditions.append(search.condition(parameter: bindings.count + 1))
+            bindings.append(search.binding)
+        }
+        let matching = conditions.joined(separator: " AND "), matchingBindings = bindings
         if let cursor = query.cursor {
             let after = try KeysetCursor.decode(cursor, fingerprint: fingerprint, keyCount: keys.count)
             let (sql, values) = KeysetCursor.condition(keys: keys, idColumn: "\(alias)._id", idDescending: keys.last?.descending ?? false,
@@ -130,11 +163,11 @@ public struct StoreReader {
         // the rendered columns too, and each row is read once (`pageRows`).
         let table = layout.table(of: query.entity)
         let sortColumns = keys.map { ", " + $0.column }.joined()
-        let fromWhereOrder = " FROM \(compiled.fromClause) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderClause) LIMIT \(query.limit + 1)"
+        let fromWhereOrder = " FROM \(from) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderClause) LIMIT \(query.limit + 1)"
         let sql = "SELECT \(alias)._id" + sortColumns + fromWhereOrder
         let plan = query.explain ? try sqlite { () throws(SQLiteError) in
             try QueryPlan(explaining: sql, bindings: bindings, connection: reader.connection, entity: query.entity,
-                          table: table, alias: alias, orderBy: query.orderBy.map(\.attribute))
+                          table: table, alias: alias, orderBy: orderBy.map(\.attribute))
         } : nil
         var fullScanRows = 0
         let found: PageItems
@@ -162,7 +195,7 @@ public struct StoreReader {
             }
             // Sorted by the keys alone when `_id` can order their ties here (`SortedMatches`).
             let keysOnlySQL = !keys.isEmpty && keys.allSatisfy({ SortedMatches.tiesCanBeOrderedHere($0.type) })
-                ? "SELECT \(alias)._id" + sortColumns + " FROM \(compiled.fromClause) WHERE \(conditions.joined(separator: " AND "))"
+                ? "SELECT \(alias)._id" + sortColumns + " FROM \(from) WHERE \(conditions.joined(separator: " AND "))"
                     + " ORDER BY \(keys.map { "\($0.column) \($0.descending ? "DESC" : "ASC")" }.joined(separator: ", ")) LIMIT \(query.limit + 2)"
                 : nil
             let chosen = try sqlite { () throws(SQLiteError) -> [SortedMatch] in
@@ -175,7 +208,7 @@ public struct StoreReader {
             let pageIDs = chosen.prefix(query.limit).map(\.id)
             found = PageItems(items: try objects(pageIDs, table: table, rendering: rendering, include: query.include, fields: fields,
                                                  renderer: renderer),
-                              last: chosen.prefix(query.limit).last, more: chosen.count > query.limit)
+                              ids: pageIDs, last: chosen.prefix(query.limit).last, more: chosen.count > query.limit)
         }
         var next: String?
         if found.more, let last = found.last {
@@ -183,13 +216,19 @@ public struct StoreReader {
         }
         var total: Int?
         if query.count {
-            let countSQL = "SELECT count(*) FROM \(compiled.fromClause) WHERE \(compiled.whereClause)"
+            let countSQL = "SELECT count(*) FROM \(from) WHERE \(matching)"
             total = Int(try sqlite { () throws(SQLiteError) in
-                try reader.connection.rows(countSQL, compiled.bindings.map(SQLiteValue.init)).first?.first?.integerValue ?? 0
+                try reader.connection.rows(countSQL, matchingBindings).first?.first?.integerValue ?? 0
             })
         }
+        var snippets: [String]?
+        if wantsSnippets, let search {
+            let byID = try sqlite { () throws(SQLiteError) in try search.snippets(of: found.ids, connection: reader.connection) }
+            snippets = found.ids.map { byID[$0] ?? "" }
+        }
         let warnings = checked.source.warnings.map { CartographError.Detail(pointer: "/where", message: $0.message, offset: $0.offset) }
-        return ObjectPage(items: found.items, next: next, total: total, plan: plan, fullScanRows: fullScanRows, warnings: warnings)
+        return ObjectPage(items: found.items, next: next, total: total, plan: plan, fullScanRows: fullScanRows, warnings: warnings,
+                          snippets: snippets)
     }
 
     /// Whether the page query `sql` (ids and sort keys) reads its matches in an index's order, neither
@@ -214,6 +253,8 @@ public struct StoreReader {
     /// A page's objects as rendered, and what its cursor needs.
     private struct PageItems {
         let items: [RenderedJSON]
+        /// The `_id`s of `items`, in their order.
+        let ids: [Int64]
         /// The `_id` and sort values of the page's last object.
         let last: (id: Int64, sortValues: [SQLiteValue])?
         /// Whether an object follows the page.
@@ -247,7 +288,8 @@ public struct StoreReader {
             }
         }
         fullScanRows = statement.takeFullScanSteps()
-        return PageItems(items: try reader.closing(&heads, fields: fields, renderer: renderer), last: last, more: more)
+        let ids = heads.map(\.object.id)
+        return PageItems(items: try reader.closing(&heads, fields: fields, renderer: renderer), ids: ids, last: last, more: more)
     }
 
     /// Each step of a sort key path nests a subquery: a bound well inside SQLite's expression depth (1,000).
