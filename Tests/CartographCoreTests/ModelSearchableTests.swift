@@ -14,7 +14,7 @@ struct ModelSearchableTests {
     @Test func R_Q6_searchableAttributesAreReadAndNormalized() throws {
         let model = try parseModel(articles)
         #expect(model.entity(named: "Article")?.attributes.map(\.searchable) == [false, true, false])
-        let attributes = model.normalizedJSON["entities"]?[0]?["attributes"]?.arrayValue ?? []
+        let attributes = model.normalizedJSON["entities"]?.arrayValue?.first?["attributes"]?.arrayValue ?? []
         #expect(attributes.map { $0["searchable"] } == [nil, true, nil], "written only when true")
         #expect(try ModelDocument.parse(json: model.normalizedJSON, name: "test") == model, "the normalized form reads back")
     }

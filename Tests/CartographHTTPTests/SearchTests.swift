@@ -19,7 +19,7 @@ private func articlesModel(searchable: Bool) -> JSONValue {
     ]]
 }
 
-private let articlesMapping: JSONValue = ["entity": "Article", "attributes": ["id", "title", "body", "views"]]
+private let searchArticlesMapping: JSONValue = ["entity": "Article", "attributes": ["id", "title", "body", "views"]]
 
 /// A tenant with the articles model on an in-process server, its data directory known.
 private struct SearchAPI {
@@ -31,7 +31,7 @@ private struct SearchAPI {
         server = try InProcessServer()
         key = try #require(try server.sendJSON("POST", "/v1/tenants", ["id": "acme"], token: server.adminToken).json()["apiKey"]?.stringValue)
         try register(searchable: searchable)
-        let mapping = try server.sendJSON("PUT", base + "/mappings/articles", articlesMapping, token: key)
+        let mapping = try server.sendJSON("PUT", base + "/mappings/articles", searchArticlesMapping, token: key)
         try #require(mapping.status == 201, "\(mapping.text)")
     }
 
@@ -153,7 +153,7 @@ struct SearchTests {
         // Without search there is nothing to excerpt.
         let unsearched = try api.list([("fields", "_snippet")])
         #expect(unsearched.status == 400)
-        #expect(try unsearched.json()["errors"]?[0]?["pointer"]?.stringValue == "/fields")
+        #expect(try unsearched.json()["errors"]?.arrayValue?.first?["pointer"]?.stringValue == "/fields")
     }
 
     @Test func R_Q6_anUpdateChangesWhatMatchesAndDeletesAndTombstonesLeaveTheIndex() throws {
@@ -202,7 +202,7 @@ struct SearchTests {
             #expect(response.status == 400, "\(search): \(response.text)")
             let problem = try response.json()
             #expect(problem["offset"]?.numberValue?.int64Value == Int64(offset), "\(search): \(response.text)")
-            #expect(problem["errors"]?[0]?["pointer"]?.stringValue == "/search", "\(search)")
+            #expect(problem["errors"]?.arrayValue?.first?["pointer"]?.stringValue == "/search", "\(search)")
         }
         let posted = try api.server.sendJSON("POST", api.base + "/entities/Article/query", ["search": "fox AND"], token: api.key)
         #expect(posted.status == 400)
@@ -216,7 +216,7 @@ struct SearchTests {
         let response = try api.server.send("GET", api.base + "/entities/Note/objects?search=x", token: api.key)
         #expect(response.status == 400)
         #expect(response.text.contains("(its string attributes: text)"), "\(response.text)")
-        #expect(try response.json()["errors"]?[0]?["pointer"]?.stringValue == "/search")
+        #expect(try response.json()["errors"]?.arrayValue?.first?["pointer"]?.stringValue == "/search")
         // `_rank` without a search has nothing to order by.
         #expect(try api.list([("orderBy", "_rank")]).status == 400)
     }

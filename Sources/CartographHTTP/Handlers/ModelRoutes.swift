@@ -206,7 +206,7 @@ struct ModelRoutes: Sendable {
         if let total = page.total { rest.append("total", .number(JSONNumber(total))) }
         if let plan = page.plan { rest.append("plan", plan.json) }
         if !page.warnings.isEmpty { rest.append("warnings", .array(page.warnings.map(\.json))) }
-        let items = page.snippets.map { zip(page.items, $0).map(Self.adding(snippet:)) } ?? page.items
+        let items = page.snippets.map { zip(page.items, $0).map { Self.adding(snippet: $1, to: $0) } } ?? page.items
         var body: [UInt8] = []
         body.reserveCapacity(items.reduce(64) { $0 + $1.bytes.count + 1 })
         JSONWriter.writeObject(first: ("items", items), rest: rest, into: &body)
@@ -215,7 +215,7 @@ struct ModelRoutes: Sendable {
 
     /// An object of a search's page with its excerpt as its last member, `_snippet` (R-Q6): written into
     /// the rendered object before its closing brace (an object always has members: `_id` at least).
-    static func adding(snippet item: RenderedJSON, _ snippet: String) -> RenderedJSON {
+    static func adding(snippet: String, to item: RenderedJSON) -> RenderedJSON {
         var bytes = item.bytes
         guard bytes.last == UInt8(ascii: "}") else { return item }
         bytes.removeLast()
