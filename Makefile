@@ -93,8 +93,8 @@ test-spec:
 		print(f"openapi-python-client: {len(mods)} modules import")'
 	python3 scripts/lint-deploy.py
 
-# The curl walk-throughs of the README, the two guides and docs/webhooks.md (its server allows a receiver on
-# loopback), each run verbatim against a fresh server.
+# The curl walk-throughs of the README, the two guides, docs/webhooks.md (its server allows a receiver on
+# loopback), docs/mapping.md and docs/queries.md, each run verbatim against a fresh server.
 test-walkthrough:
 	swift build --product cartograph
 	scripts/walkthrough.sh .build/debug/cartograph README.md
@@ -102,6 +102,7 @@ test-walkthrough:
 	scripts/walkthrough.sh .build/debug/cartograph docs/coming-from-restkit.md
 	CARTOGRAPH_WEBHOOK_ALLOW_HOST=127.0.0.1 scripts/walkthrough.sh .build/debug/cartograph docs/webhooks.md
 	scripts/walkthrough.sh .build/debug/cartograph docs/mapping.md
+	scripts/walkthrough.sh .build/debug/cartograph docs/queries.md
 
 # The documentation holds: every cited rule id is defined in docs/rules.md, links into docs/ resolve,
 # and docs/configuration.md is what scripts/generate-configuration-doc.py makes from the binary's --help.

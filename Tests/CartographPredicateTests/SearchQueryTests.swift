@@ -16,6 +16,7 @@ struct SearchQueryTests {
         ("e-mail NEAR(x) col:y ^z", #"("e-mail" AND "NEAR" AND "x" AND "col:y" AND "^z")"#),
         ("or not and", #"("or" AND "not" AND "and")"#),
         ("fox-", #""fox-""#),
+        ("fox\0den \"a\0b\"", #"("fox" AND "den" AND "a b")"#),
     ])
     func R_Q6_aSearchBecomesAnFTS5QueryOfQuotedTerms(search: String, fts5: String) throws {
         #expect(try SearchQuery(parsing: search).fts5 == fts5)

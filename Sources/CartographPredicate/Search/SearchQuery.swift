@@ -104,8 +104,9 @@ private struct SearchParser {
         switch kind {
         case .word(let text, let prefix), .phrase(let text, let prefix):
             try advance()
-            // A quoted FTS5 string is a phrase of whatever tokens the tokenizer finds in it; `"` doubled.
-            return "\"" + text.replacing("\"", with: "\"\"") + "\"" + (prefix ? " *" : "")
+            // A quoted FTS5 string is a phrase of whatever tokens the tokenizer finds in it; `"` doubled (a
+            // word holds none), NUL (a phrase may) made a space.
+            return "\"" + text.replacing("\"", with: "\"\"").replacing("\0", with: " ") + "\"" + (prefix ? " *" : "")
         case .open:
             depth += 1
             guard depth <= SearchQuery.maximumDepth else {
@@ -135,7 +136,8 @@ private struct SearchParser {
         }
     }
 
-    static func isSpace(_ character: Character) -> Bool { character.isWhitespace }
+    /// NUL counts as a space: FTS5 reads its query as a C string, and would stop at it.
+    static func isSpace(_ character: Character) -> Bool { character.isWhitespace || character == "\0" }
     /// Characters that end a word.
     static func endsWord(_ character: Character) -> Bool { isSpace(character) || "\"()*".contains(character) }
 

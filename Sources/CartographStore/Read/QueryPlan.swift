@@ -44,6 +44,9 @@ public struct QueryPlan: Sendable, Equatable {
         fullScan = readsProjection || tableSteps.contains { $0 == "SCAN \(table)" }
         sortsEveryMatch = steps.contains { $0.contains("TEMP B-TREE FOR ORDER BY") || $0.contains("TEMP B-TREE FOR RIGHT PART OF ORDER BY") }
         var words: [String] = []
+        if steps.contains(where: { $0.contains(" VIRTUAL TABLE ") }) {
+            words.append("finds the search's matches in the full-text index")
+        }
         if readsProjection {
             words.append("reads every \(entity) row's numbers, dates and keys from the table's scan projection (a full scan that leaves text out)")
         } else if fullScan {
@@ -57,7 +60,8 @@ public struct QueryPlan: Sendable, Equatable {
             words.append("takes the page in index order without sorting")
         }
         var summary = words.joined(separator: ", then ")
-        if let first = orderBy.first, sortsEveryMatch || fullScan {
+        // A search's rank is computed per match: no index can serve it.
+        if let first = orderBy.first, first != SearchMatch.rankKey, sortsEveryMatch || fullScan {
             summary += "; declaring \"indexed\": true on \(entity).\(first) (or a fetch index starting with it) lets SQLite read in order and stop after the page"
         }
         self.summary = summary.isEmpty ? "runs without reading \(entity) rows" : summary + "."
