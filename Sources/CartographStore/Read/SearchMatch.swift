@@ -43,10 +43,9 @@ struct SearchMatch {
         self.index = index
     }
 
-    /// The join to append to the page query's FROM clause, `rootAlias` being the entity table's alias.
-    func join(rootAlias: String) -> String {
-        " JOIN \(quoted(index.name)) AS \(Self.alias) ON \(Self.alias).rowid = \(rootAlias).\(StoreLayout.idColumn)"
-    }
+    /// The index as a table of a FROM clause; its rowid is the object's `_id` (`rowidColumn`).
+    var table: String { "\(quoted(index.name)) AS \(Self.alias)" }
+    static let rowidColumn = "\(alias).rowid"
 
     /// The MATCH condition, the search bound as parameter `?parameter`.
     func condition(parameter: Int) -> String { "\(Self.alias).\(quoted(index.name)) MATCH ?\(parameter)" }

@@ -135,10 +135,22 @@ public struct StoreReader {
             keys.append((SearchMatch.rankColumn, .double, order.descending))
         }
         let fingerprint = orderBy.map { ($0.descending ? "-" : "") + $0.attribute }.joined(separator: ",")
-        // The rows the query reads: the entity's table, joined to its search index when searching.
-        let from = compiled.fromClause + (search.map { $0.join(rootAlias: alias) } ?? "")
-        var conditions = [compiled.whereClause]
-        var bindings = compiled.bindings.map(SQLiteValue.init)
+        // The rows the query reads: the entity's table, joined to its search index when searching. A search
+        // without `where`, ordered by its rank alone, of an entity with its table to itself reads the index
+        // alone: the table's rows are then read for the page only, not once per match (docs/storage.md "Search").
+        let searchAlone = query.predicate == nil && layout.coversTable(query.entity) && !keys.isEmpty
+            && keys.allSatisfy { $0.column == SearchMatch.rankColumn }
+        let from: String, idColumn: String
+        var conditions: [String] = [], bindings: [SQLiteValue] = []
+        if let search, searchAlone {
+            from = search.table
+            idColumn = SearchMatch.rowidColumn
+        } else {
+            from = compiled.fromClause + (search.map { " JOIN \($0.table) ON \(SearchMatch.rowidColumn) = \(alias)._id" } ?? "")
+            idColumn = "\(alias)._id"
+            conditions = [compiled.whereClause]
+            bindings = compiled.bindings.map(SQLiteValue.init)
+        }
         if let search {
             conditions.append(search.condition(parameter: bindings.count + 1))
             bindings.append(search.binding)
@@ -146,7 +158,7 @@ public struct StoreReader {
         let matching = conditions.joined(separator: " AND "), matchingBindings = bindings
         if let cursor = query.cursor {
             let after = try KeysetCursor.decode(cursor, fingerprint: fingerprint, keyCount: keys.count)
-            let (sql, values) = KeysetCursor.condition(keys: keys, idColumn: "\(alias)._id", idDescending: keys.last?.descending ?? false,
+            let (sql, values) = KeysetCursor.condition(keys: keys, idColumn: idColumn, idDescending: keys.last?.descending ?? false,
                                                        after: after, firstParameter: bindings.count + 1)
             conditions.append(sql)
             bindings += values
@@ -155,7 +167,7 @@ public struct StoreReader {
         // the rowid) can deliver the order without sorting every match.
         let idDescending = keys.last?.descending ?? false
         let orderClause = (keys.map { "\($0.column)\(collation($0.type)) \($0.descending ? "DESC" : "ASC")" }
-            + ["\(alias)._id \(idDescending ? "DESC" : "ASC")"]).joined(separator: ", ")
+            + ["\(idColumn) \(idDescending ? "DESC" : "ASC")"]).joined(separator: ", ")
         // The page is chosen first, by `_id` and the sort keys only, so SQLite can answer from a covering
         // index (a declared one, or the table's scan projection: docs/storage.md) without reading titles
         // and bodies; then only the page's rows are read whole. When an index delivers the order, SQLite
@@ -164,7 +176,7 @@ public struct StoreReader {
         let table = layout.table(of: query.entity)
         let sortColumns = keys.map { ", " + $0.column }.joined()
         let fromWhereOrder = " FROM \(from) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderClause) LIMIT \(query.limit + 1)"
-        let sql = "SELECT \(alias)._id" + sortColumns + fromWhereOrder
+        let sql = "SELECT \(idColumn)" + sortColumns + fromWhereOrder
         let plan = query.explain ? try sqlite { () throws(SQLiteError) in
             try QueryPlan(explaining: sql, bindings: bindings, connection: reader.connection, entity: query.entity,
                           table: table, alias: alias, orderBy: orderBy.map(\.attribute))
@@ -173,7 +185,7 @@ public struct StoreReader {
         let found: PageItems
         let rows = layout.tableRows(for: table)
         let rowsSQL = "SELECT \(rows.selectList(alias: alias))" + sortColumns + fromWhereOrder
-        if case .model = rendering, query.include.isEmpty,
+        if case .model = rendering, query.include.isEmpty, !searchAlone,
            try sqlite({ () throws(SQLiteError) in try readsInIndexOrder(sql, rowsSQL: rowsSQL, bindings: bindings, table: table, alias: alias) }) {
             found = try sqlite { () throws(SQLiteError) in
                 try pageRows(rowsSQL, bindings: bindings, rows: rows, renderer: renderer, sortKeyCount: keys.count, limit: query.limit,
@@ -195,7 +207,7 @@ public struct StoreReader {
             }
             // Sorted by the keys alone when `_id` can order their ties here (`SortedMatches`).
             let keysOnlySQL = !keys.isEmpty && keys.allSatisfy({ SortedMatches.tiesCanBeOrderedHere($0.type) })
-                ? "SELECT \(alias)._id" + sortColumns + " FROM \(from) WHERE \(conditions.joined(separator: " AND "))"
+                ? "SELECT \(idColumn)" + sortColumns + " FROM \(from) WHERE \(conditions.joined(separator: " AND "))"
                     + " ORDER BY \(keys.map { "\($0.column) \($0.descending ? "DESC" : "ASC")" }.joined(separator: ", ")) LIMIT \(query.limit + 2)"
                 : nil
             let chosen = try sqlite { () throws(SQLiteError) -> [SortedMatch] in
