@@ -150,8 +150,8 @@ curl -sf -o /dev/null -X PUT "$models" -H "Authorization: Bearer $key" -H 'Conte
 migrate_seconds=$(awk -v a="$migrate_started" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b - a}')
 python3 -m sqlite_utils enable-fts "$su_db" articles title body --fts5 >/dev/null
 python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute("PRAGMA journal_mode=DELETE"); db.close()' "$su_db"
-echo "search indexes: cartograph's migration ${migrate_seconds}s, store $(du -m "$data/tenants/bench/news.sqlite" | cut -f1) MB; sqlite-utils database $(du -m "$su_db" | cut -f1) MB"
-words=$(python3 -c 'import sys; sys.path.insert(0, "bench/ingest"); import generate; print(" ".join(generate.COMMON_WORDS.split()[40:80]))')
+echo "search indexes: cartograph's migration ${migrate_seconds}s, store with its log $(du -cm "$data/tenants/bench/news.sqlite"* | tail -1 | cut -f1) MB; sqlite-utils database $(du -m "$su_db" | cut -f1) MB"
+words=$(python3 -c 'import sys; sys.path.insert(0, "bench/ingest"); import generate; print(" ".join(generate.COMMON_WORDS[40:80]))')
 {
   echo '-- GET <prefix><one of 40 words><suffix>, a different deterministic sequence per thread.'
   echo "local words = {}"
