@@ -223,6 +223,39 @@ struct SearchTests {
         #expect([200, 400].contains(nul.status), "\(nul.text)")
     }
 
+    @Test func R_Q6_aSubEntitysSearchCoversItsOwnObjectsAndItsInheritedAndOwnSearchableAttributes() throws {
+        // Post (title searchable) and its sub-entity Story (body searchable) share one table and one index.
+        let model: JSONValue = ["entities": [
+            ["name": "Post", "userInfo": ["identityAttributes": "id"],
+             "attributes": [["name": "id", "type": "integer64"], ["name": "title", "type": "string", "searchable": true]]],
+            ["name": "Story", "parent": "Post", "attributes": [["name": "body", "type": "string", "searchable": true]]],
+        ]]
+        let mappings: [String: JSONValue] = ["posts": ["entity": "Post", "attributes": ["id", "title"]],
+                                             "stories": ["entity": "Story", "attributes": ["id", "title", "body"]]]
+        try ModelAPI.with(model: model, mappings: mappings) { api in
+            try api.map("posts", [["id": 1, "title": "fox"], ["id": 2, "title": "dog"]])
+            try api.map("stories", [["id": 3, "title": "fox and fox", "body": "a fox"], ["id": 4, "title": "cat", "body": "fox"],
+                                    ["id": 5, "title": "cat", "body": "dog"], ["id": 6, "title": "fox", "body": "fox den"]])
+            func ids(_ entity: String, _ query: String) throws -> [Int] {
+                var ids: [Int] = [], cursor: String?
+                repeat {
+                    let page = try api.get("entities/\(entity)/objects?\(query)&limit=1"
+                                           + (cursor.map { "&cursor=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0)" } ?? ""))
+                    ids += page["items"]?.arrayValue?.compactMap { $0["id"]?.numberValue?.int64Value.map(Int.init) } ?? []
+                    cursor = page["next"]?.stringValue
+                } while cursor != nil && ids.count < 20
+                return ids
+            }
+            // The parent finds every fox (from the index alone: it has the table to itself); the sub-entity only its
+            // own (joined to the table for its `_entity`), through its inherited title and its body, in the same order.
+            let posts = try ids("Post", "search=fox")
+            #expect(Set(posts) == [1, 3, 4, 6] && posts.count == 4, "\(posts)")
+            #expect(try ids("Story", "search=fox") == posts.filter { [3, 4, 6].contains($0) })
+            #expect(try ids("Story", "search=fox&where=title%20%3D%3D%20%27cat%27") == [4])
+            #expect(Set(try ids("Story", "search=den%20OR%20dog")) == [5, 6])
+        }
+    }
+
     @Test func R_Q6_searchOnAnEntityWithoutSearchableAttributesNamesTheCandidates() throws {
         let api = try SearchAPI()
         let response = try api.server.send("GET", api.base + "/entities/Note/objects?search=x", token: api.key)
