@@ -126,6 +126,10 @@ struct SearchTests {
         // An explicit order replaces the rank; `_rank` can be named, descending too.
         #expect(try api.pages([("search", "fox"), ("orderBy", "-views")]) == [8, 6, 5, 4, 2, 1])
         #expect(try api.pages([("search", "fox"), ("orderBy", "-_rank")]) == all.reversed())
+        // Equal ranks are ordered by `_id` (in the rank's direction), and pages split runs of them exactly.
+        try api.post([(20, "Twin", "otter", 1), (21, "Twin", "otter", 1), (22, "Twin", "otter", 1)])
+        #expect(try api.pages([("search", "otter")]) == [20, 21, 22])
+        #expect(try api.pages([("search", "otter"), ("orderBy", "-_rank")]) == [22, 21, 20])
         // Prefix, phrase, OR and NOT.
         #expect(Set(try api.ids([("search", "fox*")])) == [1, 2, 4, 5, 6, 8])
         #expect(Set(try api.ids([("search", "spider*")])) == [7])
