@@ -3,7 +3,8 @@
 #   1. JSON reader MB/s vs Foundation's JSONSerialization (cartograph-bench, release).
 #   2. HTTP: wrk -t2 -c64 against cartograph and against a minimal C libmicrohttpd server serving the
 #      same bytes, for GET /healthz and an authenticated GET /v1/tenants/{t}.
-#   3. The store section: bench/store.sh (STORE_OBJECTS, default 1000000); 3b. queries: bench/query.sh.
+#   3. The store section: bench/store.sh (STORE_OBJECTS, default 1000000); 3b. queries: bench/query.sh;
+#      3c. the to-many filter: bench/tomany.sh.
 #   4. Ingestion: bench/ingest.sh.  4b. The workload matrix (five shapes of API data): bench/matrix.sh.
 #   5. Connections: bench/connect.sh.
 #   6. Noisy neighbour: bench/tenants.sh.
@@ -71,6 +72,7 @@ done | tee "$out/http.txt"
 kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true
 echo; SCRATCH=.build bench/store.sh
 echo; bench/query.sh           # 3b. the filtered list over the ingestion articles: cartograph vs Datasette on sqlite-utils' database
+echo; bench/tomany.sh          # 3c. "open, labelled L, newest first" over issues: ANY through a to-many vs Datasette's SQL
 echo; bench/ingest.sh          # 4. ingestion: cartograph vs C (simdjson+SQLite) vs sqlite-utils; INGEST_FULL=1 adds 1M
 echo; bench/matrix.sh          # 4b. the workload matrix: shapes a-e, rates and server CPU/object vs sqlite-utils (and C on a, b)
 echo; bench/connect.sh         # 5. connections: plain vs connected (users first, late binding) at 10k and 100k projects

@@ -656,7 +656,8 @@ extension HostileSweep {
 extension HostileSweep {
     /// The query parameters each route reads (openapi.yaml); every route also gets an unknown one.
     static let queryParameters: [String: [String]] = [
-        "GET /v1/tenants/{tenant}/models/{model}/entities/{entity}/objects": ["where", "orderBy", "limit", "cursor", "include", "shape", "count"],
+        "GET /v1/tenants/{tenant}/models/{model}/entities/{entity}/objects": ["where", "orderBy", "limit", "cursor", "include", "shape", "count",
+                                                                              "facets", "facetLimit"],
         "GET /v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}": ["include", "shape"],
         "DELETE /v1/tenants/{tenant}/models/{model}/entities/{entity}/objects": ["where"],
         "GET /v1/tenants/{tenant}/models/{model}/changes": ["since", "limit", "wait"],
@@ -667,7 +668,10 @@ extension HostileSweep {
     ]
 
     /// The members of a `POST …/query` body.
-    static let queryMembers = ["where", "orderBy", "include", "cursor", "shape", "limit", "count", "arguments"]
+    static let queryMembers = ["where", "orderBy", "include", "cursor", "shape", "limit", "count", "arguments", "facets", "facetLimit"]
+
+    /// The members of a `POST …/aggregate` body.
+    static let aggregateMembers = ["where", "arguments", "groupBy", "aggregates", "orderBy", "limit"]
 
     /// A request to `route` that would succeed (or fail for its own reasons) with alpha's own names,
     /// `parameter` replaced by `value` when given. A DELETE aims at a name that does not exist, so the
@@ -696,6 +700,7 @@ extension HostileSweep {
         case ("POST", let template) where template.hasSuffix("/mappings/{mapping}/payloads"): ["items": [["code": "a1", "note": "alpha", "rank": 1]]]
         case ("POST", let template) where template.hasSuffix("/entities/{entity}/payloads"): [["code": "a1", "note": "alpha", "rank": 1]]
         case ("POST", let template) where template.hasSuffix("/query"): .object(JSONObject())
+        case ("POST", let template) where template.hasSuffix("/aggregate"): ["aggregates": ["n": "count"]]
         case ("POST", let template) where template.hasSuffix("/replay"): ["from": 1, "to": 1]
         // Refused (a loopback URL, no secret): the sweep registers no webhook that would send anything.
         case ("PUT", let template) where template.hasSuffix("/webhooks/{webhook}"): ["url": "https://127.0.0.1/x", "models": [["name": "vault"]]]
@@ -735,13 +740,15 @@ extension HostileSweep {
                      "parameter named \(what)")
             }
         }
-        let query = Self.alphaVault + "/entities/Item/query"
-        for value in HostileStrings.all {
-            let h = JSONValue.string(value)
-            for member in Self.queryMembers {
-                for body: JSONValue in [.object(JSONObject([(member, h)])), .object(JSONObject([(member, [h])])),
-                                        .object(JSONObject([(member, .object(JSONObject([(value, h)]))), ("where", "note == $c")]))] {
-                    send("POST", query, json: body, token: alphaKey, "query \(member) \(String(reflecting: value).prefix(60))")
+        for (route, members) in [("query", Self.queryMembers), ("aggregate", Self.aggregateMembers)] {
+            let path = Self.alphaVault + "/entities/Item/" + route
+            for value in HostileStrings.all {
+                let h = JSONValue.string(value)
+                for member in members {
+                    for body: JSONValue in [.object(JSONObject([(member, h)])), .object(JSONObject([(member, [h])])),
+                                            .object(JSONObject([(member, .object(JSONObject([(value, h)]))), ("where", "note == $c")]))] {
+                        send("POST", path, json: body, token: alphaKey, "\(route) \(member) \(String(reflecting: value).prefix(60))")
+                    }
                 }
             }
         }

@@ -61,6 +61,56 @@ struct QueryPlanTests {
         }
     }
 
+    /// Issues with labels through a join table: the commonest filter of issue-tracker data.
+    static let issuesModel: JSONValue = ["entities": [
+        ["name": "Issue", "userInfo": ["identityAttributes": "id"],
+         "attributes": [["name": "id", "type": "integer64"], ["name": "state", "type": "string"], ["name": "updatedAt", "type": "integer64"]],
+         "relationships": [["name": "labels", "destination": "Label", "toMany": true, "inverse": "issues"]]],
+        ["name": "Label", "userInfo": ["identityAttributes": "name"],
+         "attributes": [["name": "name", "type": "string"]],
+         "relationships": [["name": "issues", "destination": "Issue", "toMany": true, "inverse": "labels"]]],
+    ]]
+
+    @Test func R_Q2_R_Q5_anyOverAToManyWithAnEqualityIsASemiJoinFromTheDestinationsAndThePlanSaysSo() throws {
+        let mapping: JSONValue = ["entity": "Issue", "attributes": ["id": "id", "state": "state", "updatedAt": "updatedAt"],
+                                  "relationships": [["from": "labels", "to": "labels", "mapping": ["entity": "Label", "attributes": ["name": "name"]]]]]
+        try ModelAPI.with(model: Self.issuesModel, mappings: ["issues": mapping]) { api in
+            let names = ["bug", "docs", "ui", "perf"]
+            let payload: JSONValue = .array((1...200).map { n in
+                ["id": .number(JSONNumber(n)), "state": .string(n % 3 == 0 ? "closed" : "open"), "updatedAt": .number(JSONNumber(n * 37 % 1000)),
+                 "labels": .array((0..<(n % 3)).map { ["name": .string(names[(n + $0) % names.count])] })]
+            })
+            try api.map("issues", payload)
+            func id(_ object: JSONValue) -> Int64? { object["id"]?.numberValue?.int64Value }
+            func ids(_ predicate: String) throws -> (ids: [Int64], plan: JSONValue?) {
+                let query = try api.client.sendJSON("POST", api.base + "/entities/Issue/query",
+                                                    ["where": .string(predicate), "orderBy": ["-updatedAt"], "limit": 500, "explain": true], token: api.key).json()
+                return ((query["items"]?.arrayValue ?? []).compactMap(id), query["plan"])
+            }
+            // What the payload says, computed here: open, labelled bug, newest first.
+            let issues = payload.arrayValue ?? []
+            let labelledBug = Set(issues.filter { $0["labels"]?.arrayValue?.contains { $0["name"] == "bug" } == true }.compactMap(id))
+            let expected = issues.filter { $0["state"] == "open" && labelledBug.contains(id($0) ?? 0) }
+                .sorted { ($0["updatedAt"]?.numberValue?.int64Value ?? 0) > ($1["updatedAt"]?.numberValue?.int64Value ?? 0) }.compactMap(id)
+            let any = try ids("state == 'open' AND ANY labels.name == 'bug'")
+            #expect(!expected.isEmpty)
+            #expect(any.ids == expected)
+            let steps = any.plan?["steps"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            #expect(steps.contains { $0.hasPrefix("LIST SUBQUERY") }, "the labelled issues are found once: \(steps)")
+            #expect(!steps.contains { $0.hasPrefix("CORRELATED") }, "no subquery per issue: \(steps)")
+            #expect(any.plan?["summary"]?.stringValue?.contains("relationship condition") == true)
+
+            // NONE is the complement, the issues without labels included.
+            let none = try ids("NONE labels.name == 'bug'")
+            #expect(Set(none.ids) == Set(issues.compactMap(id)).subtracting(labelledBug))
+            #expect(none.ids.contains(3), "issue 3 has no labels")
+            // A condition that reads the issue itself stays a subquery per issue, and still answers right.
+            let correlated = try ids("ANY labels.name == state")
+            #expect(correlated.ids.isEmpty)
+            #expect(correlated.plan?["steps"]?.arrayValue?.contains { $0.stringValue?.hasPrefix("CORRELATED") == true } == true)
+        }
+    }
+
     @Test func R_M7_anIndexOnARelationshipOrAnUnknownAttributeIs422WithAPointer() throws {
         try ModelAPI.with(model: articlesModel(indexed: false)) { api in
             let response = try api.client.sendJSON("PUT", api.base, articlesModel(indexed: false, fetchIndexes: [["name": "x", "elements": ["nope"]]]), token: api.key)

@@ -139,6 +139,13 @@ struct SearchTests {
         #expect(Set(try api.ids([("search", "fox -sleeps -cat")])) == [1, 4, 8])
         // The count is of every match, and the POST query takes `search` too.
         #expect(try api.list([("search", "fox"), ("count", "true"), ("limit", "1")]).json()["total"]?.numberValue?.int64Value == 6)
+        // Facets (R-Q8) count over the search's matches, not the whole entity: views of 10, 20, 40, 50, 60, 80 once each.
+        let faceted = try api.list([("search", "fox"), ("facets", "views"), ("facetLimit", "100"), ("limit", "1")]).json()
+        let counted = faceted["facets"]?["views"]?["values"]?.arrayValue?.compactMap { value -> Int? in
+            guard value["count"]?.numberValue?.int64Value == 1 else { return nil }
+            return value["value"]?.numberValue?.int64Value.map(Int.init)
+        } ?? []
+        #expect(Set(counted) == [10, 20, 40, 50, 60, 80] && counted.count == 6, "\(faceted)")
         // explain names the full-text index and advises no index on the rank.
         let summary = try api.list([("search", "fox"), ("explain", "true")]).json()["plan"]?["summary"]?.stringValue ?? ""
         #expect(summary.contains("full-text index") && !summary.contains("_rank"), "\(summary)")

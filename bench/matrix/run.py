@@ -292,6 +292,11 @@ def main():
                 emit("(shape %s: no C reference binary was given; first/C not measured)" % name)
             summaries.append(report(shape, cg, su, c, emit))
             emit(summaries[-1])
+            # What the shape's tables cost whoever writes them (shape d: see its tables.py).
+            tables = os.path.join(shape.dir, "tables.py")
+            if os.path.exists(tables):
+                for line in subprocess.run([sys.executable, tables, shape.data], check=True, capture_output=True, text=True).stdout.splitlines():
+                    emit(line)
             shutil.rmtree(shape.data, ignore_errors=True)
         except (BenchError, subprocess.SubprocessError, OSError, ValueError, KeyError) as e:
             summaries.append("SUMMARY shape=%s FAILED: %s" % (name, str(e).replace("\n", " ")[:1500]))

@@ -51,7 +51,8 @@ struct ModelRoutes: Sendable {
             return .noContent
         },
         Route("GET", Self.entity + "/objects", access: .tenant(.read),
-              query: ["where", "search", "orderBy", "limit", "cursor", "include", "shape", "fields", "count", "explain", "mapping"]) { context in
+              query: ["where", "search", "orderBy", "limit", "cursor", "include", "shape", "fields", "count", "explain", "mapping", "facets",
+                      "facetLimit"]) { context in
             let request = context.request
             var query = ObjectQuery(entity: context.parameter("entity"))
             query.predicate = request.queryValue("where")
@@ -65,6 +66,8 @@ struct ModelRoutes: Sendable {
             query.explain = try Self.booleanQuery(context, "explain") ?? false
             query.fields = try Self.fieldList(request.queryValue("fields"))
             query.mapping = request.queryValue("mapping")
+            query.facets = request.queryValue("facets").map { $0.split(separator: ",").map(String.init) } ?? []
+            query.facetLimit = try Self.integerQuery(context, "facetLimit") ?? query.facetLimit
             return try page(context, query)
         },
         Route("POST", Self.entity + "/query", access: .tenant(.read), body: .json) { context in
@@ -74,10 +77,7 @@ struct ModelRoutes: Sendable {
             var query = ObjectQuery(entity: context.parameter("entity"))
             query.predicate = try Self.optionalString(body, "where")
             query.search = try Self.optionalString(body, "search")
-            query.arguments = try body["arguments"].map { value throws(CartographError) in
-                guard case .object(let arguments) = value else { throw Self.invalid("/arguments", "expected an object of $variable values") }
-                return Dictionary(arguments.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
-            } ?? [:]
+            query.arguments = try Self.arguments(body)
             query.orderBy = try Self.orderBy(try Self.stringList(body, "orderBy"))
             if let limit = body["limit"] {
                 guard let value = limit.numberValue?.int64Value else { throw Self.invalid("/limit", "expected an integer") }
@@ -90,7 +90,18 @@ struct ModelRoutes: Sendable {
             query.explain = try Self.optionalBool(body, "explain") ?? false
             if body["fields"] != nil { query.fields = try Self.fieldList(try Self.stringList(body, "fields")) }
             query.mapping = try Self.optionalString(body, "mapping")
+            query.facets = try Self.stringList(body, "facets")
+            if let facetLimit = body["facetLimit"] {
+                guard let value = facetLimit.numberValue?.int64Value else { throw Self.invalid("/facetLimit", "expected an integer") }
+                query.facetLimit = Int(clamping: value)
+            }
             return try page(context, query)
+        },
+        Route("POST", Self.entity + "/aggregate", access: .tenant(.read), body: .json) { context in
+            let query = try Self.aggregateQuery(try context.jsonBody(jsonReader), entity: context.parameter("entity"))
+            let store = try lookup.existingModel(context)
+            let result = try store.read { (reader) throws(CartographError) in try reader.aggregate(query) }
+            return .json(["groups": .array(result.groups), "more": .bool(result.more)])
         },
         Route("GET", Self.entity + "/objects/{key}", access: .tenant(.read), query: ["include", "shape", "fields", "mapping"]) { context in
             let store = try lookup.existingModel(context)
@@ -207,6 +218,7 @@ struct ModelRoutes: Sendable {
         if let plan = page.plan { rest.append("plan", plan.json) }
         if !page.warnings.isEmpty { rest.append("warnings", .array(page.warnings.map(\.json))) }
         let items = page.snippets.map { zip(page.items, $0).map { Self.adding(snippet: $1, to: $0) } } ?? page.items
+        if !page.facets.isEmpty { rest.append("facets", .object(JSONObject(page.facets.map { ($0.keyPath, $0.json) }))) }
         var body: [UInt8] = []
         body.reserveCapacity(items.reduce(64) { $0 + $1.bytes.count + 1 })
         JSONWriter.writeObject(first: ("items", items), rest: rest, into: &body)
@@ -323,6 +335,14 @@ struct ModelRoutes: Sendable {
     }
 
     /// A malformed query or body value; `message` may quote it.
+    /// A query body's `$variable` values (`"arguments"`).
+    static func arguments(_ body: JSONObject) throws(CartographError) -> [String: JSONValue] {
+        try body["arguments"].map { value throws(CartographError) in
+            guard case .object(let arguments) = value else { throw Self.invalid("/arguments", "expected an object of $variable values") }
+            return Dictionary(arguments.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+        } ?? [:]
+    }
+
     static func invalid(_ pointer: String, _ message: String) -> CartographError {
         CartographError(.badRequest, "Invalid request: \(pointer.dropFirst()) \(message).", errors: [.init(pointer: pointer, message: message)])
             .quotingRequestValues()

@@ -141,14 +141,32 @@ public struct RelationshipMapping: Sendable, Equatable {
     /// How the new value combines with the existing one (R-P6).
     public var assignmentPolicy: AssignmentPolicy
     /// The mapping of the nested representation; its entity is the relationship's destination or a sub-entity.
-    public var mapping: EntityMapping
+    public var mapping: EntityMapping {
+        get { nested.mapping }
+        set { nested = NestedMapping(newValue) }
+    }
+    /// Held boxed: relationship mappings are copied wherever a payload's objects are walked (each node
+    /// keeps its assignments with theirs), and an `EntityMapping` held inline would retain every one of
+    /// its parts on each copy. The box is immutable, so a copy shares it and a change replaces it.
+    private var nested: NestedMapping
 
     /// Maps the representation at `source` (nil: the enclosing one) with `mapping` into `relationship`.
     public init(source: SourceKeyPath?, relationship: String, assignmentPolicy: AssignmentPolicy = .set, mapping: EntityMapping) {
         self.source = source
         self.relationship = relationship
         self.assignmentPolicy = assignmentPolicy
-        self.mapping = mapping
+        nested = NestedMapping(mapping)
+    }
+
+    public static func == (left: RelationshipMapping, right: RelationshipMapping) -> Bool {
+        left.source == right.source && left.relationship == right.relationship && left.assignmentPolicy == right.assignmentPolicy
+            && (left.nested === right.nested || left.nested.mapping == right.nested.mapping)
+    }
+
+    /// See `nested`.
+    private final class NestedMapping: Sendable {
+        let mapping: EntityMapping
+        init(_ mapping: EntityMapping) { self.mapping = mapping }
     }
 }
 

@@ -137,6 +137,7 @@ extension MappingEngine {
         })
         let nested = !mapping.relationships.isEmpty || mapping.dynamic != nil || mapping.dictionaryTransformer != nil || !targets.isEmpty
         var run = MappingRun(engine: self, root: .null, metadata: metadata)
+        let identitySources = run.identitySources(of: mapping)
         // The identities of top-level objects met in earlier chunks and in this one (copies within a chunk
         // are merged by its run); with relationship mappings, the nested objects with their content
         // (`unshareable` when no copy may stand for another), and those named alike in several chunks.
@@ -246,7 +247,7 @@ extension MappingEngine {
                     } catch {
                         chunkable = false
                     }
-                } else if let hash = run.identityHash(of: element, mapping: mapping) {
+                } else if let hash = run.identityHash(of: element, sources: identitySources) {
                     topHere.insert(hash)
                 }
             default: chunkable = false  // a bare identity value (R-P5)

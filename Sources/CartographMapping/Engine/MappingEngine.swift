@@ -429,6 +429,9 @@ final class MappingReference {
     let isAbstract: Bool
     /// The references of the relationship mappings' own mappings, by index, as first met.
     var destinations: [Destination]
+    /// The lookup group (`MappingRun.identificationGroup`) of objects identified in the mapping's own
+    /// entity's hierarchy: built once, not for every object identified.
+    private(set) lazy var identificationGroup = MappingRun.identificationGroup(entity: mapping.entity, mapping: mapping)
 
     /// What reading a relationship mapping's destinations starts from.
     enum Destination {

@@ -184,21 +184,52 @@ struct MappingRun {
         try read(selected, mapping: mapping, current: try currentObjects(among: selected, mapping: mapping, in: lookup))
     }
 
-    /// A hash of the identity a top-level object representation has with `mapping` (a flat one: see
-    /// `MappingEngine.streamingPlan`), nil when it has none (no identification attributes, or a value
-    /// missing or with a problem: such a representation is never merged with another).
-    mutating func identityHash(of representation: JSONValue, mapping base: EntityMapping) -> Int? {
-        let mapping = resolved(base)
-        let names = mapping.resolvedIdentificationAttributes
-        guard !names.isEmpty else { return nil }
+    /// A hash of the identity a top-level object representation has with a flat mapping (see
+    /// `MappingEngine.streamingPlan`), read through `sources` (`identitySources`, found once for the
+    /// payload); nil when it has none (no identification attributes, or a value missing or with a
+    /// problem: such a representation is never merged with another).
+    func identityHash(of representation: JSONValue, sources: IdentitySources) -> Int? {
+        guard sources.count > 0 else { return nil }
+        var slots = [AttributeValue?](repeating: nil, count: sources.count)
         var errors: [CartographError.Detail] = []
-        let values = mappedValues(of: Set(names), mapping: mapping, in: representation, parent: .null, pointer: "", errors: &errors)
+        var typeDrift: [ValueTypeDrift] = []
+        for source in sources.attributes {
+            guard let slot = source.slot, case .some(.some(let value)) = mappedValue(source.mapping, type: source.type, in: representation, parent: .null,
+                                                                                      pointer: "", errors: &errors, typeDrift: &typeDrift) else { continue }
+            slots[slot] = value
+        }
         var hasher = Hasher()
-        for name in names {
-            guard case .some(.some(let value)) = values[name] else { return nil }
+        for slot in slots {
+            guard let value = slot else { return nil }
             hasher.combine(value)
         }
         return hasher.finalize()
+    }
+
+    /// The attribute mappings of `mapping` that give an identification value (its slot in the identity)
+    /// or the value of `modification`, in mapping order: as when a representation is read, a later mapping
+    /// of one attribute wins where its source is present.
+    func identitySources(of mapping: EntityMapping, modification: String? = nil) -> IdentitySources {
+        let names = mapping.resolvedIdentificationAttributes
+        let attributes = mapping.attributes.compactMap { (attributeMapping) -> IdentitySources.Source? in
+            let slot = names.firstIndex(of: attributeMapping.attribute), isModification = attributeMapping.attribute == modification
+            guard slot != nil || isModification else { return nil }
+            return .init(mapping: attributeMapping, type: tables.attributeType(attributeMapping.attribute, of: mapping.entity), slot: slot, isModification: isModification)
+        }
+        return IdentitySources(attributes: attributes, count: names.count)
+    }
+
+    /// See `identitySources`.
+    struct IdentitySources {
+        struct Source {
+            let mapping: AttributeMapping
+            let type: AttributeType?
+            let slot: Int?
+            let isModification: Bool
+        }
+        let attributes: [Source]
+        /// The number of identification attributes.
+        let count: Int
     }
 
     /// A hash of a node's root entity and identity, nil without one (such a node is never merged):
@@ -291,13 +322,7 @@ struct MappingRun {
         guard readsAhead, let store = lookup else { return current }
         let mapping = resolved(base)
         guard let (identityNames, modification) = mapping.readAheadAttributes else { return current }
-        // The attribute mappings that give an identification value (its slot) or the modification value, in
-        // mapping order: as in `mappedValues`, a later mapping of one attribute wins where its source is present.
-        let sources = mapping.attributes.compactMap { (attributeMapping) -> (mapping: AttributeMapping, type: AttributeType?, slot: Int?, isModification: Bool)? in
-            let slot = identityNames.firstIndex(of: attributeMapping.attribute), isModification = attributeMapping.attribute == modification
-            let type = tables.attributeType(attributeMapping.attribute, of: mapping.entity)
-            return slot != nil || isModification ? (attributeMapping, type, slot, isModification) : nil
-        }
+        let sources = identitySources(of: mapping, modification: modification).attributes
         var candidates: [(index: Int, identity: [AttributeValue], modification: AttributeValue)] = []
         candidates.reserveCapacity(selected.count)
         var slots = [AttributeValue??](repeating: nil, count: identityNames.count)
@@ -610,21 +635,6 @@ struct MappingRun {
         if representationsRead % 256 == 0 { try RequestDeadline.check() }
     }
 
-    /// The values of the attributes named in `names` that a representation maps (see `mappedValue`).
-    private func mappedValues(of names: Set<String>, mapping: EntityMapping, in representation: JSONValue, parent: JSONValue,
-                              pointer: String, errors: inout [CartographError.Detail]) -> [String: AttributeValue?] {
-        var values = [String: AttributeValue?](minimumCapacity: names.count)
-        var typeDrift: [ValueTypeDrift] = []
-        for attributeMapping in mapping.attributes where names.contains(attributeMapping.attribute) {
-            if let value = mappedValue(attributeMapping, type: tables.attributeType(attributeMapping.attribute, of: mapping.entity), in: representation,
-                                       parent: parent, pointer: pointer,
-                                       errors: &errors, typeDrift: &typeDrift) {
-                values[attributeMapping.attribute] = .some(value)
-            }
-        }
-        return values
-    }
-
     /// One attribute mapping's value in a representation, transformed and coerced (R-P3): nil when the
     /// source is missing or the value has a problem (added to `errors`), `.some(nil)` for null. A value
     /// read from the representation without a value transformer, of another JSON type than the attribute
@@ -728,7 +738,9 @@ struct MappingRun {
         for node in nodes where !node.identified {
             guard let identity = node.identity else { continue }
             node.identified = true
-            let key = Self.identificationGroup(entity: node.identificationEntity, mapping: node.mapping)
+            let reference = node.mappingReference
+            let key = node.identificationEntity == reference.mapping.entity ? reference.identificationGroup
+                : Self.identificationGroup(entity: node.identificationEntity, mapping: reference.mapping)
             if knownAbsent[key]?.contains(identity) == true { continue }
             groups[key, default: []].append(node)
         }
@@ -742,7 +754,7 @@ struct MappingRun {
     }
 
     /// Nodes identified by one lookup: the same entity hierarchy, identification attributes and predicate.
-    private static func identificationGroup(entity: String, mapping: EntityMapping) -> String {
+    static func identificationGroup(entity: String, mapping: EntityMapping) -> String {
         "\(entity)|\(mapping.resolvedIdentificationAttributes.joined(separator: ","))|\(mapping.identificationPredicate?.format ?? "")"
     }
 

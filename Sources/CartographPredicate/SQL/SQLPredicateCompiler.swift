@@ -23,6 +23,14 @@ public struct SQLPredicate: Sendable, Equatable {
     public let whereClause: String
     /// The values of parameters `?first`…: `bindings[i]` is parameter `first + i`.
     public let bindings: [SQLBinding]
+
+    /// A compiled predicate as a caller narrows it further (a search's join and MATCH, R-Q6).
+    public init(fromClause: String, alias: String, whereClause: String, bindings: [SQLBinding]) {
+        self.fromClause = fromClause
+        self.alias = alias
+        self.whereClause = whereClause
+        self.bindings = bindings
+    }
 }
 
 extension CheckedPredicate {
@@ -70,6 +78,9 @@ private struct SQLCompiler {
     var rootEntity = ""
     /// The alias and entity of the current element inside ANY/ALL/NONE.
     var element: (alias: String, entity: String)?
+    /// How many times the root's alias was read: a quantified condition that reads none is not
+    /// correlated with the root's row (see `semiJoin`).
+    var rootReads = 0
 
     init(schema: any PredicateSQLSchema, firstParameter: Int) {
         self.schema = schema
@@ -174,6 +185,8 @@ private struct SQLCompiler {
         case .compare(let comparison):
             return try compare(comparison)
         case .quantified(let quantifier, let steps, let inner):
+            if quantifier != .all, Self.isSelective(inner), let membership = try semiJoin(quantifier, steps, inner) { return membership }
+            rootReads += 1
             let reached = try chain(from: rootAlias, entity: rootEntity, steps)
             let saved = element
             element = (reached.last, reached.lastEntity)
@@ -185,6 +198,68 @@ private struct SQLCompiler {
             case .all: return "NOT EXISTS (SELECT 1 \(from) AND ((\(condition)) IS NOT 1))"
             case .none: return "NOT EXISTS (SELECT 1 \(from) AND (\(condition)))"
             }
+        }
+    }
+
+    /// ANY or NONE as a semi-join (issue 33): the root's rows whose key is among the sources of the
+    /// destinations the condition matches, found once from the destination side (`x IN (SELECT …)`,
+    /// which SQLite evaluates once and may read the root's rows by), instead of a subquery run for
+    /// every row read (`EXISTS`). Nil when the condition reads the root's row (a correlated condition):
+    /// then the caller compiles `EXISTS`, and the values bound here are dropped.
+    /// NONE is `(x IN …) IS NOT 1`: a root with no destination, or a NULL foreign key, holds no match.
+    mutating func semiJoin(_ quantifier: Quantifier, _ steps: [RelationshipStep], _ inner: CheckedNode) throws(PredicateError) -> String? {
+        guard let first = steps.first else { return nil }
+        let boundBefore = bindings.count, rootReadsBefore = rootReads
+        let root = try table(rootEntity)
+        let destination = try table(first.destinationEntity)
+        let next = newAlias()
+        var tables = ["\(try quote(destination.name)) AS \(next)"]
+        var conditions: [String] = []
+        let outer: String, selected: String
+        switch try storage(first) {
+        case .foreignKey(let column):
+            outer = "\(rootAlias).\(try quote(column))"
+            selected = "\(next).\(try quote(destination.idColumn))"
+        case .destinationForeignKey(let column):
+            outer = "\(rootAlias).\(try quote(root.idColumn))"
+            selected = "\(next).\(try quote(column))"
+        case .joinTable(let name, let sourceColumn, let destinationColumn):
+            let link = newAlias()
+            tables.insert("\(try quote(name)) AS \(link)", at: 0)
+            conditions.append("\(next).\(try quote(destination.idColumn)) = \(link).\(try quote(destinationColumn))")
+            outer = "\(rootAlias).\(try quote(root.idColumn))"
+            selected = "\(link).\(try quote(sourceColumn))"
+        }
+        let reached = try chain(from: next, entity: first.destinationEntity, Array(steps.dropFirst()))
+        tables += reached.tables
+        conditions += reached.conditions
+        let saved = element
+        element = (reached.last, reached.lastEntity)
+        defer { element = saved }
+        let condition = try predicate(inner)
+        guard rootReads == rootReadsBefore else {
+            bindings.removeSubrange(boundBefore...)
+            return nil
+        }
+        conditions.append("(\(condition))")
+        let membership = "\(outer) IN (SELECT \(selected) FROM \(tables.joined(separator: ", ")) WHERE \(conditions.joined(separator: " AND ")))"
+        return quantifier == .any ? membership : "(\(membership)) IS NOT 1"
+    }
+
+    /// Whether a quantified condition is likely to hold for few destinations, so that finding its
+    /// sources once beats testing every row: it tests an attribute of the element for equality with a
+    /// constant, or membership in constants (alone, or as one operand of an AND).
+    static func isSelective(_ node: CheckedNode) -> Bool {
+        switch node {
+        case .compare(let comparison):
+            guard case .attribute(.element, _) = comparison.lhs else { return false }
+            switch comparison.test {
+            case .order(let op, let rhs): return op == .equalTo && rhs.isConstant && !rhs.isNilConstant
+            case .oneOf(let values): return !values.contains { $0 == nil }
+            case .between, .string: return false
+            }
+        case .and(let operands): return operands.contains(where: isSelective)
+        case .constant, .not, .or, .quantified: return false
         }
     }
 
@@ -258,8 +333,10 @@ private struct SQLCompiler {
         return options.isEmpty ? expression : "\(PredicateSQLFunctions.fold)(\(expression), \(options.rawValue))"
     }
 
-    func start(_ scope: Scope) -> (alias: String, entity: String) {
-        scope == .element ? element ?? (rootAlias, rootEntity) : (rootAlias, rootEntity)
+    mutating func start(_ scope: Scope) -> (alias: String, entity: String) {
+        if scope == .element, let element { return element }
+        rootReads += 1
+        return (rootAlias, rootEntity)
     }
 
     mutating func rowValue(_ operand: Operand) throws(PredicateError) -> String {
@@ -279,8 +356,10 @@ private struct SQLCompiler {
         case .evaluatedObject:
             return "1"
         case .count(let steps):
+            rootReads += 1
             return subquery("COUNT(*)", try chain(from: rootAlias, entity: rootEntity, steps))
         case .collectionFunction(let function, let collection, let reference, let resultType):
+            rootReads += 1
             let reached = try chain(from: rootAlias, entity: rootEntity, collection)
             let value = try attribute(reference, from: reached.last, entity: reached.lastEntity)
             let aggregate: String

@@ -30,12 +30,13 @@ public struct QueryPlan: Sendable, Equatable {
         }
         self.steps = steps
         // Index names hold no spaces (`SchemaPlan.indexes`): the name is the word after `INDEX`.
-        // A search index's step (`SCAN search VIRTUAL TABLE INDEX 0:M3`) names FTS5's plan, not an index.
-        indexes = steps.filter { !$0.contains(" VIRTUAL TABLE ") }.compactMap { step in
+        func index(of step: String) -> String? {
             let words = step.split(separator: " ")
             guard let position = words.firstIndex(of: "INDEX"), position + 1 < words.count else { return nil }
             return String(words[position + 1])
         }
+        // A search index's step (`SCAN search VIRTUAL TABLE INDEX 0:M3`) names FTS5's plan, not an index.
+        indexes = steps.filter { !$0.contains(" VIRTUAL TABLE ") }.compactMap(index(of:))
         let tableSteps = steps.filter { $0.hasPrefix("SCAN \(table)") || $0.hasPrefix("SEARCH \(table)") }
         // Reading the whole scan projection (`SchemaPlan.scanProjection`) is still a full scan: narrower than
         // the rows, but every object's entry.
@@ -51,8 +52,16 @@ public struct QueryPlan: Sendable, Equatable {
             words.append("reads every \(entity) row's numbers, dates and keys from the table's scan projection (a full scan that leaves text out)")
         } else if fullScan {
             words.append("reads every \(entity) row (full scan)")
-        } else if let index = indexes.first {
-            words.append(tableSteps.first?.hasPrefix("SCAN") == true ? "reads \(entity) in the order of index \(index)" : "finds \(entity) rows through index \(index)")
+        } else if let step = tableSteps.first, step.hasPrefix("SEARCH \(table) USING INTEGER PRIMARY KEY") {
+            words.append("finds \(entity) rows by _id from the matches of a relationship condition (ANY, NONE), found once from its destinations' side")
+        } else if let step = tableSteps.first, let index = index(of: step) {
+            words.append(step.hasPrefix("SCAN") ? "reads \(entity) in the order of index \(index)" : "finds \(entity) rows through index \(index)")
+        }
+        // ANY/NONE/ALL compiled as EXISTS, or a semi-join that only filters: how the relationship is read.
+        if steps.contains(where: { $0.hasPrefix("CORRELATED SCALAR SUBQUERY") }) {
+            words.append("runs a relationship condition's subquery for every row it reads")
+        } else if steps.contains(where: { $0.hasPrefix("LIST SUBQUERY") }), fullScan {
+            words.append("tests each row against a relationship condition's matches, found once")
         }
         if sortsEveryMatch {
             words.append("sorts every match before taking the page")

@@ -52,6 +52,14 @@ struct SearchMatch {
 
     var binding: SQLiteValue { .text(query.fts5) }
 
+    /// `compiled` narrowed to the search's matches: its table joined to the index, the MATCH added to its
+    /// condition, the search bound after its values. A page, its count and its facets (R-Q8) read this.
+    func narrowing(_ compiled: SQLPredicate) -> SQLPredicate {
+        SQLPredicate(fromClause: "\(compiled.fromClause) JOIN \(table) ON \(Self.rowidColumn) = \(compiled.alias).\(StoreLayout.idColumn)",
+                     alias: compiled.alias, whereClause: "\(compiled.whereClause) AND \(condition(parameter: compiled.bindings.count + 1))",
+                     bindings: compiled.bindings + [.text(query.fts5)])
+    }
+
     /// The excerpt of each of `ids` around what the search matched, its matches between `<mark>` and
     /// `</mark>` (from the column that matched best), by `_id`.
     func snippets(of ids: [Int64], connection: SQLiteConnection) throws(SQLiteError) -> [Int64: String] {

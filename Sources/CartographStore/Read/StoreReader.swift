@@ -43,6 +43,10 @@ public struct ObjectQuery: Sendable {
     /// The `orderBy` key of a search's rank, and the `fields` name of its excerpt (R-Q6).
     public static let rankKey = SearchMatch.rankKey
     public static let snippetField = SearchMatch.snippetField
+    /// Key paths whose commonest values are counted over the whole filtered set (R-Q8), and how many
+    /// values each lists.
+    public var facets: [String] = []
+    public var facetLimit = 10
 
     public init(entity: String, predicate: String? = nil, arguments: [String: JSONValue] = [:],
                 orderBy: [(attribute: String, descending: Bool)] = [], limit: Int = 50, cursor: String? = nil,
@@ -77,6 +81,8 @@ public struct ObjectPage: Sendable {
     public let fullScanRows: Int
     /// What the `where` predicate probably does not mean (a LIKE pattern with SQL's wildcards), at its offset.
     public let warnings: [CartographError.Detail]
+    /// The facets asked for, in the order asked (R-Q8).
+    public let facets: [Facet]
     /// With `fields` naming `_snippet` on a search: each item's excerpt, in the items' order (R-Q6).
     public let snippets: [String]?
 }
@@ -87,7 +93,7 @@ public struct StoreReader {
     public var model: Model { reader.model }
     var layout: StoreLayout { reader.layout }
 
-    private func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
+    func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
         do { return try body() } catch { throw CartographError.store(error, "Store read failed") }
     }
 
@@ -111,13 +117,7 @@ public struct StoreReader {
         let rendering = try rendering(of: query.entity, shape: query.shape, mapping: query.mapping)
         let checked = try Self.check(query.predicate ?? "TRUEPREDICATE", entity: query.entity, model: model, arguments: query.arguments,
                                      pointer: "/where")
-        let compiled: SQLPredicate
-        do { compiled = try checked.sql(schema: layout) } catch {
-            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)",
-                                  errors: [.init(pointer: "/where", message: error.message, offset: error.offset)], offset: error.offset,
-                                  underlying: error)
-                .quotingRequestValues()
-        }
+        let compiled = try compile(checked)
         let alias = compiled.alias
         // A search is ordered by its rank unless told otherwise, `_id` breaking ties as for any order.
         let orderBy = query.orderBy.isEmpty && search != nil ? [(attribute: SearchMatch.rankKey, descending: false)] : query.orderBy
@@ -141,19 +141,18 @@ public struct StoreReader {
         let searchAlone = query.predicate == nil && layout.coversTable(query.entity) && !keys.isEmpty
             && keys.allSatisfy { $0.column == SearchMatch.rankColumn }
         let from: String, idColumn: String
-        var conditions: [String] = [], bindings: [SQLiteValue] = []
+        var conditions: [String], bindings: [SQLiteValue]
         if let search, searchAlone {
             from = search.table
             idColumn = SearchMatch.rowidColumn
+            conditions = [search.condition(parameter: 1)]
+            bindings = [search.binding]
         } else {
-            from = compiled.fromClause + (search.map { " JOIN \($0.table) ON \(SearchMatch.rowidColumn) = \(alias)._id" } ?? "")
+            let selected = search.map { $0.narrowing(compiled) } ?? compiled
+            from = selected.fromClause
             idColumn = "\(alias)._id"
-            conditions = [compiled.whereClause]
-            bindings = compiled.bindings.map(SQLiteValue.init)
-        }
-        if let search {
-            conditions.append(search.condition(parameter: bindings.count + 1))
-            bindings.append(search.binding)
+            conditions = [selected.whereClause]
+            bindings = selected.bindings.map(SQLiteValue.init)
         }
         let matching = conditions.joined(separator: " AND "), matchingBindings = bindings
         if let cursor = query.cursor {
@@ -233,6 +232,8 @@ public struct StoreReader {
                 try reader.connection.rows(countSQL, matchingBindings).first?.first?.integerValue ?? 0
             })
         }
+        let facets = try query.facets.isEmpty ? []
+            : self.facets(query.facets, limit: query.facetLimit, entity: query.entity, compiled: search.map { $0.narrowing(compiled) } ?? compiled)
         var snippets: [String]?
         if wantsSnippets, let search {
             let byID = try sqlite { () throws(SQLiteError) in try search.snippets(of: found.ids, connection: reader.connection) }
@@ -240,7 +241,7 @@ public struct StoreReader {
         }
         let warnings = checked.source.warnings.map { CartographError.Detail(pointer: "/where", message: $0.message, offset: $0.offset) }
         return ObjectPage(items: found.items, next: next, total: total, plan: plan, fullScanRows: fullScanRows, warnings: warnings,
-                          snippets: snippets)
+                          facets: facets, snippets: snippets)
     }
 
     /// Whether the page query `sql` (ids and sort keys) reads its matches in an index's order, neither
@@ -311,13 +312,23 @@ public struct StoreReader {
     /// relationships (`publisher.name`, as NSSortDescriptor takes) a scalar subquery per step, NULL when a
     /// destination is missing, so such objects sort as nil does (R-Q3).
     private func sortKey(_ keyPath: String, entity: String, alias: String) throws(CartographError) -> (sql: String, type: AttributeType) {
+        let (sql, type) = try toOneValue(keyPath, entity: entity, alias: alias, parameter: "orderBy")
+        guard type != .binary, type != .transformable else {
+            throw CartographError(.badRequest, "Cannot order by '\(keyPath)': \(type) values have no order.")
+        }
+        return (sql, type)
+    }
+
+    /// The SQL value of an attribute, or of a key path through to-one relationships, for each object of
+    /// `entity` read through `alias` (see `sortKey`); `parameter` names the request's parameter in errors.
+    func toOneValue(_ keyPath: String, entity: String, alias: String, parameter: String) throws(CartographError) -> (sql: String, type: AttributeType) {
         func unknown(_ message: String) -> CartographError {
-            CartographError(.badRequest, "Unknown orderBy key '\(keyPath)' for entity '\(entity)': \(message).",
-                            errors: [.init(pointer: "/orderBy", message: message)])
+            CartographError(.badRequest, "Unknown \(parameter) key '\(keyPath)' for entity '\(entity)': \(message).",
+                            errors: [.init(pointer: "/\(parameter)", message: message)])
         }
         let names = keyPath.split(separator: ".").map(String.init)
         guard names.count <= Self.maximumSortKeyPathSteps + 1 else {
-            throw unknown("a sort key path crosses at most \(Self.maximumSortKeyPathSteps) relationships")
+            throw unknown("a key path crosses at most \(Self.maximumSortKeyPathSteps) relationships")
         }
         var current = entity
         // The `_id` of the object reached so far; the root's own columns are read through its alias.
@@ -334,7 +345,7 @@ public struct StoreReader {
                 throw unknown("'\(current)' has no relationship '\(name)'"
                     + NameSuggestion.hint(for: name, among: model.allRelationships(of: current).map(\.name), kind: "its relationships"))
             }
-            guard !relationship.toMany else { throw unknown("'\(name)' is a to-many relationship; a sort key path goes through to-one relationships") }
+            guard !relationship.toMany else { throw unknown("'\(name)' is a to-many relationship; this key path goes through to-one relationships") }
             switch layout.storage(of: name, entity: current) {
             case .foreignKey(_, let fk)?:
                 currentID = column(fk, in: current)
@@ -351,9 +362,6 @@ public struct StoreReader {
         guard let attribute = model.attribute(last, of: current), let attributeColumn = layout.column(ofAttribute: last, entity: current) else {
             let hint = NameSuggestion.hint(for: last, among: model.allAttributes(of: current).map(\.name), kind: "its attributes")
             throw unknown((names.count == 1 ? "unknown attribute '\(last)'" : "'\(current)' has no attribute '\(last)'") + hint)
-        }
-        guard attribute.type != .binary, attribute.type != .transformable else {
-            throw CartographError(.badRequest, "Cannot order by '\(keyPath)': \(attribute.type) values have no order.")
         }
         return (column(attributeColumn, in: current), attribute.type)
     }
@@ -403,6 +411,21 @@ public struct StoreReader {
     }
 
     /// Parses and checks a predicate; errors become 400s carrying the offset and `pointer`.
+    /// A checked `where` compiled for this store's tables (a 400 at `/where` when it cannot be).
+    func compile(_ checked: CheckedPredicate) throws(CartographError) -> SQLPredicate {
+        do { return try checked.sql(schema: layout) } catch {
+            throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)",
+                                  errors: [.init(pointer: "/where", message: error.message, offset: error.offset)], offset: error.offset,
+                                  underlying: error)
+                .quotingRequestValues()
+        }
+    }
+
+    /// `predicate` (every object when nil) checked against `entity` and compiled.
+    func compiledWhere(_ predicate: String?, arguments: [String: JSONValue], entity: String) throws(CartographError) -> SQLPredicate {
+        try compile(try Self.check(predicate ?? "TRUEPREDICATE", entity: entity, model: model, arguments: arguments, pointer: "/where"))
+    }
+
     public static func check(_ format: String, entity: String, model: Model, arguments: [String: JSONValue] = [:],
                              pointer: String) throws(CartographError) -> CheckedPredicate {
         do {

@@ -102,6 +102,7 @@ public final class StoreTransaction {
         nextID += 1
         try sqlite { () throws(SQLiteError) in try connection.run(plan.sql, bound) }
         record(id, entity)
+        guard !toOne.isEmpty else { return id }
         let written = toOne.filter { plan.toOne.contains($0.key) }
         relationshipsWritten(of: toOne.values)
         if !written.isEmpty {
