@@ -22,14 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 QUERY_OBJECTS=${QUERY_OBJECTS:-100000}; RUNS=${RUNS:-3}; DURATION=${DURATION:-8}; SCRATCH=${SCRATCH:-.build}
 out=bench/out; mkdir -p "$out"
-SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
-command -v wrk >/dev/null || { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq wrk; }
-for module in sqlite_utils datasette; do
-  python3 -c "import $module" 2>/dev/null || python3 -m pip install -q "${module/_/-}" 2>/dev/null \
-    || python3 -m pip install -q --break-system-packages "${module/_/-}"
-done
-swift build -c release --scratch-path "$SCRATCH" --product cartograph >/dev/null
-bin=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)
+source bench/datasette-deps.sh
 
 work=$(mktemp -d)
 pids=()

@@ -246,6 +246,7 @@ public final class Application: Sendable {
             switch route.body {
             case .none: break
             case .json: try Self.requireContentType(request, accepting: ["application/json"])
+            case .payload: try Self.requireContentType(request, accepting: ["application/json", "application/x-ndjson"])
             case .modelDocument: try Self.requireContentType(request, accepting: ["application/json", "application/xml", "text/xml"])
             }
             let context = RequestContext(request: request, parameters: parameters, principal: principal, requestID: requestID, route: route)

@@ -39,7 +39,7 @@ struct MappingRoutes: Sendable {
             let store = try lookup.existingModel(context)
             return .json(try Self.registeredMapping(context.parameter("mapping"), in: store))
         },
-        Route("POST", Self.mapping + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "snapshot"],
+        Route("POST", Self.mapping + "/payloads", access: .tenant(.write), body: .payload, query: ["dryRun", "explain", "snapshot"],
               takesMappingQuery: true) { context in
             let (store, model) = try lookup.existingSchema(context)
             let name = context.parameter("mapping")
@@ -95,7 +95,7 @@ struct MappingRoutes: Sendable {
             return .json(try Self.annotationMapping(of: context.parameter("entity"), in: model).json)
         },
         // `discardInvalid` (R-P8): what `discardsInvalidObjectsOnInsert` is to a mapping document.
-        Route("POST", Self.entity + "/payloads", access: .tenant(.write), body: .json, query: ["dryRun", "explain", "discardInvalid"],
+        Route("POST", Self.entity + "/payloads", access: .tenant(.write), body: .payload, query: ["dryRun", "explain", "discardInvalid"],
               takesMappingQuery: true) { context in
             let (store, model) = try lookup.existingSchema(context)
             let entity = context.parameter("entity")
@@ -175,8 +175,9 @@ struct MappingRoutes: Sendable {
         let idempotency = idempotencyKey.map { key in
             (key, SecretHash.sha256(bytes: Array(context.request.path.utf8) + [0x0A] + context.request.body))
         }
-        let options = IngestOptions(metadata: requestMetadata(context.request), explain: explain, dryRun: dryRun, idempotency: idempotency,
+        var options = IngestOptions(metadata: requestMetadata(context.request), explain: explain, dryRun: dryRun, idempotency: idempotency,
                                     maximumObjects: maxObjectsPerPayload, quota: storageQuota(context, store: store), snapshot: snapshot)
+        if Application.mediaType(of: context.request) == "application/x-ndjson" { options.format = .ndjson }
         let body = try context.nonEmptyBody()
         let result: IngestResult
         do throws(CartographError) {

@@ -18,6 +18,8 @@ public enum Access: Sendable, Equatable {
 public enum RequestBody: Sendable, Equatable {
     case none
     case json
+    /// A payload: JSON, or newline-delimited JSON (`application/x-ndjson`, one representation a line).
+    case payload
     /// A JSON model document or a Core Data model (`application/xml`).
     case modelDocument
 }

@@ -129,6 +129,11 @@ public struct IngestOptions: Sendable {
     /// counted again, and its mapping's deleteMissing waits as a snapshot session's page's does (a payload
     /// replayed alone is not the snapshot it was part of).
     public var replaying = false
+    /// How the body is written: JSON, or newline-delimited JSON whose lines are the representations
+    /// (mapped as the array at the mapping's key path; see `NDJSONDocument`).
+    public var format = PayloadFormat.json
+
+    public enum PayloadFormat: Sendable { case json, ndjson }
 
     public init(metadata: JSONValue = .object(JSONObject()), explain: Bool = false, dryRun: Bool = false,
                 idempotency: (key: String, requestHash: [UInt8])? = nil, maximumObjects: Int = MappingEngine.defaultMaximumObjects, quota: StorageQuota? = nil,
@@ -189,6 +194,25 @@ extension ModelStore {
         }
         let (mapping, engine) = try prepared(for: model)
         if let session = options.snapshot, mapping.deleteMissing == nil { throw SnapshotSessionTables.needsDeleteMissing(session) }
+        switch options.format {
+        case .json:
+            return try ingest(body, mapping: mapping, engine: engine, source: source, model: model, reader: reader, options: options,
+                              answer: answer, progress: progress, prepared: prepared)
+        case .ndjson:
+            // Mapped (and archived) as the JSON document its lines make; what goes wrong is told by line.
+            let document = try NDJSONDocument(ndjson: body, keyPath: mapping.resolved(in: model).keyPath?.components ?? [])
+            do {
+                return try ingest(document.json, mapping: mapping, engine: engine, source: source, model: model, reader: reader, options: options,
+                                  answer: answer, progress: progress, prepared: prepared)
+            } catch {
+                throw document.locating(error)
+            }
+        }
+    }
+
+    private func ingest(_ body: [UInt8], mapping: EntityMapping, engine: MappingEngine, source: MappingSource, model: Model, reader: JSONReader,
+                        options: IngestOptions, answer: ResultWriter, progress: ((String, Int, Int) -> Void)?,
+                        prepared: (Model) throws(CartographError) -> (mapping: EntityMapping, engine: MappingEngine)) throws(CartographError) -> IngestResult {
         // R-P18: deflated here, before the write lock; recorded just before COMMIT, with the changeSeq.
         let archiving = try PayloadArchiving(body, source: source, mapping: mapping, options: options)
         // A large array of flat objects is planned for mapping in chunks from the body's bytes (bounded
@@ -205,7 +229,7 @@ extension ModelStore {
             var mappedWith = mapping
             if transaction.model.version != model.version {
                 // New objects must get the defaults of attributes a migration added (R-P4, R-M6).
-                let migrated = try prepared(for: transaction.model)
+                let migrated = try prepared(transaction.model)
                 mappedWith = migrated.mapping
                 result = try migrated.engine.map(payload, mapping: mappedWith, metadata: options.metadata, explain: options.explain,
                                                  progress: progress, into: transaction)

@@ -1,0 +1,117 @@
+// A newline-delimited JSON body (`application/x-ndjson`: one value per line) as the JSON document a
+// mapping reads: its lines become the array at the mapping's key path, so an NDJSON payload takes the
+// path a JSON payload of the same objects takes (chunked when large), and costs one copy of the body.
+// Errors found in the document are told back by line (`locating`).
+
+/// An NDJSON body rewritten as one JSON document.
+public struct NDJSONDocument: Sendable {
+    /// `{"k1": {"k2": [line, line, …]}}` for a key path `k1.k2`; `[line, …]` without one.
+    public let json: [UInt8]
+    /// Where each value's bytes start in `json`, by position in the array, with its line number (1-based)
+    /// and the whitespace before it on its line.
+    private let values: [(offset: Int, line: Int, indent: Int)]
+    /// The pointer of the array in `json` (`/k1/k2`, or empty).
+    private let arrayPointer: String
+
+    /// Rewrites `body`. A line holding only whitespace is skipped (a trailing newline, `\r\n` endings); a
+    /// line holding more or less than one value is a 400 naming it. Strings never span lines in JSON, so
+    /// a line's brackets and quotes are checked by counting them, without parsing the value.
+    public init(ndjson body: [UInt8], keyPath: [String]) throws(CartographError) {
+        var json: [UInt8] = []
+        json.reserveCapacity(body.count + 64)
+        for key in keyPath { json += Array("{\(JSONValue.string(key).jsonText):".utf8) }
+        json.append(UInt8(ascii: "["))
+        var values: [(offset: Int, line: Int, indent: Int)] = []
+        var lineStart = 0, line = 1
+        while lineStart <= body.count {
+            let end = body[lineStart...].firstIndex(of: 0x0A) ?? body.count
+            let bytes = body[lineStart..<end]
+            if let first = bytes.firstIndex(where: { !Self.isWhitespace($0) }) {
+                let last = bytes.lastIndex(where: { !Self.isWhitespace($0) }) ?? first
+                try Self.checkOneValue(body[first...last], line: line, lineStart: lineStart)
+                if !values.isEmpty { json.append(UInt8(ascii: ",")) }
+                values.append((json.count, line, first - lineStart))
+                json += body[first...last]
+            }
+            lineStart = end + 1
+            line += 1
+        }
+        json.append(UInt8(ascii: "]"))
+        json += Array(repeating: UInt8(ascii: "}"), count: keyPath.count)
+        self.json = json
+        self.values = values
+        arrayPointer = keyPath.map { "/" + JSONPointer.escape($0) }.joined()
+    }
+
+    /// `error`, found mapping `json`, told in the body's terms: a pointer into the array becomes the
+    /// pointer into its line's value (`/4/title` for `/items/4/title`, the position among the values) with
+    /// "line N: " before the message, and an offset into `json` the line and column it falls on.
+    public func locating(_ error: CartographError) -> CartographError {
+        var located = error
+        located.errors = error.errors.map { detail in
+            var detail = detail
+            if let (position, rest) = position(in: detail.pointer) {
+                detail.pointer = "/\(position)" + rest
+                detail.message = "line \(values[position].line): " + detail.message
+            }
+            if let offset = detail.offset, let place = place(of: offset) {
+                detail.message = "line \(place.line), column \(place.column): " + detail.message
+                detail.offset = nil
+            }
+            return detail
+        }
+        if let offset = error.offset, let place = place(of: offset) {
+            located.detail = "Line \(place.line), column \(place.column): " + error.detail
+            located.offset = nil
+        }
+        return located
+    }
+
+    /// The position among the values of the pointer's element of the array, and the rest of the pointer.
+    private func position(in pointer: String) -> (Int, String)? {
+        guard pointer.hasPrefix(arrayPointer + "/") else { return nil }
+        let tail = pointer.dropFirst(arrayPointer.count + 1)
+        let digits = tail.prefix { $0.isASCII && $0.isNumber }
+        guard let position = Int(digits), values.indices.contains(position) else { return nil }
+        return (position, String(tail.dropFirst(digits.count)))
+    }
+
+    /// The line and column (1-based, in bytes) of an offset into `json`.
+    private func place(of offset: Int) -> (line: Int, column: Int)? {
+        guard let index = values.lastIndex(where: { $0.offset <= offset }) else { return nil }
+        let value = values[index]
+        // The value's bytes were copied from its line without the whitespace before it; columns count from the line's start.
+        return (value.line, offset - value.offset + 1 + value.indent)
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0D
+    }
+
+    /// A 400 unless `bytes` close every bracket they open and hold no comma outside them: one value.
+    private static func checkOneValue(_ bytes: ArraySlice<UInt8>, line: Int, lineStart: Int) throws(CartographError) {
+        var depth = 0, inString = false, escaped = false
+        for (index, byte) in zip(bytes.indices, bytes) {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                if depth < 0 { throw notOneValue(line: line, column: index - lineStart + 1, "a bracket closes that no bracket opened") }
+            case UInt8(ascii: ","):
+                if depth == 0 { throw notOneValue(line: line, column: index - lineStart + 1, "a comma outside any value: one value per line") }
+            default: break
+            }
+        }
+        if inString || depth != 0 { throw notOneValue(line: line, column: bytes.endIndex - lineStart, "the value does not end on its line") }
+    }
+
+    private static func notOneValue(line: Int, column: Int, _ why: String) -> CartographError {
+        CartographError(.badRequest, "Line \(line), column \(column) of the NDJSON body: \(why).",
+                        errors: [.init(pointer: "", message: "line \(line), column \(column): \(why)")])
+    }
+}
