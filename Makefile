@@ -93,8 +93,8 @@ test-spec:
 		print(f"openapi-python-client: {len(mods)} modules import")'
 	python3 scripts/lint-deploy.py
 
-# The curl walk-throughs of the README, the two guides and docs/webhooks.md (its server allows a receiver on
-# loopback), each run verbatim against a fresh server.
+# The curl walk-throughs of the README, the two guides, docs/webhooks.md (its server allows a receiver on
+# loopback), docs/mapping.md and docs/queries.md, each run verbatim against a fresh server.
 test-walkthrough:
 	swift build --product cartograph
 	scripts/walkthrough.sh .build/debug/cartograph README.md

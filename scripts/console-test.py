@@ -240,6 +240,22 @@ def run(driver, server, out, admin_token, write_key):
     test.text_in("#objects a.sort[data-sort='name']", "▼")
     test.step("sorted-by-header")
 
+    # A searchable attribute brings a search box (R-Q6): matches by rank, the matched words marked.
+    model = call(server.url, "GET", "/v1/tenants/acme/models/comics", admin_token)
+    for entity in model["entities"]:
+        for attribute in entity["attributes"]:
+            if entity["name"] == "Character" and attribute["name"] == "name":
+                attribute["searchable"] = True
+    call(server.url, "PUT", "/v1/tenants/acme/models/comics", admin_token, model)
+    drv.refresh()
+    test.type_into("#search", "spider")
+    test.click("#apply")
+    test.text_in("#total", "1 object match.")
+    test.text_in("#objects td.snippet mark", "Spider")
+    assert "Iron Man" not in test.element("#objects").text
+    test.step("searched")
+    test.type_into("#search", "")
+
     # Sorted by name, one per page: Iron Man, then (following the cursor) Spider-Man.
     test.type_into("#where", "")
     test.type_into("#orderBy", "name")

@@ -134,6 +134,16 @@ enum CoreDataModelImporter {
         }
         attribute.append(ifPresent: "regex", xml["regularExpressionString"].map(JSONValue.string))
         attribute.append(ifPresent: "indexed", boolean(xml["indexed"]))
+        // Core Data has no full-text flag: the user-info entry `searchable` says it (R-Q6); a value that is
+        // not a yes or a no stays text, which the reader reports as not a boolean.
+        if let flag = userInfo["searchable"]?.stringValue {
+            let value: JSONValue = switch flag.lowercased() {
+            case "yes", "true", "1": true
+            case "no", "false", "0": false
+            default: .string(flag)
+            }
+            attribute.append("searchable", value)
+        }
         attribute.append("userInfo", .object(userInfo))
         return .object(attribute)
     }

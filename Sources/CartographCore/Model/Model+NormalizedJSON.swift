@@ -49,6 +49,8 @@ extension Attribute {
         ]
         for case let (key, value?) in optionalMembers { object.append(key, value) }
         object.append("indexed", .bool(indexed))
+        // Written only when true, so the normalized text of a model without search stays what it was.
+        if searchable { object.append("searchable", true) }
         object.append("userInfo", .object(userInfo))
         return .object(object)
     }

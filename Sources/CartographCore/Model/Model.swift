@@ -24,11 +24,14 @@ public struct Attribute: Sendable, Equatable {
     /// The store keeps an index on the attribute (Core Data's `indexed="YES"`), for queries that filter
     /// or sort by it.
     public var indexed: Bool = false
+    /// The store keeps a full-text index of the attribute (a string), for `search=` (R-Q6); Core Data
+    /// models say it with the user-info key `searchable`.
+    public var searchable: Bool = false
     public var userInfo: JSONObject = JSONObject()
 
     public init(name: String, type: AttributeType, optional: Bool = true, defaultValue: JSONValue? = nil,
                 minValue: JSONValue? = nil, maxValue: JSONValue? = nil, minLength: Int? = nil, maxLength: Int? = nil,
-                regex: String? = nil, indexed: Bool = false, userInfo: JSONObject = JSONObject()) {
+                regex: String? = nil, indexed: Bool = false, searchable: Bool = false, userInfo: JSONObject = JSONObject()) {
         self.name = name
         self.type = type
         self.optional = optional
@@ -39,6 +42,7 @@ public struct Attribute: Sendable, Equatable {
         self.maxLength = maxLength
         self.regex = regex
         self.indexed = indexed
+        self.searchable = searchable
         self.userInfo = userInfo
     }
 }

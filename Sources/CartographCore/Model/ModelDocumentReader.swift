@@ -20,7 +20,8 @@ struct ModelDocumentReader {
         "name", "parent", "abstract", "attributes", "relationships", "fetchIndexes", "userInfo", "identificationAttributes",
     ]
     static let attributeMembers: Set = [
-        "name", "type", "optional", "default", "minValue", "maxValue", "minLength", "maxLength", "regex", "indexed", "userInfo",
+        "name", "type", "optional", "default", "minValue", "maxValue", "minLength", "maxLength", "regex", "indexed", "searchable",
+        "userInfo",
     ]
     static let fetchIndexMembers: Set = ["name", "elements"]
     static let fetchIndexElementMembers: Set = ["attribute", "order"]
@@ -160,6 +161,10 @@ struct ModelDocumentReader {
         attribute.userInfo = userInfo(object, at: pointer)
         attribute.regex = string(object, "regex", at: pointer)
         attribute.indexed = bool(object, "indexed", at: pointer) ?? false
+        attribute.searchable = bool(object, "searchable", at: pointer) ?? false
+        if attribute.searchable, let type, type != .string {
+            problems.report(pointer.appending("searchable"), "only string attributes are searchable (a full-text index of their words); this one is \(type.rawValue)")
+        }
         attribute.minLength = count(object, "minLength", at: pointer)
         attribute.maxLength = count(object, "maxLength", at: pointer)
         attribute.defaultValue = object["default"].flatMap { $0.isNull ? nil : $0 }

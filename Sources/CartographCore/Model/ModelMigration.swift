@@ -187,6 +187,10 @@ private struct ModelDiffer {
         if old.indexed != new.indexed {
             record(.indexesChanged, entity, new.name, at: pointer.appending("indexed"), new.indexed ? "indexes \(label)" : "drops the index on \(label)")
         }
+        if old.searchable != new.searchable {
+            record(.indexesChanged, entity, new.name, at: pointer.appending("searchable"),
+                   new.searchable ? "indexes the words of \(label) for search" : "drops the full-text index of \(label)")
+        }
         guard old.type == new.type else {
             // Defaults and bounds of different types do not compare; the type change says it all.
             record(.typeChanged, entity, new.name, at: pointer.appending("type"), destructive: true,

@@ -309,11 +309,16 @@
     const entity = entityNamed(document, entityName);
     if (!entity) throw new Error(`The model has no entity ${entityName}.`);
     const { attributes, relationships } = properties(document, entity);
+    // An entity with searchable attributes gets a search box (R-Q6): matches by rank, each with its excerpt.
+    const searchable = attributes.some(a => a.searchable);
+    const searching = searchable ? query.get("search") : null;
     // A refused filter (a 400: a bad predicate or order) is shown under the form, which keeps what was typed.
     let page = null, refusal = null;
     try {
       page = await api("GET", `${entityPath(tenant, modelName, entityName)}/objects`, {
-        query: { where: query.get("where"), orderBy: query.get("orderBy"), limit: query.get("limit") || 25, cursor: query.get("cursor"), count: "true" },
+        query: { where: query.get("where"), search: searching, orderBy: query.get("orderBy"), limit: query.get("limit") || 25,
+          cursor: query.get("cursor"), count: "true",
+          fields: searching ? attributes.concat(relationships).map(p => p.name).concat("_snippet").join(",") : null },
       });
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 400) throw error;
@@ -322,14 +327,19 @@
     const where = h("input", { id: "where", name: "where", class: "wide", placeholder: "name BEGINSWITH[c] 'spider'", value: query.get("where") || "" });
     const orderBy = h("input", { id: "orderBy", name: "orderBy", placeholder: "-name", value: query.get("orderBy") || "" });
     const limit = h("input", { id: "limit", name: "limit", type: "number", min: 1, max: 1000, value: query.get("limit") || 25 });
+    const search = searchable
+      ? h("input", { id: "search", name: "search", class: "wide", placeholder: "words, \"a phrase\", prefix*, OR, -word", value: query.get("search") || "" })
+      : null;
     const form = h("form", { class: "inline", id: "filter" },
+      search ? h("label", {}, "Search", search) : null,
       h("label", {}, "Predicate (where)", where), h("label", {}, "Order by", orderBy), h("label", {}, "Page size", limit),
       h("button", { type: "submit", id: "apply", text: "Apply" }));
     form.addEventListener("submit", event => {
       event.preventDefault();
-      location.hash = link.objects(tenant, modelName, entityName, { where: where.value.trim(), orderBy: orderBy.value.trim(), limit: limit.value });
+      location.hash = link.objects(tenant, modelName, entityName,
+        { search: search ? search.value.trim() : "", where: where.value.trim(), orderBy: orderBy.value.trim(), limit: limit.value });
     });
-    const sameFilter = { where: query.get("where"), orderBy: query.get("orderBy"), limit: query.get("limit") };
+    const sameFilter = { search: searching, where: query.get("where"), orderBy: query.get("orderBy"), limit: query.get("limit") };
     const heading = h("h1", {}, h("a", { href: link.model(tenant, modelName), text: modelName }), ` / ${entityName}`);
     if (refusal) {
       show(heading, form, h("div", { id: "filter-problem" }, problemBox(refusal)));
@@ -349,7 +359,8 @@
       h("p", { id: "total", text: `${page.total} object${page.total === 1 ? "" : "s"} match.` }, " ",
         downloadButton(entityPath(tenant, modelName, entityName), entityName, sameFilter)),
       h("table", { id: "objects" },
-        h("tr", {}, h("th", { text: "Key" }), attributes.map(a => h("th", {}, sortLink(a.name))), relationships.map(r => h("th", { text: `${r.name} →` }))),
+        h("tr", {}, h("th", { text: "Key" }), attributes.map(a => h("th", {}, sortLink(a.name))), relationships.map(r => h("th", { text: `${r.name} →` })),
+          searching ? h("th", { text: "Match" }) : null),
         page.items.map(object => {
           // A sub-entity's object (listed under its parent) is keyed and opened as its own entity.
           const own = entityNamed(document, object._entity) || entity;
@@ -357,7 +368,8 @@
           return h("tr", {},
             h("td", {}, h("a", { class: "object-link", href: link.object(tenant, modelName, own.name, key), text: JSON.stringify(key) })),
             attributes.map(a => h("td", {}, cell(object[a.name]))),
-            relationships.map(r => h("td", {}, relationshipLinks(tenant, modelName, r, object[r.name]))));
+            relationships.map(r => h("td", {}, relationshipLinks(tenant, modelName, r, object[r.name]))),
+            searching ? h("td", { class: "snippet" }, snippet(object._snippet)) : null);
         })),
       h("div", { class: "pager" },
         query.get("cursor") ? h("a", { id: "first-page", href: link.objects(tenant, modelName, entityName, sameFilter), text: "← First page" }) : null,
@@ -370,7 +382,7 @@
     const button = h("button", { type: "button", id: "download-csv", text: "Download CSV" });
     button.addEventListener("click", async () => {
       status.replaceChildren("Downloading…");
-      const answer = await send("GET", withQuery(`${path}/objects`, { where: filter.where, orderBy: filter.orderBy, limit: 1000000000 }),
+      const answer = await send("GET", withQuery(`${path}/objects`, { search: filter.search, where: filter.where, orderBy: filter.orderBy, limit: 1000000000 }),
         { headers: { Accept: "text/csv" } });
       if (!answer.ok) return status.replaceChildren(problemBox(new ApiError(answer.status, answer.body)));
       const file = `${entityName}.csv`;
@@ -391,6 +403,12 @@
       else if (text[index] === "\n" && !quoted) rows++;
     }
     return rows;
+  }
+
+  // A search's excerpt (R-Q6) as text, the matched words in <mark> elements: never parsed as HTML.
+  function snippet(text) {
+    return (text || "").split(/(<mark>.*?<\/mark>)/s).map(part =>
+      part.startsWith("<mark>") && part.endsWith("</mark>") ? h("mark", { text: part.slice(6, -7) }) : part);
   }
 
   // A relationship's value (shape=model: the destination's key, an array of keys when to-many) as links.

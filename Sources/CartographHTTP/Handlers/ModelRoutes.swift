@@ -51,11 +51,13 @@ struct ModelRoutes: Sendable {
             return .noContent
         },
         Route("GET", Self.entity + "/objects", access: .tenant(.read),
-              query: ["where", "orderBy", "limit", "cursor", "include", "shape", "fields", "count", "explain", "mapping", "facets", "facetLimit"]) { context in
+              query: ["where", "search", "orderBy", "limit", "cursor", "include", "shape", "fields", "count", "explain", "mapping", "facets",
+                      "facetLimit"]) { context in
             let request = context.request
             let format = try ResponseFormat.negotiated(request.headers["accept"])
             var query = ObjectQuery(entity: context.parameter("entity"))
             query.predicate = request.queryValue("where")
+            query.search = request.queryValue("search")
             query.orderBy = try Self.orderBy(request.queryValue("orderBy").map { $0.split(separator: ",").map(String.init) } ?? [])
             query.limit = try Self.integerQuery(context, "limit") ?? 50
             query.cursor = request.queryValue("cursor")
@@ -76,6 +78,7 @@ struct ModelRoutes: Sendable {
             }
             var query = ObjectQuery(entity: context.parameter("entity"))
             query.predicate = try Self.optionalString(body, "where")
+            query.search = try Self.optionalString(body, "search")
             query.arguments = try Self.arguments(body)
             query.orderBy = try Self.orderBy(try Self.stringList(body, "orderBy"))
             if let limit = body["limit"] {
@@ -234,11 +237,22 @@ struct ModelRoutes: Sendable {
         if let total = page.total { rest.append("total", .number(JSONNumber(total))) }
         if let plan = page.plan { rest.append("plan", plan.json) }
         if !page.warnings.isEmpty { rest.append("warnings", .array(page.warnings.map(\.json))) }
+        let items = page.snippets.map { zip(page.items, $0).map { Self.adding(snippet: $1, to: $0) } } ?? page.items
         if !page.facets.isEmpty { rest.append("facets", .object(JSONObject(page.facets.map { ($0.keyPath, $0.json) }))) }
         var body: [UInt8] = []
-        body.reserveCapacity(page.items.reduce(64) { $0 + $1.bytes.count + 1 })
-        JSONWriter.writeObject(first: ("items", page.items), rest: rest, into: &body)
+        body.reserveCapacity(items.reduce(64) { $0 + $1.bytes.count + 1 })
+        JSONWriter.writeObject(first: ("items", items), rest: rest, into: &body)
         return .json(RenderedJSON(bytes: body))
+    }
+
+    /// An object of a search's page with its excerpt as its last member, `_snippet` (R-Q6): written into
+    /// the rendered object before its closing brace (an object always has members: `_id` at least).
+    static func adding(snippet: String, to item: RenderedJSON) -> RenderedJSON {
+        var bytes = item.bytes
+        guard bytes.last == UInt8(ascii: "}") else { return item }
+        bytes.removeLast()
+        bytes += Array(",\"\(ObjectQuery.snippetField)\":".utf8) + JSONValue.string(snippet).jsonBytes + [UInt8(ascii: "}")]
+        return RenderedJSON(bytes: bytes)
     }
 
     private func parseModelDocument(_ context: RequestContext, name: String) throws(CartographError) -> Model {
@@ -254,8 +268,8 @@ struct ModelRoutes: Sendable {
             let key = trimmed(raw)
             let descending = key.hasPrefix("-")
             let name = descending ? String(key.dropFirst()) : key
-            // An attribute, or a key path through to-one relationships (`publisher.name`).
-            guard name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy({ Names.isPropertyName(String($0)) }) else {
+            // An attribute, or a key path through to-one relationships (`publisher.name`), or a search's rank.
+            guard name == ObjectQuery.rankKey || name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy({ Names.isPropertyName(String($0)) }) else {
                 throw invalid("/orderBy", "'\(raw)' is not an attribute name or a key path of names joined by '.'")
             }
             return (name, descending)
@@ -271,7 +285,9 @@ struct ModelRoutes: Sendable {
         try values.map { (names) throws(CartographError) -> [String] in
             try names.map { (raw) throws(CartographError) -> String in
                 let name = trimmed(raw)
-                guard Names.isPropertyName(name) else { throw invalid("/fields", "'\(raw)' is not an attribute or relationship name") }
+                guard Names.isPropertyName(name) || name == ObjectQuery.snippetField else {
+                    throw invalid("/fields", "'\(raw)' is not an attribute or relationship name")
+                }
                 return name
             }
         }

@@ -23,6 +23,14 @@ public struct SQLPredicate: Sendable, Equatable {
     public let whereClause: String
     /// The values of parameters `?first`…: `bindings[i]` is parameter `first + i`.
     public let bindings: [SQLBinding]
+
+    /// A compiled predicate as a caller narrows it further (a search's join and MATCH, R-Q6).
+    public init(fromClause: String, alias: String, whereClause: String, bindings: [SQLBinding]) {
+        self.fromClause = fromClause
+        self.alias = alias
+        self.whereClause = whereClause
+        self.bindings = bindings
+    }
 }
 
 extension CheckedPredicate {

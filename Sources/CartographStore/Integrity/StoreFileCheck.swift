@@ -40,8 +40,9 @@ enum StoreFileCheck {
     }
 
     /// Every table and index of the file, its schema read (SQLite fails here on a damaged first page).
+    /// A virtual table (a search index, R-Q6) has no b-tree of its own (root page 0): its shadow tables are listed.
     static func trees(_ connection: SQLiteConnection) throws(SQLiteError) -> [Tree] {
-        try connection.prepare("SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('table', 'index') ORDER BY rootpage").rows()
+        try connection.prepare("SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('table', 'index') AND rootpage > 0 ORDER BY rootpage").rows()
             .map { row in
                 let name = row[1].textValue ?? ""
                 return Tree(name: name, indexedTable: row[0].textValue == "index" ? row[2].textValue ?? "" : nil)

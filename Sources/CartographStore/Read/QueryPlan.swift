@@ -35,7 +35,8 @@ public struct QueryPlan: Sendable, Equatable {
             guard let position = words.firstIndex(of: "INDEX"), position + 1 < words.count else { return nil }
             return String(words[position + 1])
         }
-        indexes = steps.compactMap(index(of:))
+        // A search index's step (`SCAN search VIRTUAL TABLE INDEX 0:M3`) names FTS5's plan, not an index.
+        indexes = steps.filter { !$0.contains(" VIRTUAL TABLE ") }.compactMap(index(of:))
         let tableSteps = steps.filter { $0.hasPrefix("SCAN \(table)") || $0.hasPrefix("SEARCH \(table)") }
         // Reading the whole scan projection (`SchemaPlan.scanProjection`) is still a full scan: narrower than
         // the rows, but every object's entry.
@@ -44,6 +45,9 @@ public struct QueryPlan: Sendable, Equatable {
         fullScan = readsProjection || tableSteps.contains { $0 == "SCAN \(table)" }
         sortsEveryMatch = steps.contains { $0.contains("TEMP B-TREE FOR ORDER BY") || $0.contains("TEMP B-TREE FOR RIGHT PART OF ORDER BY") }
         var words: [String] = []
+        if steps.contains(where: { $0.contains(" VIRTUAL TABLE ") }) {
+            words.append("finds the search's matches in the full-text index")
+        }
         if readsProjection {
             words.append("reads every \(entity) row's numbers, dates and keys from the table's scan projection (a full scan that leaves text out)")
         } else if fullScan {
@@ -65,7 +69,8 @@ public struct QueryPlan: Sendable, Equatable {
             words.append("takes the page in index order without sorting")
         }
         var summary = words.joined(separator: ", then ")
-        if let first = orderBy.first, sortsEveryMatch || fullScan {
+        // A search's rank is computed per match: no index can serve it.
+        if let first = orderBy.first, first != SearchMatch.rankKey, sortsEveryMatch || fullScan {
             summary += "; declaring \"indexed\": true on \(entity).\(first) (or a fetch index starting with it) lets SQLite read in order and stop after the page"
         }
         self.summary = summary.isEmpty ? "runs without reading \(entity) rows" : summary + "."

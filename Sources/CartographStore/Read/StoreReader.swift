@@ -36,6 +36,13 @@ public struct ObjectQuery: Sendable {
     /// With `shape=json`: the registered mapping whose inverse writes the objects; nil writes them as
     /// the model's annotations say (R-Q4).
     public var mapping: String?
+    /// Full-text search over the entity's searchable attributes (R-Q6); then the default order is the
+    /// rank (`_rank`), and `fields` may name `_snippet`.
+    public var search: String?
+
+    /// The `orderBy` key of a search's rank, and the `fields` name of its excerpt (R-Q6).
+    public static let rankKey = SearchMatch.rankKey
+    public static let snippetField = SearchMatch.snippetField
     /// Key paths whose commonest values are counted over the whole filtered set (R-Q8), and how many
     /// values each lists.
     public var facets: [String] = []
@@ -44,7 +51,7 @@ public struct ObjectQuery: Sendable {
     public init(entity: String, predicate: String? = nil, arguments: [String: JSONValue] = [:],
                 orderBy: [(attribute: String, descending: Bool)] = [], limit: Int = 50, cursor: String? = nil,
                 include: [[String]] = [], count: Bool = false, shape: ObjectShape = .model, explain: Bool = false,
-                fields: [String]? = nil, mapping: String? = nil) {
+                fields: [String]? = nil, mapping: String? = nil, search: String? = nil) {
         self.entity = entity
         self.predicate = predicate
         self.arguments = arguments
@@ -57,6 +64,7 @@ public struct ObjectQuery: Sendable {
         self.explain = explain
         self.fields = fields
         self.mapping = mapping
+        self.search = search
     }
 }
 
@@ -75,6 +83,8 @@ public struct ObjectPage: Sendable {
     public let warnings: [CartographError.Detail]
     /// The facets asked for, in the order asked (R-Q8).
     public let facets: [Facet]
+    /// With `fields` naming `_snippet` on a search: each item's excerpt, in the items' order (R-Q6).
+    public let snippets: [String]?
 }
 
 /// Read access to one snapshot of a store. Not Sendable: valid only inside `ModelStore.read`.
@@ -97,23 +107,57 @@ public struct StoreReader {
         }
         try Self.check(include: query.include, shape: query.shape)
         try validate(include: query.include, entity: query.entity)
-        let fields = try validate(fields: query.fields, entity: query.entity, shape: query.shape)
+        let search = try query.search.map { (text) throws(CartographError) in try SearchMatch(text, entity: query.entity, layout: layout) }
+        let wantsSnippets = query.fields?.contains(SearchMatch.snippetField) ?? false
+        if wantsSnippets, search == nil {
+            throw CartographError(.badRequest, "fields names _snippet, the excerpt of a search's match: add search=<terms>, or leave _snippet out.",
+                                  errors: [.init(pointer: "/fields", message: "_snippet needs search")])
+        }
+        let fields = try validate(fields: query.fields?.filter { $0 != SearchMatch.snippetField }, entity: query.entity, shape: query.shape)
         let rendering = try rendering(of: query.entity, shape: query.shape, mapping: query.mapping)
         let checked = try Self.check(query.predicate ?? "TRUEPREDICATE", entity: query.entity, model: model, arguments: query.arguments,
                                      pointer: "/where")
         let compiled = try compile(checked)
         let alias = compiled.alias
+        // A search is ordered by its rank unless told otherwise, `_id` breaking ties as for any order.
+        let orderBy = query.orderBy.isEmpty && search != nil ? [(attribute: SearchMatch.rankKey, descending: false)] : query.orderBy
         var keys: [(column: String, type: AttributeType?, descending: Bool)] = []
-        for order in query.orderBy {
-            let (expression, type) = try sortKey(order.attribute, entity: query.entity, alias: alias)
-            keys.append((expression, type, order.descending))
+        for order in orderBy {
+            guard order.attribute == SearchMatch.rankKey else {
+                let (expression, type) = try sortKey(order.attribute, entity: query.entity, alias: alias)
+                keys.append((expression, type, order.descending))
+                continue
+            }
+            guard search != nil else {
+                throw CartographError(.badRequest, "orderBy _rank orders a search's matches by relevance: add search=<terms>, or order by an attribute.",
+                                      errors: [.init(pointer: "/orderBy", message: "_rank needs search")])
+            }
+            keys.append((SearchMatch.rankColumn, .double, order.descending))
         }
-        let fingerprint = query.orderBy.map { ($0.descending ? "-" : "") + $0.attribute }.joined(separator: ",")
-        var conditions = [compiled.whereClause]
-        var bindings = compiled.bindings.map(SQLiteValue.init)
+        let fingerprint = orderBy.map { ($0.descending ? "-" : "") + $0.attribute }.joined(separator: ",")
+        // The rows the query reads: the entity's table, joined to its search index when searching. A search
+        // without `where`, ordered by its rank alone, of an entity with its table to itself reads the index
+        // alone: the table's rows are then read for the page only, not once per match (docs/storage.md "Search").
+        let searchAlone = query.predicate == nil && layout.coversTable(query.entity) && !keys.isEmpty
+            && keys.allSatisfy { $0.column == SearchMatch.rankColumn }
+        let from: String, idColumn: String
+        var conditions: [String], bindings: [SQLiteValue]
+        if let search, searchAlone {
+            from = search.table
+            idColumn = SearchMatch.rowidColumn
+            conditions = [search.condition(parameter: 1)]
+            bindings = [search.binding]
+        } else {
+            let selected = search.map { $0.narrowing(compiled) } ?? compiled
+            from = selected.fromClause
+            idColumn = "\(alias)._id"
+            conditions = [selected.whereClause]
+            bindings = selected.bindings.map(SQLiteValue.init)
+        }
+        let matching = conditions.joined(separator: " AND "), matchingBindings = bindings
         if let cursor = query.cursor {
             let after = try KeysetCursor.decode(cursor, fingerprint: fingerprint, keyCount: keys.count)
-            let (sql, values) = KeysetCursor.condition(keys: keys, idColumn: "\(alias)._id", idDescending: keys.last?.descending ?? false,
+            let (sql, values) = KeysetCursor.condition(keys: keys, idColumn: idColumn, idDescending: keys.last?.descending ?? false,
                                                        after: after, firstParameter: bindings.count + 1)
             conditions.append(sql)
             bindings += values
@@ -122,7 +166,7 @@ public struct StoreReader {
         // the rowid) can deliver the order without sorting every match.
         let idDescending = keys.last?.descending ?? false
         let orderClause = (keys.map { "\($0.column)\(collation($0.type)) \($0.descending ? "DESC" : "ASC")" }
-            + ["\(alias)._id \(idDescending ? "DESC" : "ASC")"]).joined(separator: ", ")
+            + ["\(idColumn) \(idDescending ? "DESC" : "ASC")"]).joined(separator: ", ")
         // The page is chosen first, by `_id` and the sort keys only, so SQLite can answer from a covering
         // index (a declared one, or the table's scan projection: docs/storage.md) without reading titles
         // and bodies; then only the page's rows are read whole. When an index delivers the order, SQLite
@@ -130,17 +174,17 @@ public struct StoreReader {
         // the rendered columns too, and each row is read once (`pageRows`).
         let table = layout.table(of: query.entity)
         let sortColumns = keys.map { ", " + $0.column }.joined()
-        let fromWhereOrder = " FROM \(compiled.fromClause) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderClause) LIMIT \(query.limit + 1)"
-        let sql = "SELECT \(alias)._id" + sortColumns + fromWhereOrder
+        let fromWhereOrder = " FROM \(from) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderClause) LIMIT \(query.limit + 1)"
+        let sql = "SELECT \(idColumn)" + sortColumns + fromWhereOrder
         let plan = query.explain ? try sqlite { () throws(SQLiteError) in
             try QueryPlan(explaining: sql, bindings: bindings, connection: reader.connection, entity: query.entity,
-                          table: table, alias: alias, orderBy: query.orderBy.map(\.attribute))
+                          table: table, alias: alias, orderBy: orderBy.map(\.attribute))
         } : nil
         var fullScanRows = 0
         let found: PageItems
         let rows = layout.tableRows(for: table)
         let rowsSQL = "SELECT \(rows.selectList(alias: alias))" + sortColumns + fromWhereOrder
-        if case .model = rendering, query.include.isEmpty,
+        if case .model = rendering, query.include.isEmpty, !searchAlone,
            try sqlite({ () throws(SQLiteError) in try readsInIndexOrder(sql, rowsSQL: rowsSQL, bindings: bindings, table: table, alias: alias) }) {
             found = try sqlite { () throws(SQLiteError) in
                 try pageRows(rowsSQL, bindings: bindings, rows: rows, renderer: renderer, sortKeyCount: keys.count, limit: query.limit,
@@ -162,7 +206,7 @@ public struct StoreReader {
             }
             // Sorted by the keys alone when `_id` can order their ties here (`SortedMatches`).
             let keysOnlySQL = !keys.isEmpty && keys.allSatisfy({ SortedMatches.tiesCanBeOrderedHere($0.type) })
-                ? "SELECT \(alias)._id" + sortColumns + " FROM \(compiled.fromClause) WHERE \(conditions.joined(separator: " AND "))"
+                ? "SELECT \(idColumn)" + sortColumns + " FROM \(from) WHERE \(conditions.joined(separator: " AND "))"
                     + " ORDER BY \(keys.map { "\($0.column) \($0.descending ? "DESC" : "ASC")" }.joined(separator: ", ")) LIMIT \(query.limit + 2)"
                 : nil
             let chosen = try sqlite { () throws(SQLiteError) -> [SortedMatch] in
@@ -175,7 +219,7 @@ public struct StoreReader {
             let pageIDs = chosen.prefix(query.limit).map(\.id)
             found = PageItems(items: try objects(pageIDs, table: table, rendering: rendering, include: query.include, fields: fields,
                                                  renderer: renderer),
-                              last: chosen.prefix(query.limit).last, more: chosen.count > query.limit)
+                              ids: pageIDs, last: chosen.prefix(query.limit).last, more: chosen.count > query.limit)
         }
         var next: String?
         if found.more, let last = found.last {
@@ -183,15 +227,21 @@ public struct StoreReader {
         }
         var total: Int?
         if query.count {
-            let countSQL = "SELECT count(*) FROM \(compiled.fromClause) WHERE \(compiled.whereClause)"
+            let countSQL = "SELECT count(*) FROM \(from) WHERE \(matching)"
             total = Int(try sqlite { () throws(SQLiteError) in
-                try reader.connection.rows(countSQL, compiled.bindings.map(SQLiteValue.init)).first?.first?.integerValue ?? 0
+                try reader.connection.rows(countSQL, matchingBindings).first?.first?.integerValue ?? 0
             })
         }
-        let facets = query.facets.isEmpty ? [] : try self.facets(query.facets, limit: query.facetLimit, entity: query.entity, compiled: compiled)
+        let facets = try query.facets.isEmpty ? []
+            : self.facets(query.facets, limit: query.facetLimit, entity: query.entity, compiled: search.map { $0.narrowing(compiled) } ?? compiled)
+        var snippets: [String]?
+        if wantsSnippets, let search {
+            let byID = try sqlite { () throws(SQLiteError) in try search.snippets(of: found.ids, connection: reader.connection) }
+            snippets = found.ids.map { byID[$0] ?? "" }
+        }
         let warnings = checked.source.warnings.map { CartographError.Detail(pointer: "/where", message: $0.message, offset: $0.offset) }
         return ObjectPage(items: found.items, next: next, total: total, plan: plan, fullScanRows: fullScanRows, warnings: warnings,
-                          facets: facets)
+                          facets: facets, snippets: snippets)
     }
 
     /// Whether the page query `sql` (ids and sort keys) reads its matches in an index's order, neither
@@ -216,6 +266,8 @@ public struct StoreReader {
     /// A page's objects as rendered, and what its cursor needs.
     private struct PageItems {
         let items: [RenderedJSON]
+        /// The `_id`s of `items`, in their order.
+        let ids: [Int64]
         /// The `_id` and sort values of the page's last object.
         let last: (id: Int64, sortValues: [SQLiteValue])?
         /// Whether an object follows the page.
@@ -249,7 +301,8 @@ public struct StoreReader {
             }
         }
         fullScanRows = statement.takeFullScanSteps()
-        return PageItems(items: try reader.closing(&heads, fields: fields, renderer: renderer), last: last, more: more)
+        let ids = heads.map(\.object.id)
+        return PageItems(items: try reader.closing(&heads, fields: fields, renderer: renderer), ids: ids, last: last, more: more)
     }
 
     /// Each step of a sort key path nests a subquery: a bound well inside SQLite's expression depth (1,000).

@@ -45,7 +45,8 @@ extension ModelStore {
         let newLayout = StoreLayout(model: model)
         let oldLayout = old.map(StoreLayout.init)
         do {
-            let plan = SchemaPlan(from: oldLayout, to: newLayout, existingIndexes: try SchemaPlan.existingIndexes(connection))
+            let plan = SchemaPlan(from: oldLayout, to: newLayout, existingIndexes: try SchemaPlan.existingIndexes(connection),
+                                  existingSearchIndexes: try SearchIndex.existing(connection))
             let deletedAt = clock.now().millisecondsSince1970
             _ = try connection.transaction { () throws(SQLiteError) in
                 // Objects of entities that leave the model (or change hierarchy) get tombstones first.
@@ -65,6 +66,9 @@ extension ModelStore {
                     }
                 }
                 for index in plan.droppedIndexes { try connection.execute("DROP INDEX IF EXISTS \(quoted(index))") }
+                for name in plan.droppedSearchIndexes {
+                    for statement in SearchIndex.dropStatements(name: name) { try connection.execute(statement) }
+                }
                 for statement in plan.statements { try connection.execute(statement) }
                 for fill in plan.defaultFills {
                     let marks = Array(repeating: "?", count: fill.entities.count).joined(separator: ", ")
@@ -72,6 +76,9 @@ extension ModelStore {
                                        [fill.value] + fill.entities.map { .text($0) })
                 }
                 for index in plan.indexes { try connection.execute(index.sql) }
+                for index in plan.createdSearchIndexes {
+                    for statement in index.createStatements { try connection.execute(statement) }
+                }
                 try connection.run("INSERT OR REPLACE INTO \(quoted(Self.metaTable)) (key, value) VALUES ('model', ?), ('version', ?)",
                                    [.text(model.normalizedJSON.jsonText), .integer(Int64(model.version))])
             }

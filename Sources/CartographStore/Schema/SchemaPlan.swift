@@ -15,8 +15,12 @@ struct SchemaPlan {
     var droppedIndexes: [String] = []
     /// Indexes the new layout wants (created if missing).
     var indexes: [(name: String, sql: String)] = []
+    /// Search indexes (R-Q6) to drop, with their triggers, before anything else.
+    var droppedSearchIndexes: [String] = []
+    /// Search indexes to create once the tables have their new columns, each filled from the rows.
+    var createdSearchIndexes: [SearchIndex] = []
 
-    init(from old: StoreLayout?, to new: StoreLayout, existingIndexes: Set<String>) {
+    init(from old: StoreLayout?, to new: StoreLayout, existingIndexes: Set<String>, existingSearchIndexes: Set<String>) {
         let newEntities = Set(new.model.entities.map(\.name))
         removedEntities = old?.model.entities.map(\.name).filter { !newEntities.contains($0) || old?.model.rootEntity(of: $0) != new.model.rootEntity(of: $0) } ?? []
 
@@ -54,6 +58,15 @@ struct SchemaPlan {
             guard let (table, columns) = Self.indexColumns(name), let changed = redefined[table] else { return false }
             return !changed.isDisjoint(with: columns)
         }.sorted()
+
+        // A search index's triggers name its columns, so it goes too when one of them is dropped or
+        // redefined (and comes back after, filled again from the rows).
+        let wantedSearch = SearchIndex.indexes(of: new)
+        droppedSearchIndexes = existingSearchIndexes.filter { name in
+            guard let index = SearchIndex.parse(name), wantedSearch.contains(index) else { return true }
+            return !(redefined[index.table] ?? []).isDisjoint(with: index.columns)
+        }.sorted()
+        createdSearchIndexes = wantedSearch.filter { !existingSearchIndexes.contains($0.name) || droppedSearchIndexes.contains($0.name) }
     }
 
     /// A table's name and its columns (name, declaration).
