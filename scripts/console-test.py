@@ -240,6 +240,18 @@ def run(driver, server, out, admin_token, write_key):
     test.text_in("#objects a.sort[data-sort='name']", "▼")
     test.step("sorted-by-header")
 
+    # Facets (R-Q8): each value of a key path with its count over every match; a value narrows the filter to it.
+    test.type_into("#facets", "name, publisher.name")
+    test.click("#apply")
+    test.text_in("#facets section[data-facet='publisher.name']", "Marvel 2")
+    test.text_in("#facets section[data-facet='name']", "Spider-Man 1")
+    test.click_link("Spider-Man")
+    test.text_in("#total", "1 object match.")
+    assert test.element("#where").get_attribute("value") == 'name == "Spider-Man"', test.element("#where").get_attribute("value")
+    test.text_in("#facets section[data-facet='publisher.name']", "Marvel 1")
+    test.step("faceted")
+    test.type_into("#facets", "")
+
     # A searchable attribute brings a search box (R-Q6): matches by rank, the matched words marked.
     model = call(server.url, "GET", "/v1/tenants/acme/models/comics", admin_token)
     for entity in model["entities"]:

@@ -405,6 +405,41 @@ import CartographTesting
         #expect(replayed.replayed.map(\.archiveId) == [archiveId] && replayed.inserted == 0 && replayed.updated == 0 && replayed.deleted == 0)
     }
 
+    @Test func R_Q6_R_Q8_R_Q9_R_P19_R_S7_generatedClientPostsNDJSONSearchesFacetsAndAggregates() async throws {
+        let server = try LiveServer()
+        defer { server.stop(); try? FileManager.default.removeItem(at: server.dataDirectory) }
+        let admin = try Self.client(server, token: server.adminToken)
+        let tenant = try await admin.createTenant(body: .json(.init(id: "reads"))).created.body.json
+        let key = try Self.client(server, token: tenant.apiKey)
+        _ = try await key.putModel(path: .init(tenant: "reads", model: "m"), body: .json(.init(entities: [Self.object("""
+            {"name": "Note", "userInfo": {"identityAttributes": "id"},
+             "attributes": [{"name": "id", "type": "integer64"}, {"name": "kind", "type": "string"},
+                            {"name": "text", "type": "string", "searchable": true}, {"name": "size", "type": "integer64"}]}
+            """)]))).created
+        _ = try await key.putMapping(path: .init(tenant: "reads", model: "m", mapping: "notes"),
+                                     body: .json(.init(entity: "Note", attributes: .case2(["id", "kind", "text", "size"])))).created
+        let lines = """
+            {"id": 1, "kind": "bug", "text": "the spider crawls", "size": 3}
+            {"id": 2, "kind": "bug", "text": "a quiet web", "size": 5}
+            {"id": 3, "kind": "idea", "text": "spider silk", "size": 7}
+
+            """
+        let posted = try await key.postMappingPayload(path: .init(tenant: "reads", model: "m", mapping: "notes"),
+                                                      body: .applicationXNdjson(HTTPBody(lines))).ok.body.json
+        #expect(posted.inserted == 3)
+        let notes = Operations.ListObjects.Input.Path(tenant: "reads", model: "m", entity: "Note")
+        let found = try await key.listObjects(path: notes, query: .init(search: "spider", facets: "kind")).ok.body.json
+        #expect(Set(found.items.compactMap { $0.value["id"] as? Int }) == [1, 3])
+        let kinds = try #require(found.facets?.additionalProperties["kind"])
+        #expect(kinds.values.map(\.count) == [1, 1] && kinds.otherValues == 0)
+        let grouped = try await key.aggregateObjects(path: .init(tenant: "reads", model: "m", entity: "Note"), body: .json(.init(
+            groupBy: .case1("kind"), aggregates: .init(additionalProperties: ["n": "count", "total": "sum:size"]), orderBy: .case1("kind")
+        ))).ok.body.json
+        #expect(grouped.more == false)
+        #expect(grouped.groups.map { [$0.value["kind"] as? String, ($0.value["n"] as? Int).map(String.init), ($0.value["total"] as? Int).map(String.init)] }
+                == [["bug", "2", "8"], ["idea", "1", "7"]])
+    }
+
     @Test func R_S2_R_S7_aQueryPastTheTimeLimitIsTheSpecs503() async throws {
         let server = try LiveServer(arguments: ["--request-time-limit", "1"])
         defer { server.stop(); try? FileManager.default.removeItem(at: server.dataDirectory) }

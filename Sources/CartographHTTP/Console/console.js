@@ -312,12 +312,14 @@
     // An entity with searchable attributes gets a search box (R-Q6): matches by rank, each with its excerpt.
     const searchable = attributes.some(a => a.searchable);
     const searching = searchable ? query.get("search") : null;
+    // Facets (R-Q8): key paths whose commonest values are counted over every match.
+    const faceted = query.get("facets") || null;
     // A refused filter (a 400: a bad predicate or order) is shown under the form, which keeps what was typed.
     let page = null, refusal = null;
     try {
       page = await api("GET", `${entityPath(tenant, modelName, entityName)}/objects`, {
         query: { where: query.get("where"), search: searching, orderBy: query.get("orderBy"), limit: query.get("limit") || 25,
-          cursor: query.get("cursor"), count: "true",
+          cursor: query.get("cursor"), count: "true", facets: faceted,
           fields: searching ? attributes.concat(relationships).map(p => p.name).concat("_snippet").join(",") : null },
       });
     } catch (error) {
@@ -330,16 +332,18 @@
     const search = searchable
       ? h("input", { id: "search", name: "search", class: "wide", placeholder: "words, \"a phrase\", prefix*, OR, -word", value: query.get("search") || "" })
       : null;
+    const facets = h("input", { id: "facets", name: "facets", placeholder: "state, author.name, tags.name", value: faceted || "" });
     const form = h("form", { class: "inline", id: "filter" },
       search ? h("label", {}, "Search", search) : null,
       h("label", {}, "Predicate (where)", where), h("label", {}, "Order by", orderBy), h("label", {}, "Page size", limit),
+      h("label", {}, "Facets", facets),
       h("button", { type: "submit", id: "apply", text: "Apply" }));
     form.addEventListener("submit", event => {
       event.preventDefault();
-      location.hash = link.objects(tenant, modelName, entityName,
-        { search: search ? search.value.trim() : "", where: where.value.trim(), orderBy: orderBy.value.trim(), limit: limit.value });
+      location.hash = link.objects(tenant, modelName, entityName, { search: search ? search.value.trim() : "", where: where.value.trim(),
+        orderBy: orderBy.value.trim(), limit: limit.value, facets: facets.value.replace(/\s+/g, "") });
     });
-    const sameFilter = { search: searching, where: query.get("where"), orderBy: query.get("orderBy"), limit: query.get("limit") };
+    const sameFilter = { search: searching, where: query.get("where"), orderBy: query.get("orderBy"), limit: query.get("limit"), facets: faceted };
     const heading = h("h1", {}, h("a", { href: link.model(tenant, modelName), text: modelName }), ` / ${entityName}`);
     if (refusal) {
       show(heading, form, h("div", { id: "filter-problem" }, problemBox(refusal)));
@@ -358,6 +362,7 @@
       (page.warnings || []).map(warning => h("p", { class: "note warning", text: `Note: ${warning.message}` })),
       h("p", { id: "total", text: `${page.total} object${page.total === 1 ? "" : "s"} match.` }, " ",
         downloadButton(entityPath(tenant, modelName, entityName), entityName, sameFilter)),
+      page.facets ? facetLists(page.facets, relationships, query.get("where"), where => link.objects(tenant, modelName, entityName, { ...sameFilter, where })) : null,
       h("table", { id: "objects" },
         h("tr", {}, h("th", { text: "Key" }), attributes.map(a => h("th", {}, sortLink(a.name))), relationships.map(r => h("th", { text: `${r.name} →` })),
           searching ? h("th", { text: "Match" }) : null),
@@ -374,6 +379,22 @@
       h("div", { class: "pager" },
         query.get("cursor") ? h("a", { id: "first-page", href: link.objects(tenant, modelName, entityName, sameFilter), text: "← First page" }) : null,
         page.next ? h("a", { id: "next-page", href: link.objects(tenant, modelName, entityName, { ...sameFilter, cursor: page.next }), text: "Next page →" }) : null));
+  }
+
+  // Each facet's values with their counts (R-Q8); a value narrows the filter to it (a to-many through ANY).
+  function facetLists(facets, relationships, where, linkTo) {
+    return h("div", { id: "facets" }, Object.entries(facets).map(([keyPath, facet]) => {
+      const toMany = relationships.some(r => r.toMany && r.name === keyPath.split(".")[0]);
+      const literal = value => value === null ? "nil" : typeof value === "string" ? JSON.stringify(value) : String(value);
+      const condition = value => `${toMany ? "ANY " : ""}${keyPath} == ${literal(value)}`;
+      return h("section", { class: "facet", "data-facet": keyPath },
+        h("h3", { text: keyPath }),
+        h("ul", {}, facet.values.map(entry => h("li", {},
+          h("a", { class: "facet-value", href: linkTo(where ? `(${where}) AND ${condition(entry.value)}` : condition(entry.value)),
+            text: entry.value === null ? "nil" : String(entry.value) }),
+          h("span", { class: "count", text: ` ${entry.count}` }))),
+          facet.otherValues ? h("li", { class: "note", text: `${facet.otherValues} more value${facet.otherValues === 1 ? "" : "s"} (${facet.otherCount})` }) : null));
+    }));
   }
 
   // "Download CSV": every object the filter matches, in one streamed CSV answer (R-Q7), saved as a file.

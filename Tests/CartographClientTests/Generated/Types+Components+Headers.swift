@@ -7,6 +7,18 @@ import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/headers` section of the OpenAPI document.
     internal enum Headers {
+        /// In CSV and NDJSON, the next page's cursor when more objects follow a page of at most 1000 (R-Q7); absent on the last page and on a streamed whole set.
+        ///
+        /// - Remark: Generated from `#/components/headers/NextCursor`.
+        internal typealias NextCursor = Swift.String
+        /// In CSV and NDJSON, `<URL of the next page>; rel="next"` (R-Q7).
+        ///
+        /// - Remark: Generated from `#/components/headers/NextLink`.
+        internal typealias NextLink = Swift.String
+        /// In CSV and NDJSON with `count=true`, the number of matches (R-Q7).
+        ///
+        /// - Remark: Generated from `#/components/headers/Total`.
+        internal typealias Total = Swift.String
         /// Only this origin's scripts, styles, images and connections; no inline script, no framing.
         ///
         /// - Remark: Generated from `#/components/headers/ConsoleContentSecurityPolicy`.

@@ -37,7 +37,8 @@ extension Components {
         internal typealias IdempotencyKey = Swift.String
         /// Comma-separated attribute and relationship names to render (R-Q4); `_id`, `_entity` and the key's
         /// attributes always come, and `include` brings its relationships. Unknown names are a 400 naming them;
-        /// `shape=model` only.
+        /// `shape=model` only. With `search`, `_snippet` adds each object's highlighted excerpt (matched words
+        /// between `<mark>` and `</mark>`, R-Q6).
         ///
         ///
         /// - Remark: Generated from `#/components/parameters/fields`.

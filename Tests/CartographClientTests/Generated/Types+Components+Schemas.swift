@@ -663,6 +663,7 @@ extension Components {
         }
         /// A model document (docs/model.md): `entities`, or a Core Data XML model wrapped in `coreDataModel`;
         /// an attribute may say `"indexed": true` and an entity list `fetchIndexes` (R-M7, docs/predicates.md);
+        /// a string attribute may say `"searchable": true` for a full-text index that `search` reads (R-Q6, docs/model.md#search);
         /// a document with neither is refused (422). Unknown members are refused (422), so a typo is caught.
         /// A normalized model (`name`, `version`, `warnings`) may be sent back as it is; the path names the
         /// model and the server assigns the version. (The either-or is not an `anyOf` of `required` lists:
@@ -2179,6 +2180,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Query/where`.
             internal var _where: Swift.String?
+            /// As the list's `search` parameter (R-Q6); errors point at `/search`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Query/search`.
+            internal var search: Swift.String?
             /// - Remark: Generated from `#/components/schemas/Query/arguments`.
             internal var arguments: OpenAPIRuntime.OpenAPIObjectContainer?
             /// Keys, `-` for descending, key paths through to-one relationships allowed: a comma-separated string or an array.
@@ -2222,6 +2227,8 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Query/orderBy`.
             internal var orderBy: Components.Schemas.Query.OrderByPayload?
+            /// As the list's `limit`: 1 to 1000 in JSON, any positive number in CSV and NDJSON (R-Q7).
+            ///
             /// - Remark: Generated from `#/components/schemas/Query/limit`.
             internal var limit: Swift.Int?
             /// - Remark: Generated from `#/components/schemas/Query/cursor`.
@@ -2329,13 +2336,57 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Query/mapping`.
             internal var mapping: Swift.String?
+            /// As the `facets` query parameter of `listObjects` (a comma-separated string or an array, R-Q8).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Query/facets`.
+            internal enum FacetsPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/Query/facets/case1`.
+                case case1(Swift.String)
+                /// - Remark: Generated from `#/components/schemas/Query/facets/case2`.
+                case case2([Swift.String])
+                internal init(from decoder: any Swift.Decoder) throws {
+                    var errors: [any Swift.Error] = []
+                    do {
+                        self = .case1(try decoder.decodeFromSingleValueContainer())
+                        return
+                    } catch {
+                        errors.append(error)
+                    }
+                    do {
+                        self = .case2(try decoder.decodeFromSingleValueContainer())
+                        return
+                    } catch {
+                        errors.append(error)
+                    }
+                    throw Swift.DecodingError.failedToDecodeOneOfSchema(
+                        type: Self.self,
+                        codingPath: decoder.codingPath,
+                        errors: errors
+                    )
+                }
+                internal func encode(to encoder: any Swift.Encoder) throws {
+                    switch self {
+                    case let .case1(value):
+                        try encoder.encodeToSingleValueContainer(value)
+                    case let .case2(value):
+                        try encoder.encodeToSingleValueContainer(value)
+                    }
+                }
+            }
+            /// As the `facets` query parameter of `listObjects` (a comma-separated string or an array, R-Q8).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Query/facets`.
+            internal var facets: Components.Schemas.Query.FacetsPayload?
+            /// - Remark: Generated from `#/components/schemas/Query/facetLimit`.
+            internal var facetLimit: Swift.Int?
             /// Creates a new `Query`.
             ///
             /// - Parameters:
             ///   - _where: As the list's `where` parameter (same limits); errors point at `/where`.
+            ///   - search: As the list's `search` parameter (R-Q6); errors point at `/search`.
             ///   - arguments:
             ///   - orderBy: Keys, `-` for descending, key paths through to-one relationships allowed: a comma-separated string or an array.
-            ///   - limit:
+            ///   - limit: As the list's `limit`: 1 to 1000 in JSON, any positive number in CSV and NDJSON (R-Q7).
             ///   - cursor:
             ///   - include: Relationship paths to embed (a comma-separated string or an array); `shape=model` only.
             ///   - shape: As the `shape` query parameter of `listObjects` (R-Q4).
@@ -2343,8 +2394,11 @@ extension Components {
             ///   - explain: As the `explain` query parameter of `listObjects` (R-Q5).
             ///   - fields: As the `fields` query parameter of `listObjects` (a comma-separated string or an array).
             ///   - mapping: As the `mapping` query parameter of `listObjects`.
+            ///   - facets: As the `facets` query parameter of `listObjects` (a comma-separated string or an array, R-Q8).
+            ///   - facetLimit:
             internal init(
                 _where: Swift.String? = nil,
+                search: Swift.String? = nil,
                 arguments: OpenAPIRuntime.OpenAPIObjectContainer? = nil,
                 orderBy: Components.Schemas.Query.OrderByPayload? = nil,
                 limit: Swift.Int? = nil,
@@ -2354,9 +2408,12 @@ extension Components {
                 count: Swift.Bool? = nil,
                 explain: Swift.Bool? = nil,
                 fields: Components.Schemas.Query.FieldsPayload? = nil,
-                mapping: Swift.String? = nil
+                mapping: Swift.String? = nil,
+                facets: Components.Schemas.Query.FacetsPayload? = nil,
+                facetLimit: Swift.Int? = nil
             ) {
                 self._where = _where
+                self.search = search
                 self.arguments = arguments
                 self.orderBy = orderBy
                 self.limit = limit
@@ -2367,9 +2424,12 @@ extension Components {
                 self.explain = explain
                 self.fields = fields
                 self.mapping = mapping
+                self.facets = facets
+                self.facetLimit = facetLimit
             }
             internal enum CodingKeys: String, CodingKey {
                 case _where = "where"
+                case search
                 case arguments
                 case orderBy
                 case limit
@@ -2380,11 +2440,224 @@ extension Components {
                 case explain
                 case fields
                 case mapping
+                case facets
+                case facetLimit
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AggregateQuery`.
+        internal struct AggregateQuery: Codable, Hashable, Sendable {
+            /// As a query's `where`; errors point at `/where`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AggregateQuery/where`.
+            internal var _where: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/AggregateQuery/arguments`.
+            internal var arguments: OpenAPIRuntime.OpenAPIObjectContainer?
+            /// Attributes or key paths through to-one relationships (a comma-separated string or an array); none makes one group of every match.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AggregateQuery/groupBy`.
+            internal enum GroupByPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/AggregateQuery/groupBy/case1`.
+                case case1(Swift.String)
+                /// - Remark: Generated from `#/components/schemas/AggregateQuery/groupBy/case2`.
+                case case2([Swift.String])
+                internal init(from decoder: any Swift.Decoder) throws {
+                    var errors: [any Swift.Error] = []
+                    do {
+                        self = .case1(try decoder.decodeFromSingleValueContainer())
+                        return
+                    } catch {
+                        errors.append(error)
+                    }
+                    do {
+                        self = .case2(try decoder.decodeFromSingleValueContainer())
+                        return
+                    } catch {
+                        errors.append(error)
+                    }
+                    throw Swift.DecodingError.failedToDecodeOneOfSchema(
+                        type: Self.self,
+                        codingPath: decoder.codingPath,
+                        errors: errors
+                    )
+                }
+                internal func encode(to encoder: any Swift.Encoder) throws {
+                    switch self {
+                    case let .case1(value):
+                        try encoder.encodeToSingleValueContainer(value)
+                    case let .case2(value):
+                        try encoder.encodeToSingleValueContainer(value)
+                    }
+                }
+            }
+            /// Attributes or key paths through to-one relationships (a comma-separated string or an array); none makes one group of every match.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AggregateQuery/groupBy`.
+            internal var groupBy: Components.Schemas.AggregateQuery.GroupByPayload?
+            /// By name: `count`, or `count:`, `sum:`, `avg:`, `min:`, `max:` followed by an attribute or a to-one key path.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AggregateQuery/aggregates`.
+            internal struct AggregatesPayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                internal var additionalProperties: [String: Swift.String]
+                /// Creates a new `AggregatesPayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                internal init(additionalProperties: [String: Swift.String] = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                internal init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                internal func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// By name: `count`, or `count:`, `sum:`, `avg:`, `min:`, `max:` followed by an attribute or a to-one key path.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AggregateQuery/aggregates`.
+            internal var aggregates: Components.Schemas.AggregateQuery.AggregatesPayload?
+            /// Group-by key paths or aggregate names, `-` for descending (a comma-separated string or an array).
+            ///
+            /// - Remark: Generated from `#/components/schemas/AggregateQuery/orderBy`.
+            internal enum OrderByPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/AggregateQuery/orderBy/case1`.
+                case case1(Swift.String)
+                /// - Remark: Generated from `#/components/schemas/AggregateQuery/orderBy/case2`.
+                case case2([Swift.String])
+                internal init(from decoder: any Swift.Decoder) throws {
+                    var errors: [any Swift.Error] = []
+                    do {
+                        self = .case1(try decoder.decodeFromSingleValueContainer())
+                        return
+                    } catch {
+                        errors.append(error)
+                    }
+                    do {
+                        self = .case2(try decoder.decodeFromSingleValueContainer())
+                        return
+                    } catch {
+                        errors.append(error)
+                    }
+                    throw Swift.DecodingError.failedToDecodeOneOfSchema(
+                        type: Self.self,
+                        codingPath: decoder.codingPath,
+                        errors: errors
+                    )
+                }
+                internal func encode(to encoder: any Swift.Encoder) throws {
+                    switch self {
+                    case let .case1(value):
+                        try encoder.encodeToSingleValueContainer(value)
+                    case let .case2(value):
+                        try encoder.encodeToSingleValueContainer(value)
+                    }
+                }
+            }
+            /// Group-by key paths or aggregate names, `-` for descending (a comma-separated string or an array).
+            ///
+            /// - Remark: Generated from `#/components/schemas/AggregateQuery/orderBy`.
+            internal var orderBy: Components.Schemas.AggregateQuery.OrderByPayload?
+            /// - Remark: Generated from `#/components/schemas/AggregateQuery/limit`.
+            internal var limit: Swift.Int?
+            /// Creates a new `AggregateQuery`.
+            ///
+            /// - Parameters:
+            ///   - _where: As a query's `where`; errors point at `/where`.
+            ///   - arguments:
+            ///   - groupBy: Attributes or key paths through to-one relationships (a comma-separated string or an array); none makes one group of every match.
+            ///   - aggregates: By name: `count`, or `count:`, `sum:`, `avg:`, `min:`, `max:` followed by an attribute or a to-one key path.
+            ///   - orderBy: Group-by key paths or aggregate names, `-` for descending (a comma-separated string or an array).
+            ///   - limit:
+            internal init(
+                _where: Swift.String? = nil,
+                arguments: OpenAPIRuntime.OpenAPIObjectContainer? = nil,
+                groupBy: Components.Schemas.AggregateQuery.GroupByPayload? = nil,
+                aggregates: Components.Schemas.AggregateQuery.AggregatesPayload? = nil,
+                orderBy: Components.Schemas.AggregateQuery.OrderByPayload? = nil,
+                limit: Swift.Int? = nil
+            ) {
+                self._where = _where
+                self.arguments = arguments
+                self.groupBy = groupBy
+                self.aggregates = aggregates
+                self.orderBy = orderBy
+                self.limit = limit
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case _where = "where"
+                case arguments
+                case groupBy
+                case aggregates
+                case orderBy
+                case limit
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self._where = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: ._where
+                )
+                self.arguments = try container.decodeIfPresent(
+                    OpenAPIRuntime.OpenAPIObjectContainer.self,
+                    forKey: .arguments
+                )
+                self.groupBy = try container.decodeIfPresent(
+                    Components.Schemas.AggregateQuery.GroupByPayload.self,
+                    forKey: .groupBy
+                )
+                self.aggregates = try container.decodeIfPresent(
+                    Components.Schemas.AggregateQuery.AggregatesPayload.self,
+                    forKey: .aggregates
+                )
+                self.orderBy = try container.decodeIfPresent(
+                    Components.Schemas.AggregateQuery.OrderByPayload.self,
+                    forKey: .orderBy
+                )
+                self.limit = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .limit
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "where",
+                    "arguments",
+                    "groupBy",
+                    "aggregates",
+                    "orderBy",
+                    "limit"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AggregateResult`.
+        internal struct AggregateResult: Codable, Hashable, Sendable {
+            /// Each group's `groupBy` values and aggregates, by name.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AggregateResult/groups`.
+            internal var groups: [OpenAPIRuntime.OpenAPIObjectContainer]
+            /// More groups follow the `limit`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AggregateResult/more`.
+            internal var more: Swift.Bool
+            /// Creates a new `AggregateResult`.
+            ///
+            /// - Parameters:
+            ///   - groups: Each group's `groupBy` values and aggregates, by name.
+            ///   - more: More groups follow the `limit`.
+            internal init(
+                groups: [OpenAPIRuntime.OpenAPIObjectContainer],
+                more: Swift.Bool
+            ) {
+                self.groups = groups
+                self.more = more
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case groups
+                case more
             }
         }
         /// - Remark: Generated from `#/components/schemas/ObjectPage`.
         internal struct ObjectPage: Codable, Hashable, Sendable {
-            /// The objects, in the requested `shape`.
+            /// The objects, in the requested `shape`; with `search` and `_snippet` in `fields`, each has `_snippet` (a string).
             ///
             /// - Remark: Generated from `#/components/schemas/ObjectPage/items`.
             internal var items: [OpenAPIRuntime.OpenAPIObjectContainer]
@@ -2400,26 +2673,53 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/ObjectPage/warnings`.
             internal var warnings: [Components.Schemas.ProblemDetail]?
+            /// By key path, as asked in `facets` (R-Q8).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ObjectPage/facets`.
+            internal struct FacetsPayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                internal var additionalProperties: [String: Components.Schemas.Facet]
+                /// Creates a new `FacetsPayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                internal init(additionalProperties: [String: Components.Schemas.Facet] = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                internal init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                internal func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// By key path, as asked in `facets` (R-Q8).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ObjectPage/facets`.
+            internal var facets: Components.Schemas.ObjectPage.FacetsPayload?
             /// Creates a new `ObjectPage`.
             ///
             /// - Parameters:
-            ///   - items: The objects, in the requested `shape`.
+            ///   - items: The objects, in the requested `shape`; with `search` and `_snippet` in `fields`, each has `_snippet` (a string).
             ///   - next:
             ///   - total:
             ///   - plan:
             ///   - warnings: What the `where` predicate probably does not mean, at its `offset` (pointer `/where`): a `LIKE`
+            ///   - facets: By key path, as asked in `facets` (R-Q8).
             internal init(
                 items: [OpenAPIRuntime.OpenAPIObjectContainer],
                 next: Swift.String? = nil,
                 total: Swift.Int? = nil,
                 plan: Components.Schemas.QueryPlan? = nil,
-                warnings: [Components.Schemas.ProblemDetail]? = nil
+                warnings: [Components.Schemas.ProblemDetail]? = nil,
+                facets: Components.Schemas.ObjectPage.FacetsPayload? = nil
             ) {
                 self.items = items
                 self.next = next
                 self.total = total
                 self.plan = plan
                 self.warnings = warnings
+                self.facets = facets
             }
             internal enum CodingKeys: String, CodingKey {
                 case items
@@ -2427,6 +2727,72 @@ extension Components {
                 case total
                 case plan
                 case warnings
+                case facets
+            }
+        }
+        /// The commonest values of a key path over the whole filtered set (R-Q8, docs/queries.md "Facets"): most
+        /// objects first, ties by value. Objects without a to-one destination count under null; a to-many counts an
+        /// object once under each of its destinations' values.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/Facet`.
+        internal struct Facet: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Facet/ValuesPayload`.
+            internal struct ValuesPayloadPayload: Codable, Hashable, Sendable {
+                /// The value as objects render it (dates as ISO 8601 text); null for none.
+                ///
+                /// - Remark: Generated from `#/components/schemas/Facet/ValuesPayload/value`.
+                internal var value: OpenAPIRuntime.OpenAPIValueContainer
+                /// - Remark: Generated from `#/components/schemas/Facet/ValuesPayload/count`.
+                internal var count: Swift.Int
+                /// Creates a new `ValuesPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - value: The value as objects render it (dates as ISO 8601 text); null for none.
+                ///   - count:
+                internal init(
+                    value: OpenAPIRuntime.OpenAPIValueContainer,
+                    count: Swift.Int
+                ) {
+                    self.value = value
+                    self.count = count
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case value
+                    case count
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/Facet/values`.
+            internal typealias ValuesPayload = [Components.Schemas.Facet.ValuesPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/Facet/values`.
+            internal var values: Components.Schemas.Facet.ValuesPayload
+            /// How many values are not listed.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Facet/otherValues`.
+            internal var otherValues: Swift.Int
+            /// What the values not listed count together.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Facet/otherCount`.
+            internal var otherCount: Swift.Int
+            /// Creates a new `Facet`.
+            ///
+            /// - Parameters:
+            ///   - values:
+            ///   - otherValues: How many values are not listed.
+            ///   - otherCount: What the values not listed count together.
+            internal init(
+                values: Components.Schemas.Facet.ValuesPayload,
+                otherValues: Swift.Int,
+                otherCount: Swift.Int
+            ) {
+                self.values = values
+                self.otherValues = otherValues
+                self.otherCount = otherCount
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case values
+                case otherValues
+                case otherCount
             }
         }
         /// How SQLite runs the page's query (R-Q5, docs/predicates.md "Indexes and query plans"), present when

@@ -10317,6 +10317,9 @@ internal enum Operations {
     /// Beside the parameters below, the route takes each query parameter the mapping (or a mapping it
     /// refers to) reads as `@metadata.query.<name>` (R-P1); any other is a 400 naming it.
     ///
+    /// With `Content-Type: application/x-ndjson` each line of the body is one representation, mapped as
+    /// the array at the mapping's `keyPath` in one transaction (R-P19); errors say the line.
+    ///
     ///
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)`.
@@ -10398,6 +10401,8 @@ internal enum Operations {
             internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/POST/requestBody/content/application\/json`.
                 case json(OpenAPIRuntime.OpenAPIValueContainer)
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/POST/requestBody/content/application\/x-ndjson`.
+                case applicationXNdjson(OpenAPIRuntime.HTTPBody)
             }
             internal var body: Operations.PostMappingPayload.Input.Body
             /// Creates a new `Input`.
@@ -11946,6 +11951,8 @@ internal enum Operations {
             internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/POST/requestBody/content/application\/json`.
                 case json(OpenAPIRuntime.OpenAPIValueContainer)
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/payloads/POST/requestBody/content/application\/x-ndjson`.
+                case applicationXNdjson(OpenAPIRuntime.HTTPBody)
             }
             internal var body: Operations.PostEntityPayload.Input.Body
             /// Creates a new `Input`.
@@ -12370,10 +12377,16 @@ internal enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/where`.
                 internal var _where: Swift.String?
-                /// Comma-separated keys, `-` for descending; a key may be a key path through to-one relationships (`publisher.name`), missing destinations sorting as nil (R-Q3).
+                /// Full-text search of the entity's `searchable` attributes (R-Q6, docs/queries.md#search): words, "phrases", prefix*, OR, NOT or a leading -, AND, parentheses. Orders by rank (bm25, best first) unless `orderBy` is given; combines with `where` and `cursor`. A malformed search is a 400 whose `errors` point at `/search` with its `offset`; a search of an entity with no searchable attribute is a 400 naming its string attributes.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/search`.
+                internal var search: Swift.String?
+                /// Comma-separated keys, `-` for descending; a key may be a key path through to-one relationships (`publisher.name`), missing destinations sorting as nil (R-Q3); `_rank` is a search's relevance (R-Q6, the default order of a search).
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/orderBy`.
                 internal var orderBy: Swift.String?
+                /// Objects per page: 1 to 1000 in JSON (more is a 400). In CSV and NDJSON any positive number: above 1000 that many objects (the whole set when it has fewer) are streamed in one answer, with no next cursor (R-Q7, docs/queries.md#formats).
+                ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/limit`.
                 internal var limit: Swift.Int?
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/cursor`.
@@ -12407,7 +12420,8 @@ internal enum Operations {
                 internal var shape: Components.Parameters.Shape?
                 /// Comma-separated attribute and relationship names to render (R-Q4); `_id`, `_entity` and the key's
                 /// attributes always come, and `include` brings its relationships. Unknown names are a 400 naming them;
-                /// `shape=model` only.
+                /// `shape=model` only. With `search`, `_snippet` adds each object's highlighted excerpt (matched words
+                /// between `<mark>` and `</mark>`, R-Q6).
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/fields`.
@@ -12428,12 +12442,21 @@ internal enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/explain`.
                 internal var explain: Swift.Bool?
+                /// Comma-separated key paths (at most 10) whose commonest values are counted over the whole filtered set and answered in `facets` (R-Q8): an attribute, a key path through to-one relationships (`author.name`), or a to-many relationship and an attribute of its destinations (`tags.name`).
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/facets`.
+                internal var facets: Swift.String?
+                /// How many values each facet lists (R-Q8).
+                ///
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/query/facetLimit`.
+                internal var facetLimit: Swift.Int?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
                 ///   - _where: An NSPredicate-format predicate (docs/predicates.md). A key path crosses at most one to-many and 32 relationships in all, and a predicate holds at most 32,000 values (literals and IN members); a predicate that cannot be read, checked or compiled is a 400 whose `errors` point at `/where` with its `offset` (R-Q2).
-                ///   - orderBy: Comma-separated keys, `-` for descending; a key may be a key path through to-one relationships (`publisher.name`), missing destinations sorting as nil (R-Q3).
-                ///   - limit:
+                ///   - search: Full-text search of the entity's `searchable` attributes (R-Q6, docs/queries.md#search): words, "phrases", prefix*, OR, NOT or a leading -, AND, parentheses. Orders by rank (bm25, best first) unless `orderBy` is given; combines with `where` and `cursor`. A malformed search is a 400 whose `errors` point at `/search` with its `offset`; a search of an entity with no searchable attribute is a 400 naming its string attributes.
+                ///   - orderBy: Comma-separated keys, `-` for descending; a key may be a key path through to-one relationships (`publisher.name`), missing destinations sorting as nil (R-Q3); `_rank` is a search's relevance (R-Q6, the default order of a search).
+                ///   - limit: Objects per page: 1 to 1000 in JSON (more is a 400). In CSV and NDJSON any positive number: above 1000 that many objects (the whole set when it has fewer) are streamed in one answer, with no next cursor (R-Q7, docs/queries.md#formats).
                 ///   - cursor:
                 ///   - include: Comma-separated relationship paths to embed in place of their keys (`publisher,characters.powers`;
                 ///   - shape: R-Q4. `model` (default): attributes by name, to-one relationships as the destination's key,
@@ -12441,8 +12464,11 @@ internal enum Operations {
                 ///   - mapping: With `shape=json` (R-Q4): export through this registered mapping's inverse instead of the
                 ///   - count:
                 ///   - explain: Add `plan`: how SQLite runs the query, naming the index used or a full scan (R-Q5, docs/predicates.md).
+                ///   - facets: Comma-separated key paths (at most 10) whose commonest values are counted over the whole filtered set and answered in `facets` (R-Q8): an attribute, a key path through to-one relationships (`author.name`), or a to-many relationship and an attribute of its destinations (`tags.name`).
+                ///   - facetLimit: How many values each facet lists (R-Q8).
                 internal init(
                     _where: Swift.String? = nil,
+                    search: Swift.String? = nil,
                     orderBy: Swift.String? = nil,
                     limit: Swift.Int? = nil,
                     cursor: Swift.String? = nil,
@@ -12451,9 +12477,12 @@ internal enum Operations {
                     fields: Components.Parameters.Fields? = nil,
                     mapping: Components.Parameters.ExportMapping? = nil,
                     count: Swift.Bool? = nil,
-                    explain: Swift.Bool? = nil
+                    explain: Swift.Bool? = nil,
+                    facets: Swift.String? = nil,
+                    facetLimit: Swift.Int? = nil
                 ) {
                     self._where = _where
+                    self.search = search
                     self.orderBy = orderBy
                     self.limit = limit
                     self.cursor = cursor
@@ -12463,6 +12492,8 @@ internal enum Operations {
                     self.mapping = mapping
                     self.count = count
                     self.explain = explain
+                    self.facets = facets
+                    self.facetLimit = facetLimit
                 }
             }
             internal var query: Operations.ListObjects.Input.Query
@@ -12496,6 +12527,38 @@ internal enum Operations {
         }
         internal enum Output: Sendable, Hashable {
             internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// In CSV and NDJSON, the next page's cursor when more objects follow a page of at most 1000 (R-Q7); absent on the last page and on a streamed whole set.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/responses/200/headers/Cartograph-Next-Cursor`.
+                    internal var cartographNextCursor: Components.Headers.NextCursor?
+                    /// In CSV and NDJSON, `<URL of the next page>; rel="next"` (R-Q7).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/responses/200/headers/Link`.
+                    internal var link: Components.Headers.NextLink?
+                    /// In CSV and NDJSON with `count=true`, the number of matches (R-Q7).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/responses/200/headers/Cartograph-Total`.
+                    internal var cartographTotal: Components.Headers.Total?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - cartographNextCursor: In CSV and NDJSON, the next page's cursor when more objects follow a page of at most 1000 (R-Q7); absent on the last page and on a streamed whole set.
+                    ///   - link: In CSV and NDJSON, `<URL of the next page>; rel="next"` (R-Q7).
+                    ///   - cartographTotal: In CSV and NDJSON with `count=true`, the number of matches (R-Q7).
+                    internal init(
+                        cartographNextCursor: Components.Headers.NextCursor? = nil,
+                        link: Components.Headers.NextLink? = nil,
+                        cartographTotal: Components.Headers.Total? = nil
+                    ) {
+                        self.cartographNextCursor = cartographNextCursor
+                        self.link = link
+                        self.cartographTotal = cartographTotal
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.ListObjects.Output.Ok.Headers
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/responses/200/content`.
                 internal enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/responses/200/content/application\/json`.
@@ -12509,6 +12572,49 @@ internal enum Operations {
                             switch self {
                             case let .json(body):
                                 return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/responses/200/content/text\/csv`.
+                    case csv(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.csv`.
+                    ///
+                    /// - Throws: An error if `self` is not `.csv`.
+                    /// - SeeAlso: `.csv`.
+                    internal var csv: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .csv(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "text/csv",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/GET/responses/200/content/application\/x-ndjson`.
+                    case applicationXNdjson(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.applicationXNdjson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationXNdjson`.
+                    /// - SeeAlso: `.applicationXNdjson`.
+                    internal var applicationXNdjson: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .applicationXNdjson(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/x-ndjson",
+                                    body: self
+                                )
                             }
                         }
                     }
@@ -12518,12 +12624,17 @@ internal enum Operations {
                 /// Creates a new `Ok`.
                 ///
                 /// - Parameters:
+                ///   - headers: Received HTTP response headers
                 ///   - body: Received HTTP response body
-                internal init(body: Operations.ListObjects.Output.Ok.Body) {
+                internal init(
+                    headers: Operations.ListObjects.Output.Ok.Headers = .init(),
+                    body: Operations.ListObjects.Output.Ok.Body
+                ) {
+                    self.headers = headers
                     self.body = body
                 }
             }
-            /// A page of objects.
+            /// A page of objects, in the format `Accept` asks for (R-Q7, docs/queries.md#formats): JSON by default; `text/csv` (a header row, a row per object, relationships as keys, a to-many as a JSON array of keys) or `application/x-ndjson` (an object per line), streamed with chunked transfer coding. In CSV and NDJSON the next page's cursor is in `Cartograph-Next-Cursor` and `Link`, the total (`count=true`) in `Cartograph-Total`; an answer cut short after it started is closed without its last chunk.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/get(listObjects)/responses/200`.
             ///
@@ -12638,6 +12749,29 @@ internal enum Operations {
                     }
                 }
             }
+            /// The request's `Accept` takes none of `application/json`, `text/csv` and `application/x-ndjson` (R-Q7).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/get(listObjects)/responses/406`.
+            ///
+            /// HTTP response code: `406 notAcceptable`.
+            case notAcceptable(Components.Responses.NotAcceptable)
+            /// The associated value of the enum case if `self` is `.notAcceptable`.
+            ///
+            /// - Throws: An error if `self` is not `.notAcceptable`.
+            /// - SeeAlso: `.notAcceptable`.
+            internal var notAcceptable: Components.Responses.NotAcceptable {
+                get throws {
+                    switch self {
+                    case let .notAcceptable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notAcceptable",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// Well-formed but invalid; `errors[]` points at each problem.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/get(listObjects)/responses/422`.
@@ -12726,12 +12860,18 @@ internal enum Operations {
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
+            case csv
+            case applicationXNdjson
             case applicationProblemJson
             case other(Swift.String)
             internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
+                case "text/csv":
+                    self = .csv
+                case "application/x-ndjson":
+                    self = .applicationXNdjson
                 case "application/problem+json":
                     self = .applicationProblemJson
                 default:
@@ -12744,6 +12884,10 @@ internal enum Operations {
                     return string
                 case .json:
                     return "application/json"
+                case .csv:
+                    return "text/csv"
+                case .applicationXNdjson:
+                    return "application/x-ndjson"
                 case .applicationProblemJson:
                     return "application/problem+json"
                 }
@@ -12751,6 +12895,8 @@ internal enum Operations {
             internal static var allCases: [Self] {
                 [
                     .json,
+                    .csv,
+                    .applicationXNdjson,
                     .applicationProblemJson
                 ]
             }
@@ -13210,6 +13356,31 @@ internal enum Operations {
         }
         internal enum Output: Sendable, Hashable {
             internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/query/POST/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// In CSV and NDJSON, the next page's cursor when more objects follow a page of at most 1000 (R-Q7); absent on the last page and on a streamed whole set.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/query/POST/responses/200/headers/Cartograph-Next-Cursor`.
+                    internal var cartographNextCursor: Components.Headers.NextCursor?
+                    /// In CSV and NDJSON with `count=true`, the number of matches (R-Q7).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/query/POST/responses/200/headers/Cartograph-Total`.
+                    internal var cartographTotal: Components.Headers.Total?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - cartographNextCursor: In CSV and NDJSON, the next page's cursor when more objects follow a page of at most 1000 (R-Q7); absent on the last page and on a streamed whole set.
+                    ///   - cartographTotal: In CSV and NDJSON with `count=true`, the number of matches (R-Q7).
+                    internal init(
+                        cartographNextCursor: Components.Headers.NextCursor? = nil,
+                        cartographTotal: Components.Headers.Total? = nil
+                    ) {
+                        self.cartographNextCursor = cartographNextCursor
+                        self.cartographTotal = cartographTotal
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.QueryObjects.Output.Ok.Headers
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/query/POST/responses/200/content`.
                 internal enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/query/POST/responses/200/content/application\/json`.
@@ -13223,6 +13394,49 @@ internal enum Operations {
                             switch self {
                             case let .json(body):
                                 return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/query/POST/responses/200/content/text\/csv`.
+                    case csv(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.csv`.
+                    ///
+                    /// - Throws: An error if `self` is not `.csv`.
+                    /// - SeeAlso: `.csv`.
+                    internal var csv: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .csv(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "text/csv",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/query/POST/responses/200/content/application\/x-ndjson`.
+                    case applicationXNdjson(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.applicationXNdjson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationXNdjson`.
+                    /// - SeeAlso: `.applicationXNdjson`.
+                    internal var applicationXNdjson: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .applicationXNdjson(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/x-ndjson",
+                                    body: self
+                                )
                             }
                         }
                     }
@@ -13232,12 +13446,17 @@ internal enum Operations {
                 /// Creates a new `Ok`.
                 ///
                 /// - Parameters:
+                ///   - headers: Received HTTP response headers
                 ///   - body: Received HTTP response body
-                internal init(body: Operations.QueryObjects.Output.Ok.Body) {
+                internal init(
+                    headers: Operations.QueryObjects.Output.Ok.Headers = .init(),
+                    body: Operations.QueryObjects.Output.Ok.Body
+                ) {
+                    self.headers = headers
                     self.body = body
                 }
             }
-            /// A page of objects.
+            /// A page of objects, in the format `Accept` asks for, as the list answers (R-Q7, docs/queries.md#formats); in CSV and NDJSON the next page's cursor is in `Cartograph-Next-Cursor` (send it back as `cursor` in the body).
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)/responses/200`.
             ///
@@ -13347,6 +13566,29 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request's `Accept` takes none of `application/json`, `text/csv` and `application/x-ndjson` (R-Q7).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)/responses/406`.
+            ///
+            /// HTTP response code: `406 notAcceptable`.
+            case notAcceptable(Components.Responses.NotAcceptable)
+            /// The associated value of the enum case if `self` is `.notAcceptable`.
+            ///
+            /// - Throws: An error if `self` is not `.notAcceptable`.
+            /// - SeeAlso: `.notAcceptable`.
+            internal var notAcceptable: Components.Responses.NotAcceptable {
+                get throws {
+                    switch self {
+                    case let .notAcceptable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notAcceptable",
                             response: self
                         )
                     }
@@ -13486,6 +13728,394 @@ internal enum Operations {
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
+            case csv
+            case applicationXNdjson
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "text/csv":
+                    self = .csv
+                case "application/x-ndjson":
+                    self = .applicationXNdjson
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .csv:
+                    return "text/csv"
+                case .applicationXNdjson:
+                    return "application/x-ndjson"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .csv,
+                    .applicationXNdjson,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Group the matching objects and count, sum, average or find extremes per group (read)
+    ///
+    /// R-Q9, docs/queries.md "Aggregates".
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/post(aggregateObjects)`.
+    internal enum AggregateObjects {
+        internal static let id: Swift.String = "aggregateObjects"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/POST/path/tenant`.
+                internal var tenant: Components.Parameters.Tenant
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/POST/path/model`.
+                internal var model: Components.Parameters.Model
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/POST/path/entity`.
+                internal var entity: Components.Parameters.Entity
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tenant:
+                ///   - model:
+                ///   - entity:
+                internal init(
+                    tenant: Components.Parameters.Tenant,
+                    model: Components.Parameters.Model,
+                    entity: Components.Parameters.Entity
+                ) {
+                    self.tenant = tenant
+                    self.model = model
+                    self.entity = entity
+                }
+            }
+            internal var path: Operations.AggregateObjects.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AggregateObjects.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AggregateObjects.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.AggregateObjects.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.AggregateQuery)
+            }
+            internal var body: Operations.AggregateObjects.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.AggregateObjects.Input.Path,
+                headers: Operations.AggregateObjects.Input.Headers = .init(),
+                body: Operations.AggregateObjects.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AggregateResult)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.AggregateResult {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.AggregateObjects.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.AggregateObjects.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The groups, in order.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/post(aggregateObjects)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AggregateObjects.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.AggregateObjects.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed request (bad JSON with its byte offset, invalid name, encoded '/' or NUL in a path segment other than an object key).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/post(aggregateObjects)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is unknown, revoked or malformed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/post(aggregateObjects)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A key of another tenant, a tenant key on an admin-token route, or too small a scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/post(aggregateObjects)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/post(aggregateObjects)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is over the server's limit (default 64 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/post(aggregateObjects)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The route takes `application/json`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/post(aggregateObjects)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Well-formed but invalid; `errors[]` points at each problem.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/post(aggregateObjects)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
+            /// Nothing was done. Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/post(aggregateObjects)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The service could not do the work now; nothing the request would have changed was stored. The
+            /// problem type says why:
+            /// - `urn:cartograph:problem:time-limit-exceeded`: the request ran longer than `--request-time-limit`
+            ///   (default 120 s; R-S2) and was stopped. Send less per request; the same request would run as long again.
+            /// - `urn:cartograph:problem:unavailable`: the server is shutting down (`Retry-After` says when to retry elsewhere).
+            /// - `urn:cartograph:problem:store-unavailable`: the model's store file cannot be written (permissions, a
+            ///   read-only file system); it is opened again on a later request once it can be (`Retry-After`).
+            /// - `urn:cartograph:problem:store-corrupt`: the model's store file is damaged (R-S12); every route of the
+            ///   model answers this until an operator checks it (`cartograph check-store`), restores it and restarts
+            ///   the server (docs/errors.md#storage-faults).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/post(aggregateObjects)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
             case applicationProblemJson
             case other(Swift.String)
             internal init?(rawValue: Swift.String) {
@@ -13589,7 +14219,8 @@ internal enum Operations {
                 internal var shape: Components.Parameters.Shape?
                 /// Comma-separated attribute and relationship names to render (R-Q4); `_id`, `_entity` and the key's
                 /// attributes always come, and `include` brings its relationships. Unknown names are a 400 naming them;
-                /// `shape=model` only.
+                /// `shape=model` only. With `search`, `_snippet` adds each object's highlighted excerpt (matched words
+                /// between `<mark>` and `</mark>`, R-Q6).
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}/GET/query/fields`.
@@ -14341,6 +14972,38 @@ internal enum Operations {
         }
         internal enum Output: Sendable, Hashable {
             internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/changes/GET/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// The feed's epoch (CSV and NDJSON).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/changes/GET/responses/200/headers/Cartograph-Epoch`.
+                    internal var cartographEpoch: Swift.String?
+                    /// The `since` of the next page (CSV and NDJSON).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/changes/GET/responses/200/headers/Cartograph-Next-Since`.
+                    internal var cartographNextSince: Swift.String?
+                    /// In CSV and NDJSON, `<URL of the next page>; rel="next"` (R-Q7).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/changes/GET/responses/200/headers/Link`.
+                    internal var link: Components.Headers.NextLink?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - cartographEpoch: The feed's epoch (CSV and NDJSON).
+                    ///   - cartographNextSince: The `since` of the next page (CSV and NDJSON).
+                    ///   - link: In CSV and NDJSON, `<URL of the next page>; rel="next"` (R-Q7).
+                    internal init(
+                        cartographEpoch: Swift.String? = nil,
+                        cartographNextSince: Swift.String? = nil,
+                        link: Components.Headers.NextLink? = nil
+                    ) {
+                        self.cartographEpoch = cartographEpoch
+                        self.cartographNextSince = cartographNextSince
+                        self.link = link
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.GetChanges.Output.Ok.Headers
                 /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/changes/GET/responses/200/content`.
                 internal enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/changes/GET/responses/200/content/application\/json`.
@@ -14354,6 +15017,49 @@ internal enum Operations {
                             switch self {
                             case let .json(body):
                                 return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/changes/GET/responses/200/content/text\/csv`.
+                    case csv(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.csv`.
+                    ///
+                    /// - Throws: An error if `self` is not `.csv`.
+                    /// - SeeAlso: `.csv`.
+                    internal var csv: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .csv(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "text/csv",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tenants/{tenant}/models/{model}/changes/GET/responses/200/content/application\/x-ndjson`.
+                    case applicationXNdjson(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.applicationXNdjson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationXNdjson`.
+                    /// - SeeAlso: `.applicationXNdjson`.
+                    internal var applicationXNdjson: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .applicationXNdjson(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/x-ndjson",
+                                    body: self
+                                )
                             }
                         }
                     }
@@ -14363,12 +15069,17 @@ internal enum Operations {
                 /// Creates a new `Ok`.
                 ///
                 /// - Parameters:
+                ///   - headers: Received HTTP response headers
                 ///   - body: Received HTTP response body
-                internal init(body: Operations.GetChanges.Output.Ok.Body) {
+                internal init(
+                    headers: Operations.GetChanges.Output.Ok.Headers = .init(),
+                    body: Operations.GetChanges.Output.Ok.Body
+                ) {
+                    self.headers = headers
                     self.body = body
                 }
             }
-            /// Changes after `since`, in sequence order.
+            /// Changes after `since`, in sequence order, in the format `Accept` asks for (R-Q7, docs/change-feed.md#formats): JSON by default; `text/csv` (columns `seq,op,entity,key,deletedAt,object`, the object as its JSON document) or `application/x-ndjson` (an entry per line), with the page's position in `Cartograph-Epoch`, `Cartograph-Next-Since` and `Link`.
             ///
             /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/changes/get(getChanges)/responses/200`.
             ///
@@ -14483,6 +15194,29 @@ internal enum Operations {
                     }
                 }
             }
+            /// The request's `Accept` takes none of `application/json`, `text/csv` and `application/x-ndjson` (R-Q7).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/changes/get(getChanges)/responses/406`.
+            ///
+            /// HTTP response code: `406 notAcceptable`.
+            case notAcceptable(Components.Responses.NotAcceptable)
+            /// The associated value of the enum case if `self` is `.notAcceptable`.
+            ///
+            /// - Throws: An error if `self` is not `.notAcceptable`.
+            /// - SeeAlso: `.notAcceptable`.
+            internal var notAcceptable: Components.Responses.NotAcceptable {
+                get throws {
+                    switch self {
+                    case let .notAcceptable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notAcceptable",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The tenant is over its rate limit (R-S2; problem type `urn:cartograph:problem:too-many-requests`).
             /// Nothing was done. Retry after `Retry-After` seconds.
             ///
@@ -14548,12 +15282,18 @@ internal enum Operations {
         }
         internal enum AcceptableContentType: AcceptableProtocol {
             case json
+            case csv
+            case applicationXNdjson
             case applicationProblemJson
             case other(Swift.String)
             internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
+                case "text/csv":
+                    self = .csv
+                case "application/x-ndjson":
+                    self = .applicationXNdjson
                 case "application/problem+json":
                     self = .applicationProblemJson
                 default:
@@ -14566,6 +15306,10 @@ internal enum Operations {
                     return string
                 case .json:
                     return "application/json"
+                case .csv:
+                    return "text/csv"
+                case .applicationXNdjson:
+                    return "application/x-ndjson"
                 case .applicationProblemJson:
                     return "application/problem+json"
                 }
@@ -14573,6 +15317,8 @@ internal enum Operations {
             internal static var allCases: [Self] {
                 [
                     .json,
+                    .csv,
+                    .applicationXNdjson,
                     .applicationProblemJson
                 ]
             }

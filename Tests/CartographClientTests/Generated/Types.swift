@@ -256,6 +256,9 @@ internal protocol APIProtocol: Sendable {
     /// Beside the parameters below, the route takes each query parameter the mapping (or a mapping it
     /// refers to) reads as `@metadata.query.<name>` (R-P1); any other is a 400 naming it.
     ///
+    /// With `Content-Type: application/x-ndjson` each line of the body is one representation, mapped as
+    /// the array at the mapping's `keyPath` in one transaction (R-P19); errors say the line.
+    ///
     ///
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)`.
@@ -315,6 +318,13 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/entities/{entity}/query`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/query/post(queryObjects)`.
     func queryObjects(_ input: Operations.QueryObjects.Input) async throws -> Operations.QueryObjects.Output
+    /// Group the matching objects and count, sum, average or find extremes per group (read)
+    ///
+    /// R-Q9, docs/queries.md "Aggregates".
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/post(aggregateObjects)`.
+    func aggregateObjects(_ input: Operations.AggregateObjects.Input) async throws -> Operations.AggregateObjects.Output
     /// One object by identity (read)
     ///
     /// - Remark: HTTP `GET /v1/tenants/{tenant}/models/{model}/entities/{entity}/objects/{key}`.
@@ -838,6 +848,9 @@ extension APIProtocol {
     /// Beside the parameters below, the route takes each query parameter the mapping (or a mapping it
     /// refers to) reads as `@metadata.query.<name>` (R-P1); any other is a 400 naming it.
     ///
+    /// With `Content-Type: application/x-ndjson` each line of the body is one representation, mapped as
+    /// the array at the mapping's `keyPath` in one transaction (R-P19); errors say the line.
+    ///
     ///
     /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads`.
     /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/mappings/{mapping}/payloads/post(postMappingPayload)`.
@@ -972,6 +985,23 @@ extension APIProtocol {
         body: Operations.QueryObjects.Input.Body
     ) async throws -> Operations.QueryObjects.Output {
         try await queryObjects(Operations.QueryObjects.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Group the matching objects and count, sum, average or find extremes per group (read)
+    ///
+    /// R-Q9, docs/queries.md "Aggregates".
+    ///
+    /// - Remark: HTTP `POST /v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate`.
+    /// - Remark: Generated from `#/paths//v1/tenants/{tenant}/models/{model}/entities/{entity}/aggregate/post(aggregateObjects)`.
+    internal func aggregateObjects(
+        path: Operations.AggregateObjects.Input.Path,
+        headers: Operations.AggregateObjects.Input.Headers = .init(),
+        body: Operations.AggregateObjects.Input.Body
+    ) async throws -> Operations.AggregateObjects.Output {
+        try await aggregateObjects(Operations.AggregateObjects.Input(
             path: path,
             headers: headers,
             body: body
