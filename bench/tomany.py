@@ -167,7 +167,9 @@ def main():
         # An index on (state, updated) on both sides: a fetch index in Cartograph's model (R-M7), CREATE INDEX in
         # sqlite-utils' database. SQLite then reads open issues newest first and stops after the page.
         model = json.load(open(os.path.join(SHAPE, conf["model"])))
-        model["entities"][0]["fetchIndexes"] = [{"name": "openByUpdate", "elements": ["state", {"attribute": "updatedAt", "order": "descending"}]}]
+        # updatedAt ascending: read backwards, the index gives updatedAt descending with _id descending, the page's
+        # exact order (a descending element would leave ties to sort).
+        model["entities"][0]["fetchIndexes"] = [{"name": "openByUpdate", "elements": ["state", "updatedAt"]}]
         server.expect((200,), "PUT", "/v1/tenants/bench/models/%s" % conf["modelName"], model, key)
         datasette.terminate()
         datasette.wait()
