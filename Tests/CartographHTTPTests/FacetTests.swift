@@ -101,11 +101,17 @@ struct FacetTests {
             #expect(status == 400)
             #expect(typo["errors"]?.arrayValue?.first?["pointer"] == "/facets")
             #expect(typo["detail"]?.stringValue?.contains("did you mean 'state'") == true)
-            #expect(try problem("facets=labels.nam").0 == 400)
-            #expect(try problem("facets=state&facetLimit=0").0 == 400)
-            #expect(try problem("facets=state&facetLimit=many").0 == 400)
-            #expect(try problem("facets=a,b,c,d,e,f,g,h,i,j,k").0 == 400)
-            #expect(try problem("facets=labels").0 == 400, "a to-many without an attribute of its destinations")
+            let mistakes: [(query: String, pointer: String)] = [
+                ("facets=labels.nam", "/facets"), ("facets=state&facetLimit=0", "/facetLimit"), ("facets=state&facetLimit=many", "/facetLimit"),
+                ("facets=a,b,c,d,e,f,g,h,i,j,k", "/facets"),
+                ("facets=labels", "/facets"),  // a to-many without an attribute of its destinations
+            ]
+            for mistake in mistakes {
+                let (status, answer) = try problem(mistake.query)
+                #expect(status == 400, "\(mistake.query)")
+                #expect(answer["errors"]?.arrayValue?.first?["pointer"] == .string(mistake.pointer), "\(mistake.query): \(answer)")
+            }
+            #expect(try problem("facets=labels.nam").1["detail"]?.stringValue?.contains("did you mean 'name'") == true)
             #expect(try problem("limit=1").1["facets"] == nil)
         }
     }

@@ -57,6 +57,7 @@ struct NDJSONPayloadTests {
             let json = try api.client.send("POST", api.base + "/mappings/items/payloads", headers: [("Content-Type", "text/plain")],
                                            body: Array("{}".utf8), token: api.key)
             #expect(json.status == 415)
+            #expect(try json.json()["detail"]?.stringValue?.contains("application/json' or 'application/x-ndjson'") == true, "the route says what it takes")
             #expect(try api.get("entities/Item/objects?count=true&limit=1")["total"] == 0, "nothing was stored")
         }
     }

@@ -30,10 +30,7 @@ extension ModelRoutes {
         query.orderBy = try stringList(members, "orderBy").map { key in
             key.hasPrefix("-") ? (String(key.dropFirst()), true) : (key, false)
         }
-        if let limit = members["limit"], !limit.isNull {
-            guard let value = limit.numberValue?.int64Value else { throw invalid("/limit", "expected an integer") }
-            query.limit = Int(clamping: value)
-        }
+        query.limit = try optionalInteger(members, "limit") ?? query.limit
         return query
     }
 }

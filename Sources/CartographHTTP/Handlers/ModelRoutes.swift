@@ -81,10 +81,8 @@ struct ModelRoutes: Sendable {
             query.search = try Self.optionalString(body, "search")
             query.arguments = try Self.arguments(body)
             query.orderBy = try Self.orderBy(try Self.stringList(body, "orderBy"))
-            if let limit = body["limit"] {
-                guard let value = limit.numberValue?.int64Value else { throw Self.invalid("/limit", "expected an integer") }
-                query.limit = Int(clamping: value)
-            }
+            // A query's limit must be an integer even when null (docs/queries.md "Parameters").
+            query.limit = try Self.optionalInteger(body, "limit", nullIsDefault: false) ?? query.limit
             query.cursor = try Self.optionalString(body, "cursor")
             query.include = Self.includePaths(try Self.stringList(body, "include"))
             query.count = try Self.optionalBool(body, "count") ?? false
@@ -93,10 +91,7 @@ struct ModelRoutes: Sendable {
             if body["fields"] != nil { query.fields = try Self.fieldList(try Self.stringList(body, "fields")) }
             query.mapping = try Self.optionalString(body, "mapping")
             query.facets = try Self.stringList(body, "facets")
-            if let facetLimit = body["facetLimit"] {
-                guard let value = facetLimit.numberValue?.int64Value else { throw Self.invalid("/facetLimit", "expected an integer") }
-                query.facetLimit = Int(clamping: value)
-            }
+            query.facetLimit = try Self.optionalInteger(body, "facetLimit") ?? query.facetLimit
             return try page(context, query, format: format)
         },
         Route("POST", Self.entity + "/aggregate", access: .tenant(.read), body: .json) { context in
@@ -326,6 +321,13 @@ struct ModelRoutes: Sendable {
         case "false", "0", "no": return false
         default: throw invalid("/\(name)", "expected true or false, got '\(text)'")
         }
+    }
+
+    /// A body's integer member (clamped to `Int`); nil when it is absent, or null unless `nullIsDefault` is false.
+    static func optionalInteger(_ body: JSONObject, _ name: String, nullIsDefault: Bool = true) throws(CartographError) -> Int? {
+        guard let value = body[name], !(nullIsDefault && value.isNull) else { return nil }
+        guard let integer = value.numberValue?.int64Value else { throw invalid("/\(name)", "expected an integer") }
+        return Int(clamping: integer)
     }
 
     static func optionalBool(_ body: JSONObject, _ name: String) throws(CartographError) -> Bool? {
