@@ -105,6 +105,23 @@ struct JSONReaderTests {
         #expect(reader.locateArray(in: Array(#"{"items": [1, 2"#.utf8), at: ["items"]) == nil, "an error on the way")
     }
 
+    @Test func locatesTheArrayByItsStructureWhateverItsStringsHold() throws {
+        // Strings holding the delimiters the structural skip counts by, escapes before a closing quote,
+        // long strings (stepped over eight bytes at a time) and scalars ending at a bracket.
+        let long = String(repeating: "abcdefgh", count: 5)
+        let elements = [#""a,b]}""#, #""\"],[{\"""#, #""ends in a backslash \\""#, #""\\\"""#, "\"\(long)\\\"\(long)\"",
+                        #"{"k": "}", "l": [1, "]", {"m": "\\"}]}"#, "[[], {}, [[\"x\"]]]", "-1.5e3", "true", "null", "\"é😀,\""]
+        let document = #"{"before": {"items": ["x"]}, "items": ["# + elements.joined(separator: " , ") + #"], "after": "]"}"#
+        let bytes = Array(document.utf8)
+        try reader.validate(bytes)
+        let location = try #require(reader.locateArray(in: bytes, at: ["items"]))
+        #expect(location.count == elements.count)
+        var read: [JSONValue] = []
+        reader.forEachElement(in: bytes, of: location) { _, element in read.append(element) }
+        #expect(.array(read) == (try reader.parse(bytes))["items"])
+        #expect(reader.locateArray(in: Array("[1,2,3]".utf8), at: [])?.count == 3, "scalars ending at the closing bracket")
+    }
+
     @Test func rejectsInvalidUTF8WithTheOffsetOfTheBadByte() {
         let bytes: [UInt8] = Array(#"{"name": "ok"#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8)
         #expect {

@@ -421,6 +421,42 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
         #expect(chunked.response?["inserted"] == 10)
     }
 
+    @Test func R_P1_keyPathsReadingTheRootOrTheTopLevelParentMapInChunksAsWhole() throws {
+        // Issue 30: a mapping reading `@root.` or, at the top level, `@parent.` kept a payload whole (50-80x its body).
+        /// `{"items": […], "meta": {…}, "after": {"items": [99]}}`, the items with a tag each when `tagged`.
+        func payload(_ ids: [Int], tagged: Bool = false) -> [UInt8] {
+            let items: [JSONValue] = ids.enumerated().map { index, id in
+                var item = JSONObject([("id", .number(JSONNumber(id))), ("name", .string("item \(id)"))])
+                if tagged { item["tags"] = [["name": .string(index % 2 == 0 ? "even" : "odd")]] }
+                return .object(item)
+            }
+            return JSONValue.object(JSONObject([("items", .array(items)), ("meta", ["source": "crm", "version": 7, "color": "teal"]),
+                                                ("after", ["items": [99]])])).jsonBytes
+        }
+        let mapping = try itemsMapping([
+            ("attributes", ["id": "id", "name": "name", "@root.meta.source": "note", "@parent.meta.version": "version"]),
+            ("relationships", [["from": "tags", "to": "tags", "mapping": ["entity": "Tag", "attributes": ["name": "name", "@root.meta.color": "color"]]]]),
+        ])
+        let (whole, chunked) = try mapBothWays(payload(Array(0..<10), tagged: true), mapping: mapping, before: payload([2, 4]))
+        #expect(chunked == whole)
+        #expect(chunked.response?["inserted"] == 10, "8 items (2 and 4 were stored) and the tags even and odd")
+        let items = chunked.contents.values.filter { $0["id"] != nil }
+        #expect(items.count == 10)
+        #expect(items.allSatisfy { $0["note"] == "crm" && $0["version"] == 7 })
+        #expect(chunked.contents.values.filter { $0["color"] != nil }.map { $0["color"] } == [.string("teal"), .string("teal")])
+        // Reading into the array, or a container of it, needs the whole document.
+        let engine = try MappingEngine(model: try ModelDocument.parse(json: itemsModel, name: "items"), chunkSize: chunkSize)
+        for source in ["@root.items", "@parent.items", "@root.meta.source"] {
+            let into = try itemsMapping([("attributes", ["id": "id", "name": "name", .init(source): "note"])])
+            let expected = source == "@root.meta.source"
+            let plan = try engine.streamingPlan(body: payload(Array(0..<10)), reader: JSONReader(), mapping: into, explain: false)
+            #expect((plan != nil) == expected, "\(source)")
+        }
+        let rootArray = try itemsMapping([("keyPath", .null), ("attributes", ["id": "id", "@root.meta": "note"])])
+        #expect(try engine.streamingPlan(body: Array(#"[{"id": 1}, {"id": 2}, {"id": 3}, {"id": 4}]"#.utf8), reader: JSONReader(),
+                                         mapping: rootArray, explain: false) == nil, "a root array is the document: read whole")
+    }
+
     @Test func streamingIsOnlyPlannedForMappingsThatMapAChunkAsTheWhole() throws {
         let model = try ModelDocument.parse(json: itemsModel, name: "items")
         let engine = try MappingEngine(model: model, chunkSize: chunkSize)

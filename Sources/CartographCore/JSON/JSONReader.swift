@@ -48,8 +48,10 @@ public struct JSONReader: Sendable {
 
     /// The array at `path` (object member names from the root; a repeated name resolves to its last
     /// occurrence, as `JSONObject` lookups do): its offset and element count; nil when a name is
-    /// missing, the value there is not an array, or the document has an error on the way. Only a
-    /// document `validate` accepts is known to have no error further on.
+    /// missing or the value there is not an array. Values are skipped by their structure only (brackets,
+    /// braces, strings and commas; nothing decoded or checked): the answer is right for a document
+    /// `validate` accepts, and anything, or nil, for one it refuses. The pass costs a fraction of a
+    /// validating one, which a payload too small to map in chunks would pay for nothing.
     public func locateArray(in bytes: [UInt8], at path: [String]) -> JSONArrayLocation? {
         bytes.withUnsafeBufferPointer { buffer -> JSONArrayLocation? in
             var cursor = Cursor(bytes: buffer, maxDepth: maxDepth)
@@ -122,6 +124,8 @@ public struct JSONArrayLocation: Sendable, Equatable {
     /// The byte offset of its `[`.
     public let offset: Int
     public let count: Int
+    /// The byte offset just past its `]`.
+    public let end: Int
 }
 
 private let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
@@ -185,7 +189,7 @@ private struct Cursor {
                 index += 1  // ':'
                 skipWhitespace()
                 if key == name { found = index }
-                _ = try value()
+                guard skipStructurally() else { return nil }
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ",") else { break }
                 index += 1
@@ -200,14 +204,14 @@ private struct Cursor {
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] != UInt8(ascii: "]") else { break }
-            _ = try value()
+            guard skipStructurally() else { return nil }
             count += 1
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ",") else { break }
             index += 1
         }
         guard index < bytes.count, bytes[index] == UInt8(ascii: "]") else { return nil }
-        return JSONArrayLocation(offset: offset, count: count)
+        return JSONArrayLocation(offset: offset, count: count, end: index + 1)
     }
 
     /// Reads the object whose `{` is at `index`, calling `member` with each member's name (empty when
@@ -400,6 +404,53 @@ private struct Cursor {
         let elements = Array(pendingValues[base...])
         pendingValues.removeLast(pendingValues.count - base)
         return .array(elements)
+    }
+
+    /// Steps over the value at `index` by its structure alone (see `JSONReader.locateArray`): a string to
+    /// its closing quote, an object or array to its matching end, anything else to the next delimiter.
+    /// False at the end of the bytes.
+    mutating func skipStructurally() -> Bool {
+        var nesting = 0
+        while index < bytes.count {
+            switch bytes[index] {
+            case quote:
+                index += 1
+                while true {
+                    skipToQuoteOrBackslash()
+                    guard index < bytes.count else { return false }
+                    if bytes[index] == backslash { index += 2; continue }
+                    if bytes[index] == quote { break }
+                    index += 1
+                }
+                index += 1
+                if nesting == 0 { return true }
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                nesting += 1
+                index += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if nesting == 0 { return true }  // the end of the container holding a scalar
+                nesting -= 1
+                index += 1
+                if nesting == 0 { return true }
+            case UInt8(ascii: ","), 0x20, 0x0A, 0x0D, 0x09:
+                if nesting == 0 { return true }
+                index += 1
+            default:
+                index += 1
+            }
+        }
+        return nesting == 0
+    }
+
+    /// Steps eight bytes at a time over a string's bytes up to a quote or a backslash (no checks).
+    private mutating func skipToQuoteOrBackslash() {
+        guard let base = bytes.baseAddress else { return }
+        let raw = UnsafeRawPointer(base)
+        while index + 8 <= bytes.count {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            if Self.hasZeroByte(word ^ Self.quotes) || Self.hasZeroByte(word ^ Self.backslashes) { break }
+            index += 8
+        }
     }
 
     /// Steps over string content eight bytes at a time while none of them ends the string, starts an

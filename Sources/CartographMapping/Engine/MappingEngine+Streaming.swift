@@ -22,6 +22,10 @@ public struct StreamedPayload: Sendable {
     /// Nested objects met in several chunks, every copy alike, by identity hash (`MappingRun.identityHash(of:)`):
     /// each chunk writes them, the first to map them counts and lists them.
     let shared: Set<Int>
+    /// The document with an empty array in place of the top-level one: what `@root.` key paths, and
+    /// `@parent.` ones of top-level representations, read (none reads into the array). Null when no
+    /// mapping reads outside its representations.
+    let container: JSONValue
 }
 
 /// A request body ready to map: parsed whole, planned for mapping in chunks, or read shallowly.
@@ -94,9 +98,11 @@ extension MappingEngine {
     }
 
     /// Whether `body` can be mapped in chunks with `mapping`, checked before the transaction:
-    /// - no mapping it reaches has key-path connections or key paths reading `@root` (R-P6 `replace` deletes what chunks dropped, and R-D5 `deleteMissing` what
+    /// - no mapping it reaches has key-path connections (R-P6 `replace` deletes what chunks dropped, and R-D5 `deleteMissing` what
     ///   no chunk mentioned, once the last chunk is written);
-    ///   the top-level mapping reads nothing from `@parent`;
+    /// - no key path reading `@root`, nor a top-level mapping's reading `@parent` (the document holding the
+    ///   array), reaches into the array or a container of it: those read the rest of the document, parsed
+    ///   once without the array (`StreamedPayload.container`);
     /// - the payload is a JSON object whose key path is an array (or a root array, with no key path)
     ///   of more than one chunk of objects (or nulls);
     /// - no object is met in two chunks (R-I5 merges the copies of one object before anything is
@@ -119,13 +125,15 @@ extension MappingEngine {
         guard !explain, body.count > 0 else { return nil }
         let mapping = resolve(base)
         let reachable = reachableMappings(from: base)
-        guard reachable.allSatisfy(mapsInChunks),
-              mapping.attributes.allSatisfy({ $0.source.root != .parent }),
-              mapping.relationships.allSatisfy({ $0.source?.root != .parent }),
-              mapping.dynamic?.keyPath.root != .parent else { return nil }
+        guard reachable.allSatisfy(mapsInChunks) else { return nil }
         let path = mapping.keyPath?.components ?? []
+        let outside = keyPathsOutsideRepresentations(of: mapping, reachable: reachable)
+        // Without a key path the array is the document: anything read from outside reads it.
+        guard outside.isEmpty || (!path.isEmpty && !outside.contains { $0.starts(with: path) || path.starts(with: $0) }) else { return nil }
         guard let array = reader.locateArray(in: body, at: path), array.count > chunkSize else { return nil }
         try reader.validate(body)
+        let container = outside.isEmpty ? JSONValue.null
+            : try reader.parse(Array(body[..<array.offset]) + Array("[]".utf8) + Array(body[array.end...]))
         // A mapping that reads more than a flat representation's identity — nested objects, a case chosen
         // per representation (R-P9), a representation reshaped first (R-P14) — has its elements read.
         let targets = Set(reachable.flatMap { reached in
@@ -136,7 +144,7 @@ extension MappingEngine {
             }
         })
         let nested = !mapping.relationships.isEmpty || mapping.dynamic != nil || mapping.dictionaryTransformer != nil || !targets.isEmpty
-        var run = MappingRun(engine: self, root: .null, metadata: metadata)
+        var run = MappingRun(engine: self, root: container, metadata: metadata)
         let identitySources = run.identitySources(of: mapping)
         // The identities of top-level objects met in earlier chunks and in this one (copies within a chunk
         // are merged by its run); with relationship mappings, the nested objects with their content
@@ -242,7 +250,7 @@ extension MappingEngine {
                 if nested {
                     // Past the engine's maximumObjects: the whole payload's read reports it.
                     do {
-                        let node = try run.read(element, mapping: base, parent: .null, pointer: "")
+                        let node = try run.read(element, mapping: base, parent: container, pointer: "")
                         if let hash = run.identityHash(of: node) { topHere.insert(hash) }
                     } catch {
                         chunkable = false
@@ -258,7 +266,20 @@ extension MappingEngine {
         endChunk()
         guard chunkable else { return nil }
         return StreamedPayload(body: body, reader: reader, array: array,
-                               pointer: path.map { "/" + MappingRun.escape($0) }.joined(), mapping: base, metadata: metadata, shared: shared)
+                               pointer: path.map { "/" + MappingRun.escape($0) }.joined(), mapping: base, metadata: metadata, shared: shared,
+                               container: container)
+    }
+
+    /// The key paths, from the document's root, that mappings read outside the representations they map:
+    /// every `@root.` one, and the `@parent.` ones of the top-level mapping and its dynamic cases (whose
+    /// parent is the document holding the array).
+    private func keyPathsOutsideRepresentations(of topLevel: EntityMapping, reachable: [EntityMapping]) -> [[String]] {
+        func sources(_ mapping: EntityMapping) -> [SourceKeyPath] {
+            mapping.attributes.map(\.source) + mapping.relationships.compactMap(\.source) + (mapping.dynamic.map { [$0.keyPath] } ?? [])
+        }
+        let topLevelMappings = [topLevel] + (topLevel.dynamic?.cases.map { resolve($0.mapping) } ?? [])
+        return reachable.flatMap(sources).filter { $0.root == .root }.map(\.components)
+            + topLevelMappings.flatMap(sources).filter { $0.root == .parent }.map(\.components)
     }
 
     /// Whether a relationship moves a destination another object names: its inverse is to-one (a
@@ -272,8 +293,6 @@ extension MappingEngine {
     /// Whether `mapping` (resolved) maps a chunk as it maps the whole payload: see `streamingPlan`.
     private func mapsInChunks(_ mapping: EntityMapping) -> Bool {
         mapping.connections.allSatisfy { if case .foreignKey = $0.kind { true } else { false } }
-            && mapping.relationships.allSatisfy { $0.source?.root != .root }
-            && mapping.attributes.allSatisfy { $0.source.root != .root }
     }
 
     /// Maps a payload `streamingPlan` accepted, in chunks, into `store` (already inside a transaction);
@@ -285,7 +304,7 @@ extension MappingEngine {
         if try store.hasPendingConnections() {
             return try map(try PreparedPayload.streamed(streamed).document(), mapping: mapping, metadata: streamed.metadata, progress: progress, into: store)
         }
-        var run = MappingRun(engine: self, root: .null, metadata: streamed.metadata)
+        var run = MappingRun(engine: self, root: streamed.container, metadata: streamed.metadata)
         // R-D1 deletes once every chunk is listed; the whole payload's list is written after it.
         if reachableMappings(from: mapping).contains(where: { $0.deletionPredicate != nil }) { run.listedByStoredKey = [] }
         // Problems found so far: once there is one, nothing more is written, but every later chunk is
@@ -326,7 +345,7 @@ extension MappingEngine {
         }
         try streamed.reader.forEachElement(in: streamed.body, of: streamed.array) { (index, element) throws(CartographError) in
             guard !element.isNull else { return }
-            chunk.append((element, .null, streamed.pointer + "/\(index)"))
+            chunk.append((element, streamed.container, streamed.pointer + "/\(index)"))
             if chunk.count == chunkSize { try flush() }
         }
         try flush()
