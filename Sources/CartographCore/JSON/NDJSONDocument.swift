@@ -7,9 +7,12 @@
 public struct NDJSONDocument: Sendable {
     /// `{"k1": {"k2": [line, line, …]}}` for a key path `k1.k2`; `[line, …]` without one.
     public let json: [UInt8]
-    /// Where each value's bytes start in `json`, by position in the array, with its line number (1-based)
-    /// and the whitespace before it on its line.
-    private let values: [(offset: Int, line: Int, indent: Int)]
+    /// The body as posted (the request's own bytes, not a copy): an error's lines are found in it again
+    /// when there is one, rather than a table of every line kept for all payloads (it would cost more
+    /// than the body itself for small objects).
+    private let body: [UInt8]
+    /// Where the array's first value starts in `json`.
+    private let firstValueOffset: Int
     /// The pointer of the array in `json` (`/k1/k2`, or empty).
     private let arrayPointer: String
 
@@ -21,46 +24,67 @@ public struct NDJSONDocument: Sendable {
         json.reserveCapacity(body.count + 64)
         for key in keyPath { json += Array("{\(JSONValue.string(key).jsonText):".utf8) }
         json.append(UInt8(ascii: "["))
-        var values: [(offset: Int, line: Int, indent: Int)] = []
-        var lineStart = 0, line = 1
-        while lineStart <= body.count {
-            let end = body[lineStart...].firstIndex(of: 0x0A) ?? body.count
-            let bytes = body[lineStart..<end]
-            if let first = bytes.firstIndex(where: { !Self.isWhitespace($0) }) {
-                let last = bytes.lastIndex(where: { !Self.isWhitespace($0) }) ?? first
-                try Self.checkOneValue(body[first...last], line: line, lineStart: lineStart)
-                if !values.isEmpty { json.append(UInt8(ascii: ",")) }
-                values.append((json.count, line, first - lineStart))
-                json += body[first...last]
-            }
-            lineStart = end + 1
-            line += 1
+        let firstValueOffset = json.count
+        try Self.forEachValue(in: body) { (value, line, lineStart) throws(CartographError) in
+            try Self.checkOneValue(value, line: line, lineStart: lineStart)
+            if json.count > firstValueOffset { json.append(UInt8(ascii: ",")) }
+            json += value
         }
         json.append(UInt8(ascii: "]"))
         json += Array(repeating: UInt8(ascii: "}"), count: keyPath.count)
         self.json = json
-        self.values = values
+        self.body = body
+        self.firstValueOffset = firstValueOffset
         arrayPointer = keyPath.map { "/" + JSONPointer.escape($0) }.joined()
+    }
+
+    /// Calls `body` with each line's value (its bytes without the whitespace around them), its line
+    /// number (1-based) and where its line starts, skipping lines of whitespace only.
+    private static func forEachValue<E: Error>(in bytes: [UInt8], _ body: (ArraySlice<UInt8>, _ line: Int, _ lineStart: Int) throws(E) -> Void) throws(E) {
+        var lineStart = 0, line = 1
+        while lineStart <= bytes.count {
+            let end = bytes[lineStart...].firstIndex(of: 0x0A) ?? bytes.count
+            let text = bytes[lineStart..<end]
+            if let first = text.firstIndex(where: { !isWhitespace($0) }) {
+                let last = text.lastIndex(where: { !isWhitespace($0) }) ?? first
+                try body(bytes[first...last], line, lineStart)
+            }
+            lineStart = end + 1
+            line += 1
+        }
+    }
+
+    /// Where each value's bytes start in `json`, by position in the array, with its line number and the
+    /// whitespace before it on its line: found again from the body, for an error to tell.
+    private var values: [(offset: Int, line: Int, indent: Int)] {
+        var values: [(offset: Int, line: Int, indent: Int)] = []
+        var offset = firstValueOffset
+        Self.forEachValue(in: body) { (value: ArraySlice<UInt8>, line: Int, lineStart: Int) in
+            values.append((offset, line, value.startIndex - lineStart))
+            offset += value.count + 1
+        }
+        return values
     }
 
     /// `error`, found mapping `json`, told in the body's terms: a pointer into the array becomes the
     /// pointer into its line's value (`/4/title` for `/items/4/title`, the position among the values) with
     /// "line N: " before the message, and an offset into `json` the line and column it falls on.
     public func locating(_ error: CartographError) -> CartographError {
+        let values = values
         var located = error
         located.errors = error.errors.map { detail in
             var detail = detail
-            if let (position, rest) = position(in: detail.pointer) {
+            if let (position, rest) = position(in: detail.pointer, among: values.count) {
                 detail.pointer = "/\(position)" + rest
                 detail.message = "line \(values[position].line): " + detail.message
             }
-            if let offset = detail.offset, let place = place(of: offset) {
+            if let offset = detail.offset, let place = place(of: offset, values: values) {
                 detail.message = "line \(place.line), column \(place.column): " + detail.message
                 detail.offset = nil
             }
             return detail
         }
-        if let offset = error.offset, let place = place(of: offset) {
+        if let offset = error.offset, let place = place(of: offset, values: values) {
             located.detail = "Line \(place.line), column \(place.column): " + error.detail
             located.offset = nil
         }
@@ -68,16 +92,16 @@ public struct NDJSONDocument: Sendable {
     }
 
     /// The position among the values of the pointer's element of the array, and the rest of the pointer.
-    private func position(in pointer: String) -> (Int, String)? {
+    private func position(in pointer: String, among count: Int) -> (Int, String)? {
         guard pointer.hasPrefix(arrayPointer + "/") else { return nil }
         let tail = pointer.dropFirst(arrayPointer.count + 1)
         let digits = tail.prefix { $0.isASCII && $0.isNumber }
-        guard let position = Int(digits), values.indices.contains(position) else { return nil }
+        guard let position = Int(digits), (0..<count).contains(position) else { return nil }
         return (position, String(tail.dropFirst(digits.count)))
     }
 
     /// The line and column (1-based, in bytes) of an offset into `json`.
-    private func place(of offset: Int) -> (line: Int, column: Int)? {
+    private func place(of offset: Int, values: [(offset: Int, line: Int, indent: Int)]) -> (line: Int, column: Int)? {
         guard let index = values.lastIndex(where: { $0.offset <= offset }) else { return nil }
         let value = values[index]
         // The value's bytes were copied from its line without the whitespace before it; columns count from the line's start.
