@@ -299,12 +299,12 @@ private struct SQLCompiler {
     /// `< 3`, `!= 5`) must keep the objects without destinations, so it is `(x IN (… HAVING (comparison)
     /// IS NOT 1)) IS NOT 1`, the sources whose count fails it left out. Nil for any other comparison.
     /// Measured on 100k issues (docs/storage.md "Decisions measured"): counting every match of
-    /// `labels.@count > 3`, ~100 ms against ~190 ms; but a page that stops after 50 matches counts ~120
-    /// rows per row in ~4 ms where grouping takes ~65 ms, and a test of the row's own columns, tried
-    /// first, leaves few rows to count: so only queries that read every match group (`groupsCounts`),
-    /// and not beside such a test (`ownRowTestedFirst`).
+    /// `labels.@count > 3`, ~100 ms against ~190 ms; but a page that stops after 50 matches counts for
+    /// ~120 rows, ~4 ms, where grouping takes ~65 ms, and a test of the row's own columns, tried first,
+    /// leaves few rows to count: so only queries that read every match group (`groupsCounts`), and not
+    /// beside such a test (`ownRowTestedFirst`).
     mutating func groupedCount(_ comparison: ScalarComparison) throws(PredicateError) -> String? {
-        guard let (steps, holdsAtZero) = Self.countTest(comparison), let last = steps.last, comparison.options.isEmpty else { return nil }
+        guard let (steps, holdsAtZero) = Self.countTest(comparison), let last = steps.last else { return nil }
         let destination = try table(last.destinationEntity)
         let source: String, from: String, conditions: String
         switch try storage(last) {
@@ -339,19 +339,17 @@ private struct SQLCompiler {
     /// for a count of zero; nil for any other comparison.
     static func countTest(_ comparison: ScalarComparison) -> (steps: [RelationshipStep], holdsAtZero: Bool)? {
         func integer(_ operand: Operand) -> Int64? { if case .constant(.integer(let value)?) = operand { value } else { nil } }
-        switch (comparison.lhs, comparison.test) {
-        case (.count(let steps), .order(let op, let rhs)):
-            guard let value = integer(rhs) else { return nil }
-            return (steps, op.holds(0, value))
-        case (let lhs, .order(let op, .count(let steps))):
-            guard let value = integer(lhs) else { return nil }
-            return (steps, op.holds(value, 0))
-        case (.count(let steps), .between(let lower, let upper)):
+        if case .order(let op, .count(let steps)) = comparison.test, let value = integer(comparison.lhs) { return (steps, op.holds(value, 0)) }
+        guard case .count(let steps) = comparison.lhs else { return nil }
+        switch comparison.test {
+        case .order(let op, let rhs):
+            return integer(rhs).map { (steps, op.holds(0, $0)) }
+        case .between(let lower, let upper):
             guard let low = integer(lower), let high = integer(upper) else { return nil }
             return (steps, low <= 0 && 0 <= high)
-        case (.count(let steps), .oneOf(let values)):
+        case .oneOf(let values):
             return (steps, values.contains { $0 == .integer(0) })
-        default:
+        case .string:
             return nil
         }
     }
