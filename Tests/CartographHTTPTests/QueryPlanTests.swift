@@ -185,6 +185,16 @@ struct QueryPlanTests {
                 #expect(try Self.query(api, "state == 'open' AND \(relationship).@count == 0").ids
                         == counts.filter { $0.key % 2 == 0 && $0.value[relationship] == 0 }.keys.sorted())
             }
+            // Facets and aggregates read every match, grouped too: the issues with fewer than 2 comments, by
+            // state; those without a label (4, 8, …: all open).
+            let fewComments = counts.filter { ($0.value["comments"] ?? 0) < 2 }.keys
+            let byState = { (state: String) in JSONValue.number(JSONNumber(fewComments.filter { ($0 % 2 == 0 ? "open" : "closed") == state }.count)) }
+            let aggregate = try api.client.sendJSON("POST", api.base + "/entities/Issue/aggregate",
+                                                    ["where": "comments.@count < 2", "groupBy": "state", "aggregates": ["n": "count"]], token: api.key).json()
+            #expect(aggregate["groups"] == [["state": "closed", "n": byState("closed")], ["state": "open", "n": byState("open")]], "\(aggregate)")
+            let unlabelled = counts.filter { $0.value["labels"] == 0 }.count
+            let faceted = try api.get("entities/Issue/objects?limit=1&facets=state&where=" + "NOT (labels.@count > 0)".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+            #expect(faceted["facets"]?["state"]?["values"] == [["value": "open", "count": .number(JSONNumber(unlabelled))]], "\(faceted)")
             // Issues without any: 4, 8, … have no label; 3, 6, … no comment; 5, 10, … no step.
             #expect(try Self.query(api, "labels.@count == 0 AND comments.@count < 1 AND steps.@count <= 0").ids == [])
             #expect(try Self.query(api, "labels.@count == 0 OR comments.@count == 0").ids.prefix(4) == [3, 4, 6, 8])
