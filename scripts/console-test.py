@@ -252,6 +252,43 @@ def run(driver, server, out, admin_token, write_key):
     test.step("faceted")
     test.type_into("#facets", "")
 
+    # Group by (R-Q9): each group's count and aggregates over every match of the filter, the largest first.
+    test.type_into("#where", "")
+    test.click("#apply")
+    test.text_in("#total", "2 objects match.")
+    test.type_into("#group-by", "publisher.name")
+    test.type_into("#group-aggregates", "sum:identifier, max:identifier")
+    test.click("#group")
+    test.texts_are("#groups tr.group td", ["Marvel", "2", str(1699 + 1455), "1699"])
+    # The filter applies: Iron Man (1455) alone.
+    test.type_into("#where", "identifier < 1600")
+    test.click("#apply")
+    test.text_in("#total", "1 object match.")
+    test.texts_are("#groups tr.group td", ["Marvel", "1", "1455", "1455"])
+    assert test.element("#group-by").get_attribute("value") == "publisher.name"
+    test.step("grouped", focus="#groups")
+    # One group of two asked: the first by count then name, and a note that more were left out.
+    test.type_into("#where", "")
+    test.click("#apply")
+    test.text_in("#total", "2 objects match.")
+    test.type_into("#group-by", "name")
+    test.type_into("#group-aggregates", "")
+    test.type_into("#group-limit", "1")
+    test.click("#group")
+    test.texts_are("#groups tr.group td", ["Iron Man", "1"])
+    test.text_in("#more-groups", "More groups not shown")
+    # A refused grouping is shown under its form, which keeps what was typed.
+    test.type_into("#group-aggregates", "sum:name")
+    test.click("#group")
+    test.text_in("#group-problem", "400")
+    assert test.element("#group-aggregates").get_attribute("value") == "sum:name", "the typed aggregate is kept"
+    test.element("#objects")
+    test.step("grouped-refused", focus="#group-problem", answered=(400,))
+    for field in ("#group-by", "#group-aggregates", "#group-limit"):
+        test.type_into(field, "")
+    test.click("#group")
+    test.text_in("#total", "2 objects match.")
+
     # A searchable attribute brings a search box (R-Q6): matches by rank, the matched words marked.
     model = call(server.url, "GET", "/v1/tenants/acme/models/comics", admin_token)
     for entity in model["entities"]:
@@ -265,8 +302,13 @@ def run(driver, server, out, admin_token, write_key):
     test.text_in("#total", "1 object match.")
     test.text_in("#objects td.snippet mark", "Spider")
     assert "Iron Man" not in test.element("#objects").text
+    # The groups follow the search too: Spider-Man alone.
+    test.type_into("#group-by", "publisher.name")
+    test.click("#group")
+    test.texts_are("#groups tr.group td", ["Marvel", "1"])
     test.step("searched")
     test.type_into("#search", "")
+    test.type_into("#group-by", "")
 
     # Sorted by name, one per page: Iron Man, then (following the cursor) Spider-Man.
     test.type_into("#where", "")

@@ -53,6 +53,36 @@ struct AggregateTests {
         }
     }
 
+    @Test func R_Q9_R_Q6_aSearchNarrowsTheGroupsToItsMatches() throws {
+        let model: JSONValue = ["entities": [["name": "Article", "userInfo": ["identityAttributes": "id"],
+            "attributes": [["name": "id", "type": "integer64"], ["name": "title", "type": "string", "searchable": true],
+                           ["name": "section", "type": "string"], ["name": "views", "type": "integer64"]]]]]
+        let mapping: JSONValue = ["entity": "Article", "attributes": ["id", "title", "section", "views"]]
+        try ModelAPI.with(model: model, mappings: ["articles": mapping]) { api in
+            let titles = ["a red fox", "winter foxes", "the fox and the hound", "spider webs", "a fox in town", "snow"]
+            let articles: [JSONValue] = titles.enumerated().map { index, title in
+                ["id": .number(JSONNumber(index + 1)), "title": .string(title), "section": .string(index % 2 == 0 ? "nature" : "city"),
+                 "views": .number(JSONNumber((index + 1) * 10))]
+            }
+            try api.map("articles", .array(articles))
+            func groups(_ body: JSONValue) throws -> JSONValue? {
+                let response = try api.client.sendJSON("POST", api.base + "/entities/Article/aggregate", body, token: api.key)
+                #expect(response.status == 200, "\(response.text)")
+                return try response.json()["groups"]
+            }
+            // "fox" finds articles 1, 3 and 5 (not "foxes": words match whole): all in nature, 10 + 30 + 50 views.
+            #expect(try groups(["search": "fox", "groupBy": "section", "aggregates": ["n": "count", "views": "sum:views"]])
+                    == [["section": "nature", "n": 3, "views": 90]])
+            // With `where` too; and "fox*" adds article 2 (city).
+            #expect(try groups(["search": "fox*", "where": "views > 10", "groupBy": "section", "aggregates": ["n": "count"], "orderBy": "-n"])
+                    == [["section": "nature", "n": 2], ["section": "city", "n": 1]])
+            let malformed = try api.client.sendJSON("POST", api.base + "/entities/Article/aggregate",
+                                                    ["search": "\"fox", "aggregates": ["n": "count"]], token: api.key)
+            #expect(malformed.status == 400)
+            #expect(try malformed.json()["errors"]?.arrayValue?.first?["pointer"] == "/search")
+        }
+    }
+
     @Test func R_Q9_aMistakeIs400AtItsMember() throws {
         try ModelAPI.with(model: FacetTests.model, mappings: ["issues": FacetTests.mapping]) { api in
             func pointer(_ body: JSONValue) throws -> JSONValue? {
@@ -72,6 +102,7 @@ struct AggregateTests {
                 (["where": "state ==", "aggregates": ["n": "count"]], "/where"),
                 (["aggregates": ["n": "count"], "limit": 0], "/limit"),
                 (["aggregates": ["n": "count"], "having": 1], "/having"),
+                (["aggregates": ["n": "count"], "search": "fox"], "/search"),  // no searchable attribute
                 ([:], "/aggregates"),
             ]
             for mistake in mistakes {

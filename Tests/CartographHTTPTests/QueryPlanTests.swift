@@ -111,6 +111,121 @@ struct QueryPlanTests {
         }
     }
 
+    /// Issues whose to-many relationships are stored each way: `labels` in a join table (many-to-many),
+    /// `comments` as the comment's foreign key (the inverse is a to-one), `steps` ordered (a join table
+    /// with positions, though its inverse is a to-one).
+    static let countedModel: JSONValue = ["entities": [
+        ["name": "Issue", "userInfo": ["identityAttributes": "id"],
+         "attributes": [["name": "id", "type": "integer64"], ["name": "state", "type": "string"]],
+         "relationships": [["name": "labels", "destination": "Label", "toMany": true, "inverse": "issues"],
+                           ["name": "comments", "destination": "Comment", "toMany": true, "inverse": "issue"],
+                           ["name": "steps", "destination": "Step", "toMany": true, "ordered": true, "inverse": "issue"]]],
+        ["name": "Label", "userInfo": ["identityAttributes": "name"], "attributes": [["name": "name", "type": "string"]],
+         "relationships": [["name": "issues", "destination": "Issue", "toMany": true, "inverse": "labels"]]],
+        ["name": "Comment", "userInfo": ["identityAttributes": "id"], "attributes": [["name": "id", "type": "integer64"]],
+         "relationships": [["name": "issue", "destination": "Issue", "inverse": "comments"]]],
+        ["name": "Step", "userInfo": ["identityAttributes": "id"], "attributes": [["name": "id", "type": "integer64"]],
+         "relationships": [["name": "issue", "destination": "Issue", "inverse": "steps"]]],
+    ]]
+
+    /// 24 issues with 0-3 labels, 0-2 comments and 0-4 steps (issue n has n % 4, n % 3 and n % 5), so
+    /// every count from 0 up is held by some issue, and each relationship leaves some issues without any.
+    static func withCountedIssues(_ body: (ModelAPI, _ counts: [Int64: [String: Int]]) throws -> Void) throws {
+        let member: (String) -> JSONValue = { ["entity": .string($0), "attributes": ["id": "id"]] }
+        let mapping: JSONValue = ["entity": "Issue", "attributes": ["id": "id", "state": "state"],
+                                  "relationships": [["from": "labels", "to": "labels", "mapping": ["entity": "Label", "attributes": ["name": "name"]]],
+                                                    ["from": "comments", "to": "comments", "mapping": member("Comment")],
+                                                    ["from": "steps", "to": "steps", "mapping": member("Step")]]]
+        try ModelAPI.with(model: countedModel, mappings: ["issues": mapping]) { api in
+            let names = ["bug", "docs", "ui", "perf"]
+            var counts: [Int64: [String: Int]] = [:]
+            let payload: JSONValue = .array((1...24).map { n in
+                counts[Int64(n)] = ["labels": n % 4, "comments": n % 3, "steps": n % 5]
+                return ["id": .number(JSONNumber(n)), "state": .string(n % 2 == 0 ? "open" : "closed"),
+                        "labels": .array((0..<(n % 4)).map { ["name": .string(names[(n + $0) % names.count])] }),
+                        "comments": .array((0..<(n % 3)).map { ["id": .number(JSONNumber(n * 10 + $0))] }),
+                        "steps": .array((0..<(n % 5)).map { ["id": .number(JSONNumber(n * 10 + $0))] })]
+            })
+            try api.map("issues", payload)
+            try body(api, counts)
+        }
+    }
+
+    /// The issues a predicate selects, read twice: the page (a `@count` counted per row) and its total
+    /// (`count`, which reads every match: grouped), which must agree.
+    static func query(_ api: ModelAPI, _ predicate: String, count: Bool = true) throws -> (ids: [Int64], plan: JSONValue?) {
+        let response = try api.client.sendJSON("POST", api.base + "/entities/Issue/query",
+                                               ["where": .string(predicate), "orderBy": ["id"], "limit": 500, "explain": true, "count": .bool(count)],
+                                               token: api.key)
+        try #require(response.status == 200, "«\(predicate)»: \(response.text)")
+        let page = try response.json()
+        let ids = (page["items"]?.arrayValue ?? []).compactMap { $0["id"]?.numberValue?.int64Value }
+        if count { #expect(page["total"]?.numberValue?.int64Value == Int64(ids.count), "«\(predicate)»: the total counts what the page lists") }
+        return (ids, page["plan"])
+    }
+
+    @Test func R_Q2_countOverAToManyOfEachStorageAnswersEveryOperatorWithTheObjectsWithoutDestinations() throws {
+        try Self.withCountedIssues { (api, counts) throws in
+            let tests: [(String, (Int) -> Bool)] = [
+                ("== 0", { $0 == 0 }), ("== 2", { $0 == 2 }), ("!= 0", { $0 != 0 }), ("!= 2", { $0 != 2 }),
+                ("< 1", { $0 < 1 }), ("< 3", { $0 < 3 }), ("<= 1", { $0 <= 1 }), ("> 0", { $0 > 0 }), ("> 1", { $0 > 1 }),
+                (">= 2", { $0 >= 2 }), ("BETWEEN {0, 1}", { (0...1).contains($0) }), ("BETWEEN {1, 2}", { (1...2).contains($0) }),
+                ("IN {0, 2}", { [0, 2].contains($0) }), ("IN {1, 3}", { [1, 3].contains($0) }),
+            ]
+            for relationship in ["labels", "comments", "steps"] {
+                for (test, holds) in tests {
+                    let expected = counts.filter { holds($0.value[relationship] ?? -1) }.keys.sorted()
+                    let predicate = "\(relationship).@count \(test)"
+                    #expect(try Self.query(api, predicate).ids == expected, "«\(predicate)»")
+                    let negated = counts.filter { !holds($0.value[relationship] ?? -1) }.keys.sorted()
+                    #expect(try Self.query(api, "NOT (\(predicate))").ids == negated, "«NOT (\(predicate))»")
+                }
+                // Mirrored, and beside a test of the issue's own column (which keeps the count per row).
+                #expect(try Self.query(api, "1 >= \(relationship).@count").ids == counts.filter { ($0.value[relationship] ?? -1) <= 1 }.keys.sorted())
+                #expect(try Self.query(api, "state == 'open' AND \(relationship).@count == 0").ids
+                        == counts.filter { $0.key % 2 == 0 && $0.value[relationship] == 0 }.keys.sorted())
+            }
+            // Facets and aggregates read every match, grouped too: the issues with fewer than 2 comments, by
+            // state; those without a label (4, 8, …: all open).
+            let fewComments = counts.filter { ($0.value["comments"] ?? 0) < 2 }.keys
+            let byState = { (state: String) in JSONValue.number(JSONNumber(fewComments.filter { ($0 % 2 == 0 ? "open" : "closed") == state }.count)) }
+            let aggregate = try api.client.sendJSON("POST", api.base + "/entities/Issue/aggregate",
+                                                    ["where": "comments.@count < 2", "groupBy": "state", "aggregates": ["n": "count"]], token: api.key).json()
+            #expect(aggregate["groups"] == [["state": "closed", "n": byState("closed")], ["state": "open", "n": byState("open")]], "\(aggregate)")
+            let unlabelled = counts.filter { $0.value["labels"] == 0 }.count
+            let faceted = try api.get("entities/Issue/objects?limit=1&facets=state&where=" + "NOT (labels.@count > 0)".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+            #expect(faceted["facets"]?["state"]?["values"] == [["value": "open", "count": .number(JSONNumber(unlabelled))]], "\(faceted)")
+            // Issues without any: 4, 8, … have no label; 3, 6, … no comment; 5, 10, … no step.
+            #expect(try Self.query(api, "labels.@count == 0 AND comments.@count < 1 AND steps.@count <= 0").ids == [])
+            #expect(try Self.query(api, "labels.@count == 0 OR comments.@count == 0").ids.prefix(4) == [3, 4, 6, 8])
+        }
+    }
+
+    @Test func R_Q5_explainSaysWhetherACountOverAToManyIsCountedPerRowOrGroupedOnceForTheTotal() throws {
+        try Self.withCountedIssues { (api, _) throws in
+            func said(_ plan: JSONValue?) -> (summary: String, steps: [String]) {
+                (plan?["summary"]?.stringValue ?? "", plan?["steps"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+            }
+            // A page may stop after its objects: it counts per row, and with no total the plan says nothing more.
+            let perRowWords = "counts related objects (@count) with a subquery for every row it reads"
+            let groupedWords = "counts related objects (@count) for the total and facets once per object that has any, grouped from the relationship's index"
+            let page = said(try Self.query(api, "labels.@count > 1", count: false).plan)
+            #expect(page.summary.contains(perRowWords) && !page.summary.contains("grouped"), "\(page.summary)")
+            #expect(page.steps.contains { $0.hasPrefix("CORRELATED SCALAR SUBQUERY") }, "\(page.steps)")
+            // Its total reads every match: the counts are grouped once, and the plan says so.
+            let total = said(try Self.query(api, "labels.@count > 1").plan)
+            #expect(total.summary.contains(perRowWords) && total.summary.contains(groupedWords), "\(total.summary)")
+            // Admitting zero (comments: the destinations' foreign key), alike.
+            let zero = said(try Self.query(api, "comments.@count < 2").plan)
+            #expect(zero.summary.contains(groupedWords), "\(zero.summary)")
+            // Beside a test of the issue's own column, SQLite tests that first and counts the rest per row,
+            // the total too.
+            let beside = said(try Self.query(api, "state == 'open' AND steps.@count > 1").plan)
+            #expect(beside.summary.contains(perRowWords) && !beside.summary.contains("grouped"), "\(beside.summary)")
+            #expect(beside.steps.contains { $0.hasPrefix("CORRELATED SCALAR SUBQUERY") }, "\(beside.steps)")
+        }
+    }
+
     @Test func R_M7_anIndexOnARelationshipOrAnUnknownAttributeIs422WithAPointer() throws {
         try ModelAPI.with(model: articlesModel(indexed: false)) { api in
             let response = try api.client.sendJSON("PUT", api.base, articlesModel(indexed: false, fetchIndexes: [["name": "x", "elements": ["nope"]]]), token: api.key)

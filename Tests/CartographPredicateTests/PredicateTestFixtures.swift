@@ -229,9 +229,10 @@ struct TestDataset {
         return Set(candidates.filter { predicate.evaluate($0) }.map(\.id))
     }
 
-    /// The objects the compiled SQL selects.
-    func query(_ predicate: CheckedPredicate) throws -> Set<Int64> {
-        let compiled = try predicate.sql(schema: TestSchema())
+    /// The objects the compiled SQL selects (compiled as a query that reads every match would be, with
+    /// `everyMatch`: `@count` grouped once rather than per row).
+    func query(_ predicate: CheckedPredicate, everyMatch: Bool = false) throws -> Set<Int64> {
+        let compiled = try predicate.sql(schema: TestSchema(), everyMatch: everyMatch)
         let sql = "SELECT \(compiled.alias).\"_id\" FROM \(compiled.fromClause) WHERE \(compiled.whereClause)"
         let rows = try database.prepare(sql).rows(compiled.bindings.map(SQLiteValue.init))
         return Set(rows.compactMap { $0.first?.integerValue })

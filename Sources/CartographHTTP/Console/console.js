@@ -314,6 +314,8 @@
     const searching = searchable ? query.get("search") : null;
     // Facets (R-Q8): key paths whose commonest values are counted over every match.
     const faceted = query.get("facets") || null;
+    // Group by (R-Q9): key paths whose groups are counted over every match, with optional aggregates.
+    const grouping = { groupBy: query.get("groupBy") || null, aggregates: query.get("aggregates") || null, groups: query.get("groups") || null };
     // A refused filter (a 400: a bad predicate or order) is shown under the form, which keeps what was typed.
     let page = null, refusal = null;
     try {
@@ -325,6 +327,17 @@
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 400) throw error;
       refusal = error;
+    }
+    // The groups of the same filter and search; a refused grouping is shown under its own form.
+    let groups = null, groupRefusal = null;
+    if (grouping.groupBy && !refusal) {
+      try {
+        groups = await api("POST", `${entityPath(tenant, modelName, entityName)}/aggregate`, {
+          body: JSON.stringify(aggregateBody(grouping, query.get("where"), searching)) });
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status !== 400) throw error;
+        groupRefusal = error;
+      }
     }
     const where = h("input", { id: "where", name: "where", class: "wide", placeholder: "name BEGINSWITH[c] 'spider'", value: query.get("where") || "" });
     const orderBy = h("input", { id: "orderBy", name: "orderBy", placeholder: "-name", value: query.get("orderBy") || "" });
@@ -341,12 +354,13 @@
     form.addEventListener("submit", event => {
       event.preventDefault();
       location.hash = link.objects(tenant, modelName, entityName, { search: search ? search.value.trim() : "", where: where.value.trim(),
-        orderBy: orderBy.value.trim(), limit: limit.value, facets: facets.value.replace(/\s+/g, "") });
+        orderBy: orderBy.value.trim(), limit: limit.value, facets: facets.value.replace(/\s+/g, ""), ...grouping });
     });
-    const sameFilter = { search: searching, where: query.get("where"), orderBy: query.get("orderBy"), limit: query.get("limit"), facets: faceted };
+    const sameFilter = { search: searching, where: query.get("where"), orderBy: query.get("orderBy"), limit: query.get("limit"), facets: faceted, ...grouping };
+    const groupForm = groupByForm(grouping, chosen => { location.hash = link.objects(tenant, modelName, entityName, { ...sameFilter, ...chosen }); });
     const heading = h("h1", {}, h("a", { href: link.model(tenant, modelName), text: modelName }), ` / ${entityName}`);
     if (refusal) {
-      show(heading, form, h("div", { id: "filter-problem" }, problemBox(refusal)));
+      show(heading, form, h("div", { id: "filter-problem" }, problemBox(refusal)), groupForm);
       return;
     }
     // A column's header orders by it: ascending first, then descending (the first sort key only).
@@ -363,6 +377,9 @@
       h("p", { id: "total", text: `${page.total} object${page.total === 1 ? "" : "s"} match.` }, " ",
         downloadButton(entityPath(tenant, modelName, entityName), entityName, sameFilter)),
       page.facets ? facetLists(page.facets, relationships, query.get("where"), where => link.objects(tenant, modelName, entityName, { ...sameFilter, where })) : null,
+      groupForm,
+      groupRefusal ? h("div", { id: "group-problem" }, problemBox(groupRefusal)) : null,
+      groups ? groupTable(groups, grouping) : null,
       h("table", { id: "objects" },
         h("tr", {}, h("th", { text: "Key" }), attributes.map(a => h("th", {}, sortLink(a.name))), relationships.map(r => h("th", { text: `${r.name} →` })),
           searching ? h("th", { text: "Match" }) : null),
@@ -379,6 +396,43 @@
       h("div", { class: "pager" },
         query.get("cursor") ? h("a", { id: "first-page", href: link.objects(tenant, modelName, entityName, sameFilter), text: "← First page" }) : null,
         page.next ? h("a", { id: "next-page", href: link.objects(tenant, modelName, entityName, { ...sameFilter, cursor: page.next }), text: "Next page →" }) : null));
+  }
+
+  // "Group by" (R-Q9): key paths (comma-separated), aggregates beside the count (`sum:comments, max:updatedAt`)
+  // and how many groups; kept in the fragment, so a refused grouping keeps what was typed.
+  function groupByForm(grouping, apply) {
+    const keyPaths = h("input", { id: "group-by", name: "groupBy", placeholder: "state, author.login", value: grouping.groupBy || "" });
+    const aggregates = h("input", { id: "group-aggregates", name: "aggregates", placeholder: "sum:comments, max:updatedAt", value: grouping.aggregates || "" });
+    const groups = h("input", { id: "group-limit", name: "groups", type: "number", min: 1, max: 1000, value: grouping.groups || 20 });
+    const form = h("form", { class: "inline", id: "group-form" },
+      h("label", {}, "Group by", keyPaths), h("label", {}, "Aggregates (count and …)", aggregates), h("label", {}, "Groups", groups),
+      h("button", { type: "submit", id: "group", text: "Group" }));
+    form.addEventListener("submit", event => {
+      event.preventDefault();
+      apply({ groupBy: keyPaths.value.replace(/\s+/g, ""), aggregates: aggregates.value.replace(/\s+/g, ""), groups: groups.value });
+    });
+    return form;
+  }
+
+  // The aggregate route's body: each aggregate named as written, beside `count`, the largest groups first.
+  function aggregateBody(grouping, where, search) {
+    const aggregates = { count: "count" };
+    for (const written of aggregateNames(grouping)) aggregates[written] = written;
+    return { where: where || undefined, search: search || undefined, groupBy: grouping.groupBy.split(","), aggregates,
+      orderBy: ["-count"], limit: Number(grouping.groups || 20) };
+  }
+
+  function aggregateNames(grouping) { return (grouping.aggregates || "").split(",").filter(name => name && name !== "count"); }
+
+  // The groups as a table: their key paths' values, the count, each aggregate; `more` as a note.
+  function groupTable(result, grouping) {
+    const keyPaths = grouping.groupBy.split(","), names = ["count", ...aggregateNames(grouping)];
+    return h("div", { id: "groups" },
+      h("table", {},
+        h("tr", {}, keyPaths.map(keyPath => h("th", { text: keyPath })), names.map(name => h("th", { class: "aggregate", text: name }))),
+        result.groups.map(group => h("tr", { class: "group" },
+          keyPaths.map(keyPath => h("td", {}, cell(group[keyPath]))), names.map(name => h("td", { class: "aggregate" }, cell(group[name])))))),
+      result.more ? h("p", { class: "note", id: "more-groups", text: "More groups not shown: raise Groups to see them." }) : null);
   }
 
   // Each facet's values with their counts (R-Q8); a value narrows the filter to it (a to-many through ANY).

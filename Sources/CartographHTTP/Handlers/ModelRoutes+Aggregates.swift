@@ -1,4 +1,4 @@
-// The aggregate route's body (R-Q9): `{"where", "arguments", "groupBy", "aggregates": {"n": "count",
+// The aggregate route's body (R-Q9): `{"where", "arguments", "search", "groupBy", "aggregates": {"n": "count",
 // "views": "sum:views"}, "orderBy", "limit"}` read into the store's query, each mistake a 400 at its member.
 import CartographCore
 import CartographStore
@@ -6,13 +6,14 @@ import CartographStore
 extension ModelRoutes {
     static func aggregateQuery(_ body: JSONValue, entity: String) throws(CartographError) -> AggregateQuery {
         guard case .object(let members) = body else { throw CartographError(.badRequest, "The aggregate body must be a JSON object.") }
-        let known: Set<String> = ["where", "arguments", "groupBy", "aggregates", "orderBy", "limit"]
+        let known: Set<String> = ["where", "arguments", "search", "groupBy", "aggregates", "orderBy", "limit"]
         if let unknown = members.keys.first(where: { !known.contains($0) }) {
             throw invalid("/\(unknown)", "is not a member of an aggregate query (members: \(known.sorted().joined(separator: ", ")))")
         }
         var query = AggregateQuery(entity: entity)
         query.predicate = try optionalString(members, "where")
         query.arguments = try arguments(members)
+        query.search = try optionalString(members, "search")
         query.groupBy = try stringList(members, "groupBy")
         if let aggregates = members["aggregates"], !aggregates.isNull {
             guard case .object(let named) = aggregates else { throw invalid("/aggregates", "expected an object of name: \"function:keyPath\"") }

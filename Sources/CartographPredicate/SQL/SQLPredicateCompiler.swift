@@ -23,26 +23,42 @@ public struct SQLPredicate: Sendable, Equatable {
     public let whereClause: String
     /// The values of parameters `?first`…: `bindings[i]` is parameter `first + i`.
     public let bindings: [SQLBinding]
+    /// How the condition counts to-many relationships (`@count`), for `explain` (R-Q5).
+    public let counts: SQLCountForms
 
     /// A compiled predicate as a caller narrows it further (a search's join and MATCH, R-Q6).
-    public init(fromClause: String, alias: String, whereClause: String, bindings: [SQLBinding]) {
+    public init(fromClause: String, alias: String, whereClause: String, bindings: [SQLBinding], counts: SQLCountForms) {
         self.fromClause = fromClause
         self.alias = alias
         self.whereClause = whereClause
         self.bindings = bindings
+        self.counts = counts
     }
+}
+
+/// The forms a compiled predicate's `@count` comparisons took (issue 33).
+public struct SQLCountForms: OptionSet, Sendable, Equatable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// Counted once for every object that has destinations, grouped from the relationship's index:
+    /// `x IN (SELECT source … GROUP BY source HAVING …)`.
+    public static let grouped = SQLCountForms(rawValue: 1)
+    /// Counted by a subquery for every row read: `(SELECT COUNT(*) … WHERE source = row) > n`.
+    public static let perRow = SQLCountForms(rawValue: 2)
 }
 
 extension CheckedPredicate {
     /// Compiles the predicate against the store's `schema`.
     ///
     /// Parameters are numbered from `firstParameter` (`?1`, `?2`, …), so a query may place its own
-    /// parameters before or after the condition.
+    /// parameters before or after the condition. `everyMatch` says the query reads every match (a
+    /// count, facets, aggregates): then a `@count` comparison is grouped once (`groupedCount`) rather
+    /// than counted per row, which only pays when no row can be skipped.
     ///
     /// - Throws: a `.semantic` `PredicateError` when the schema lacks a table, column or
     ///   relationship the model has, or names an identifier SQLite cannot hold.
-    public func sql(schema: any PredicateSQLSchema, firstParameter: Int = 1) throws(PredicateError) -> SQLPredicate {
-        var compiler = SQLCompiler(schema: schema, firstParameter: firstParameter)
+    public func sql(schema: any PredicateSQLSchema, firstParameter: Int = 1, everyMatch: Bool = false) throws(PredicateError) -> SQLPredicate {
+        var compiler = SQLCompiler(schema: schema, firstParameter: firstParameter, groupsCounts: everyMatch)
         let table = try compiler.table(entityName)
         let alias = compiler.newAlias()
         compiler.rootAlias = alias
@@ -54,7 +70,7 @@ extension CheckedPredicate {
         }
         guard compiler.bindings.count <= Self.maximumBoundValues else { throw Self.tooManyValues(compiler.bindings.count) }
         return SQLPredicate(fromClause: "\(try quote(table.name)) AS \(alias)", alias: alias,
-                            whereClause: condition, bindings: compiler.bindings)
+                            whereClause: condition, bindings: compiler.bindings, counts: compiler.counts)
     }
 }
 
@@ -72,6 +88,8 @@ func quote(_ identifier: String) throws(PredicateError) -> String {
 private struct SQLCompiler {
     let schema: any PredicateSQLSchema
     let firstParameter: Int
+    /// Whether `@count` comparisons may be grouped (`everyMatch`).
+    let groupsCounts: Bool
     var bindings: [SQLBinding] = []
     var aliasCount = 0
     var rootAlias = ""
@@ -81,10 +99,17 @@ private struct SQLCompiler {
     /// How many times the root's alias was read: a quantified condition that reads none is not
     /// correlated with the root's row (see `semiJoin`).
     var rootReads = 0
+    /// Inside an AND beside a test of the root's own row (see `testsOwnRow`), which SQLite tries first.
+    var ownRowTestedFirst = false
+    /// How `@count` comparisons were compiled.
+    var counts: SQLCountForms = []
+    /// What `.count` compiles to while a comparison is compiled as a grouped count's HAVING.
+    var countInGroup: String?
 
-    init(schema: any PredicateSQLSchema, firstParameter: Int) {
+    init(schema: any PredicateSQLSchema, firstParameter: Int, groupsCounts: Bool) {
         self.schema = schema
         self.firstParameter = firstParameter
+        self.groupsCounts = groupsCounts
     }
 
     mutating func newAlias() -> String {
@@ -179,10 +204,14 @@ private struct SQLCompiler {
         case .and(let operands), .or(let operands):
             let isAnd = if case .and = node { true } else { false }
             guard !operands.isEmpty else { return isAnd ? "1" : "0" }
+            let saved = ownRowTestedFirst
+            defer { ownRowTestedFirst = saved }
+            if isAnd, operands.contains(where: Self.testsOwnRow) { ownRowTestedFirst = true }
             var parts: [String] = []
             for operand in operands { parts.append("(\(try predicate(operand)))") }
             return Self.balanced(parts[...], separator: isAnd ? " AND " : " OR ")
         case .compare(let comparison):
+            if groupsCounts, !ownRowTestedFirst, let grouped = try groupedCount(comparison) { return grouped }
             return try compare(comparison)
         case .quantified(let quantifier, let steps, let inner):
             if quantifier != .all, Self.isSelective(inner), let membership = try semiJoin(quantifier, steps, inner) { return membership }
@@ -260,6 +289,94 @@ private struct SQLCompiler {
             }
         case .and(let operands): return operands.contains(where: isSelective)
         case .constant, .not, .or, .quantified: return false
+        }
+    }
+
+    /// A `@count` compared with integer constants as a grouped semi-join (issue 33): the sources that
+    /// have destinations, counted once from the relationship's index (the join table's source column, or
+    /// the destinations' foreign key), instead of a count subquery for every row read. A comparison false
+    /// at zero is `x IN (SELECT source … GROUP BY source HAVING comparison)`; one true at zero (`== 0`,
+    /// `< 3`, `!= 5`) must keep the objects without destinations, so it is `(x IN (… HAVING (comparison)
+    /// IS NOT 1)) IS NOT 1`, the sources whose count fails it left out. Nil for any other comparison.
+    /// Measured on 100k issues (docs/storage.md "Decisions measured"): counting every match of
+    /// `labels.@count > 3`, ~100 ms against ~190 ms; but a page that stops after 50 matches counts for
+    /// ~120 rows, ~4 ms, where grouping takes ~65 ms, and a test of the row's own columns, tried first,
+    /// leaves few rows to count: so only queries that read every match group (`groupsCounts`), and not
+    /// beside such a test (`ownRowTestedFirst`).
+    mutating func groupedCount(_ comparison: ScalarComparison) throws(PredicateError) -> String? {
+        guard let (steps, holdsAtZero) = Self.countTest(comparison), let last = steps.last else { return nil }
+        let destination = try table(last.destinationEntity)
+        let source: String, from: String, conditions: String
+        switch try storage(last) {
+        case .joinTable(let name, let sourceColumn, let destinationColumn):
+            // The destination's row is joined, as the subquery per row joins it, so the two count alike.
+            let link = newAlias(), reached = newAlias()
+            source = "\(link).\(try quote(sourceColumn))"
+            from = "\(try quote(name)) AS \(link), \(try quote(destination.name)) AS \(reached)"
+            conditions = " WHERE \(reached).\(try quote(destination.idColumn)) = \(link).\(try quote(destinationColumn))"
+        case .destinationForeignKey(let column):
+            let reached = newAlias()
+            source = "\(reached).\(try quote(column))"
+            from = "\(try quote(destination.name)) AS \(reached)"
+            conditions = " WHERE \(source) IS NOT NULL"
+        case .foreignKey:
+            return nil
+        }
+        // The object whose destinations are counted: the root, or what its to-one steps reach (NULL, so
+        // never a member, when they reach nothing: a count of zero).
+        let outer = steps.count == 1
+            ? "\(start(.root).alias).\(try quote(try table(rootEntity).idColumn))"
+            : try rowValue(.relatedObject(.root, Array(steps.dropLast())))
+        countInGroup = "COUNT(*)"
+        defer { countInGroup = nil }
+        let having = try compare(comparison)
+        counts.insert(.grouped)
+        let members = "\(outer) IN (SELECT \(source) FROM \(from)\(conditions) GROUP BY \(source) HAVING "
+        return holdsAtZero ? "(\(members)(\(having)) IS NOT 1)) IS NOT 1" : "\(members)\(having))"
+    }
+
+    /// The steps of a comparison of one `@count` with integer constants only, and whether it holds
+    /// for a count of zero; nil for any other comparison.
+    static func countTest(_ comparison: ScalarComparison) -> (steps: [RelationshipStep], holdsAtZero: Bool)? {
+        func integer(_ operand: Operand) -> Int64? { if case .constant(.integer(let value)?) = operand { value } else { nil } }
+        if case .order(let op, .count(let steps)) = comparison.test, let value = integer(comparison.lhs) { return (steps, op.holds(value, 0)) }
+        guard case .count(let steps) = comparison.lhs else { return nil }
+        switch comparison.test {
+        case .order(let op, let rhs):
+            return integer(rhs).map { (steps, op.holds(0, $0)) }
+        case .between(let lower, let upper):
+            guard let low = integer(lower), let high = integer(upper) else { return nil }
+            return (steps, low <= 0 && 0 <= high)
+        case .oneOf(let values):
+            return (steps, values.contains { $0 == .integer(0) })
+        case .string:
+            return nil
+        }
+    }
+
+    /// Whether a node tests only the root's own columns against constants (`state == 'open'`,
+    /// `id == 5`): beside it in an AND, SQLite tries it first, so a `@count` is counted for the rows it
+    /// lets through only, which beats grouping every source when it is selective or indexed.
+    static func testsOwnRow(_ node: CheckedNode) -> Bool {
+        func ownOrConstant(_ operand: Operand) -> Bool {
+            switch operand {
+            case .constant: true
+            case .attribute(.root, let reference): reference.steps.isEmpty
+            case .attribute(.element, _), .relatedObject, .evaluatedObject, .count, .collectionFunction: false
+            }
+        }
+        switch node {
+        case .compare(let comparison):
+            guard case .attribute(.root, let reference) = comparison.lhs, reference.steps.isEmpty else { return false }
+            return switch comparison.test {
+            case .order(_, let rhs): ownOrConstant(rhs)
+            case .between(let lower, let upper): ownOrConstant(lower) && ownOrConstant(upper)
+            case .oneOf: true
+            case .string(_, let pattern, _): ownOrConstant(pattern)
+            }
+        case .and(let operands): return operands.contains(where: testsOwnRow)
+        case .not(let inner): return testsOwnRow(inner)
+        case .constant, .or, .quantified: return false
         }
     }
 
@@ -356,7 +473,9 @@ private struct SQLCompiler {
         case .evaluatedObject:
             return "1"
         case .count(let steps):
+            if let countInGroup { return countInGroup }
             rootReads += 1
+            counts.insert(.perRow)
             return subquery("COUNT(*)", try chain(from: rootAlias, entity: rootEntity, steps))
         case .collectionFunction(let function, let collection, let reference, let resultType):
             rootReads += 1
@@ -402,6 +521,22 @@ extension AttributeValue {
         case .date(let milliseconds): .integer(milliseconds)
         case .binary(let bytes): .blob(bytes)
         case .json(let json): .text(json.jsonText)
+        }
+    }
+}
+
+extension ComparisonOperator {
+    /// Whether `lhs op rhs` holds for two integers (the order operators; false for the others, which
+    /// never reach an order test).
+    func holds(_ lhs: Int64, _ rhs: Int64) -> Bool {
+        switch self {
+        case .equalTo: lhs == rhs
+        case .notEqualTo: lhs != rhs
+        case .lessThan: lhs < rhs
+        case .lessThanOrEqualTo: lhs <= rhs
+        case .greaterThan: lhs > rhs
+        case .greaterThanOrEqualTo: lhs >= rhs
+        case .between, .in, .contains, .beginsWith, .endsWith, .like, .matches: false
         }
     }
 }

@@ -1,6 +1,7 @@
 // `explain=true` on a query (R-Q5, docs/predicates.md "Indexes and query plans"): how SQLite runs the
 // page's query, from `EXPLAIN QUERY PLAN`, in words a user can act on — the index used, or a full scan
 // and a sort of every match, and which declaration would serve the order.
+import CartographPredicate
 import Foundation
 
 /// How SQLite runs one query.
@@ -17,7 +18,7 @@ public struct QueryPlan: Sendable, Equatable {
     public let summary: String
 
     init(explaining sql: String, bindings: [SQLiteValue], connection: SQLiteConnection, entity: String, table: String,
-         alias: String, orderBy: [String]) throws(SQLiteError) {
+         alias: String, orderBy: [String], counts: SQLCountForms = [], everyMatchCounts: SQLCountForms = []) throws(SQLiteError) {
         let statement = try connection.prepare("EXPLAIN QUERY PLAN " + sql)
         try statement.bind(bindings)
         var steps: [String] = []
@@ -58,10 +59,16 @@ public struct QueryPlan: Sendable, Equatable {
             words.append(step.hasPrefix("SCAN") ? "reads \(entity) in the order of index \(index)" : "finds \(entity) rows through index \(index)")
         }
         // ANY/NONE/ALL compiled as EXISTS, or a semi-join that only filters: how the relationship is read.
+        // The compiler says how it counted (`@count`): the plan's steps look alike for ANY and @count, and
+        // the total and facets, which read every match, may count otherwise than the page (`everyMatch`).
         if steps.contains(where: { $0.hasPrefix("CORRELATED SCALAR SUBQUERY") }) {
-            words.append("runs a relationship condition's subquery for every row it reads")
+            words.append(counts.contains(.perRow) ? "counts related objects (@count) with a subquery for every row it reads"
+                                                  : "runs a relationship condition's subquery for every row it reads")
         } else if steps.contains(where: { $0.hasPrefix("LIST SUBQUERY") }), fullScan {
             words.append("tests each row against a relationship condition's matches, found once")
+        }
+        if everyMatchCounts.contains(.grouped) {
+            words.append("counts related objects (@count) for the total and facets once per object that has any, grouped from the relationship's index")
         }
         if sortsEveryMatch {
             words.append("sorts every match before taking the page")

@@ -57,7 +57,7 @@ struct SearchMatch {
     func narrowing(_ compiled: SQLPredicate) -> SQLPredicate {
         SQLPredicate(fromClause: "\(compiled.fromClause) JOIN \(table) ON \(Self.rowidColumn) = \(compiled.alias).\(StoreLayout.idColumn)",
                      alias: compiled.alias, whereClause: "\(compiled.whereClause) AND \(condition(parameter: compiled.bindings.count + 1))",
-                     bindings: compiled.bindings + [.text(query.fts5)])
+                     bindings: compiled.bindings + [.text(query.fts5)], counts: compiled.counts)
     }
 
     /// The excerpt of each of `ids` around what the search matched, its matches between `<mark>` and

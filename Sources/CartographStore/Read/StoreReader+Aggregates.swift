@@ -28,6 +28,8 @@ public struct AggregateQuery: Sendable {
     public var entity: String
     public var predicate: String?
     public var arguments: [String: JSONValue] = [:]
+    /// A full-text search (R-Q6) narrowing the matches of `predicate`, as a list's `search` does.
+    public var search: String?
     /// Key paths whose values make a group; none: one group of every match.
     public var groupBy: [String] = []
     public var aggregates: [Aggregate] = []
@@ -64,7 +66,10 @@ extension StoreReader {
             throw CartographError(.badRequest, "'\(name)' is named twice: each group-by key path and aggregate name appears once in a group.",
                                   errors: [.init(pointer: index < query.groupBy.count ? "/groupBy" : "/aggregates/\(name)", message: "named twice")])
         }
-        let compiled = try compiledWhere(query.predicate, arguments: query.arguments, entity: query.entity)
+        let filtered = try compiledWhere(query.predicate, arguments: query.arguments, entity: query.entity)
+        // A search narrows the groups to its matches, as it narrows a list's page, count and facets.
+        let compiled = try query.search.map { (text) throws(CartographError) in try SearchMatch(text, entity: query.entity, layout: layout).narrowing(filtered) }
+            ?? filtered
         let alias = compiled.alias
         // Selected in order: the group-by values, then the aggregates; each read back by its type.
         var columns: [(sql: String, render: (SQLiteValue) -> JSONValue)] = []

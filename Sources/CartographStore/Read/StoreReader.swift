@@ -117,7 +117,10 @@ public struct StoreReader {
         let rendering = try rendering(of: query.entity, shape: query.shape, mapping: query.mapping)
         let checked = try Self.check(query.predicate ?? "TRUEPREDICATE", entity: query.entity, model: model, arguments: query.arguments,
                                      pointer: "/where")
-        let compiled = try compile(checked)
+        let compiled = try compile(checked, everyMatch: false)
+        // The count and the facets read every match, where a `@count` is cheaper grouped once than
+        // counted per row; the page may stop early, where it is not (`SQLCompiler.groupedCount`).
+        let everyMatch = query.count || !query.facets.isEmpty ? try compile(checked, everyMatch: true) : compiled
         let alias = compiled.alias
         // A search is ordered by its rank unless told otherwise, `_id` breaking ties as for any order.
         let orderBy = query.orderBy.isEmpty && search != nil ? [(attribute: SearchMatch.rankKey, descending: false)] : query.orderBy
@@ -154,7 +157,10 @@ public struct StoreReader {
             conditions = [selected.whereClause]
             bindings = selected.bindings.map(SQLiteValue.init)
         }
-        let matching = conditions.joined(separator: " AND "), matchingBindings = bindings
+        // What the count reads: the search index alone, or the predicate compiled for every match.
+        let counted = search.map { $0.narrowing(everyMatch) } ?? everyMatch
+        let matching = searchAlone ? (clause: conditions.joined(separator: " AND "), bindings: bindings)
+            : (clause: counted.whereClause, bindings: counted.bindings.map(SQLiteValue.init))
         if let cursor = query.cursor {
             let after = try KeysetCursor.decode(cursor, fingerprint: fingerprint, keyCount: keys.count)
             let (sql, values) = KeysetCursor.condition(keys: keys, idColumn: idColumn, idDescending: keys.last?.descending ?? false,
@@ -178,7 +184,8 @@ public struct StoreReader {
         let sql = "SELECT \(idColumn)" + sortColumns + fromWhereOrder
         let plan = query.explain ? try sqlite { () throws(SQLiteError) in
             try QueryPlan(explaining: sql, bindings: bindings, connection: reader.connection, entity: query.entity,
-                          table: table, alias: alias, orderBy: orderBy.map(\.attribute))
+                          table: table, alias: alias, orderBy: orderBy.map(\.attribute), counts: compiled.counts,
+                          everyMatchCounts: everyMatch.counts)
         } : nil
         var fullScanRows = 0
         let found: PageItems
@@ -227,13 +234,13 @@ public struct StoreReader {
         }
         var total: Int?
         if query.count {
-            let countSQL = "SELECT count(*) FROM \(from) WHERE \(matching)"
+            let countSQL = "SELECT count(*) FROM \(from) WHERE \(matching.clause)"
             total = Int(try sqlite { () throws(SQLiteError) in
-                try reader.connection.rows(countSQL, matchingBindings).first?.first?.integerValue ?? 0
+                try reader.connection.rows(countSQL, matching.bindings).first?.first?.integerValue ?? 0
             })
         }
         let facets = try query.facets.isEmpty ? []
-            : self.facets(query.facets, limit: query.facetLimit, entity: query.entity, compiled: search.map { $0.narrowing(compiled) } ?? compiled)
+            : self.facets(query.facets, limit: query.facetLimit, entity: query.entity, compiled: counted)
         var snippets: [String]?
         if wantsSnippets, let search {
             let byID = try sqlite { () throws(SQLiteError) in try search.snippets(of: found.ids, connection: reader.connection) }
@@ -412,8 +419,9 @@ public struct StoreReader {
 
     /// Parses and checks a predicate; errors become 400s carrying the offset and `pointer`.
     /// A checked `where` compiled for this store's tables (a 400 at `/where` when it cannot be).
-    func compile(_ checked: CheckedPredicate) throws(CartographError) -> SQLPredicate {
-        do { return try checked.sql(schema: layout) } catch {
+    /// `everyMatch`: the query reads every match (see `CheckedPredicate.sql`).
+    func compile(_ checked: CheckedPredicate, everyMatch: Bool) throws(CartographError) -> SQLPredicate {
+        do { return try checked.sql(schema: layout, everyMatch: everyMatch) } catch {
             throw CartographError(.badRequest, "The predicate cannot be compiled: \(error.message)",
                                   errors: [.init(pointer: "/where", message: error.message, offset: error.offset)], offset: error.offset,
                                   underlying: error)
@@ -421,9 +429,11 @@ public struct StoreReader {
         }
     }
 
-    /// `predicate` (every object when nil) checked against `entity` and compiled.
+    /// `predicate` (every object when nil) checked against `entity` and compiled for a query that reads
+    /// every match (an aggregate's).
     func compiledWhere(_ predicate: String?, arguments: [String: JSONValue], entity: String) throws(CartographError) -> SQLPredicate {
-        try compile(try Self.check(predicate ?? "TRUEPREDICATE", entity: entity, model: model, arguments: arguments, pointer: "/where"))
+        try compile(try Self.check(predicate ?? "TRUEPREDICATE", entity: entity, model: model, arguments: arguments, pointer: "/where"),
+                    everyMatch: true)
     }
 
     public static func check(_ format: String, entity: String, model: Model, arguments: [String: JSONValue] = [:],

@@ -2452,6 +2452,10 @@ extension Components {
             internal var _where: Swift.String?
             /// - Remark: Generated from `#/components/schemas/AggregateQuery/arguments`.
             internal var arguments: OpenAPIRuntime.OpenAPIObjectContainer?
+            /// As a query's `search` (R-Q6): only its matches are grouped; errors point at `/search`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AggregateQuery/search`.
+            internal var search: Swift.String?
             /// Attributes or key paths through to-one relationships (a comma-separated string or an array); none makes one group of every match.
             ///
             /// - Remark: Generated from `#/components/schemas/AggregateQuery/groupBy`.
@@ -2565,6 +2569,7 @@ extension Components {
             /// - Parameters:
             ///   - _where: As a query's `where`; errors point at `/where`.
             ///   - arguments:
+            ///   - search: As a query's `search` (R-Q6): only its matches are grouped; errors point at `/search`.
             ///   - groupBy: Attributes or key paths through to-one relationships (a comma-separated string or an array); none makes one group of every match.
             ///   - aggregates: By name: `count`, or `count:`, `sum:`, `avg:`, `min:`, `max:` followed by an attribute or a to-one key path.
             ///   - orderBy: Group-by key paths or aggregate names, `-` for descending (a comma-separated string or an array).
@@ -2572,6 +2577,7 @@ extension Components {
             internal init(
                 _where: Swift.String? = nil,
                 arguments: OpenAPIRuntime.OpenAPIObjectContainer? = nil,
+                search: Swift.String? = nil,
                 groupBy: Components.Schemas.AggregateQuery.GroupByPayload? = nil,
                 aggregates: Components.Schemas.AggregateQuery.AggregatesPayload? = nil,
                 orderBy: Components.Schemas.AggregateQuery.OrderByPayload? = nil,
@@ -2579,6 +2585,7 @@ extension Components {
             ) {
                 self._where = _where
                 self.arguments = arguments
+                self.search = search
                 self.groupBy = groupBy
                 self.aggregates = aggregates
                 self.orderBy = orderBy
@@ -2587,6 +2594,7 @@ extension Components {
             internal enum CodingKeys: String, CodingKey {
                 case _where = "where"
                 case arguments
+                case search
                 case groupBy
                 case aggregates
                 case orderBy
@@ -2601,6 +2609,10 @@ extension Components {
                 self.arguments = try container.decodeIfPresent(
                     OpenAPIRuntime.OpenAPIObjectContainer.self,
                     forKey: .arguments
+                )
+                self.search = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .search
                 )
                 self.groupBy = try container.decodeIfPresent(
                     Components.Schemas.AggregateQuery.GroupByPayload.self,
@@ -2621,6 +2633,7 @@ extension Components {
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "where",
                     "arguments",
+                    "search",
                     "groupBy",
                     "aggregates",
                     "orderBy",
