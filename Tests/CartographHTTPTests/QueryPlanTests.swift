@@ -136,7 +136,7 @@ struct QueryPlanTests {
                                   "relationships": [["from": "labels", "to": "labels", "mapping": ["entity": "Label", "attributes": ["name": "name"]]],
                                                     ["from": "comments", "to": "comments", "mapping": member("Comment")],
                                                     ["from": "steps", "to": "steps", "mapping": member("Step")]]]
-        try ModelAPI.with(model: countedModel, mappings: ["issues": mapping]) { api in
+        try ModelAPI.with(model: countedModel, mappings: ["issues": mapping, "comments": member("Comment")]) { api in
             let names = ["bug", "docs", "ui", "perf"]
             var counts: [Int64: [String: Int]] = [:]
             let payload: JSONValue = .array((1...24).map { n in
@@ -198,6 +198,28 @@ struct QueryPlanTests {
             // Issues without any: 4, 8, … have no label; 3, 6, … no comment; 5, 10, … no step.
             #expect(try Self.query(api, "labels.@count == 0 AND comments.@count < 1 AND steps.@count <= 0").ids == [])
             #expect(try Self.query(api, "labels.@count == 0 OR comments.@count == 0").ids.prefix(4) == [3, 4, 6, 8])
+        }
+    }
+
+    @Test func R_Q2_aCountThroughAToOneThatReachesNothingIsZeroEvenUnderNOT() throws {
+        try Self.withCountedIssues { (api, counts) throws in
+            // Comments 901 and 902 belong to no issue: their issue's labels count zero, in the page (per row)
+            // and in the grouped total, where `NULL IN (…)` is NULL and NOT must still keep them.
+            try api.map("comments", [["id": 901], ["id": 902]])
+            var comments: [(id: Int64, issue: Int64)] = [(901, 0), (902, 0)]
+            for n in 1...24 { for k in 0..<(n % 3) { comments.append((Int64(n * 10 + k), Int64(n))) } }
+            let tests: [(String, (Int) -> Bool)] = [("issue.labels.@count > 1", { $0 > 1 }), ("issue.labels.@count == 0", { $0 == 0 })]
+            for (predicate, holds) in tests {
+                for negated in [false, true] {
+                    let condition = negated ? "NOT (\(predicate))" : predicate
+                    let expected: [Int64] = comments.filter { holds(counts[$0.issue]?["labels"] ?? 0) != negated }.map(\.id).sorted()
+                    let response = try api.client.sendJSON("POST", api.base + "/entities/Comment/query",
+                                                           ["where": .string(condition), "orderBy": ["id"], "limit": 500, "count": true], token: api.key)
+                    let page = try response.json()
+                    #expect(page["items"]?.arrayValue?.compactMap { $0["id"]?.numberValue?.int64Value } == expected, "«\(condition)» page")
+                    #expect(page["total"]?.numberValue?.int64Value == Int64(expected.count), "«\(condition)» total (grouped)")
+                }
+            }
         }
     }
 
