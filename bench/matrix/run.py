@@ -302,17 +302,21 @@ def main():
             summaries.append("SUMMARY shape=%s FAILED: %s" % (name, str(e).replace("\n", " ")[:1500]))
             emit(summaries[-1])
     if TINY_OBJECTS > 0:
-        body = os.path.join(args.work, "tiny.json")
-        write_tiny_body(body, TINY_OBJECTS)
-        for nested in (False, True):
+        bodies = {False: os.path.join(args.work, "tiny.json"), True: os.path.join(args.work, "tiny.ndjson")}
+        for ndjson, path in bodies.items():
+            write_tiny_body(path, TINY_OBJECTS, ndjson)
+        # (name, nested, ndjson, limit, how it is mapped): an NDJSON body of the same objects is held to the JSON one's limit.
+        variants = [("", False, False, TINY_X, "flat"),
+                    ("-nested", True, False, TINY_X_NESTED, "with a relationship mapping no object uses (issue 30)"),
+                    ("-ndjson", False, True, TINY_X, "flat, posted as NDJSON, one object a line (issue 33)")]
+        for name, nested, ndjson, limit, how in variants:
             results = []
             for run in range(1, RUNS + 1):
-                log("[tiny%s] run %d" % (" nested" if nested else "", run))
-                line, answer = tiny_check(args.bin, body, TINY_TIMEOUT, nested)
+                log("[tiny%s] run %d" % (name, run))
+                line, answer = tiny_check(args.bin, bodies[ndjson], TINY_TIMEOUT, nested, ndjson)
                 results.append(line.split())
             emit("")
-            emit("## tiny objects — one POST of %d {\"id\": n} to a fresh server, mapped %s" % (
-                TINY_OBJECTS, "with a relationship mapping no object uses (issue 30)" if nested else "flat"))
+            emit("## tiny objects — one POST of %d {\"id\": n} to a fresh server, mapped %s" % (TINY_OBJECTS, how))
             worst, failed = 0.0, [r[0] for r in results if r[0] != "200"]
             for status, secs, before, hwm, after, size in results:
                 x = (int(hwm) - int(before)) * 1024 / int(size) if int(hwm) else float("inf")
@@ -321,8 +325,8 @@ def main():
                      "(VmHWM after - VmRSS before) / body = %.1fx" % (status, secs, int(before) / 1024, int(hwm) / 1024,
                                                                     int(after) / 1024, int(size) / 2**20, x))
             summaries.append("SUMMARY tiny%s objects=%d runs=%d growth/body=%.1fx (<=%.0f %s)%s" % (
-                "-nested" if nested else "", TINY_OBJECTS, len(results), worst, TINY_X_NESTED if nested else TINY_X,
-                verdict(worst <= (TINY_X_NESTED if nested else TINY_X) and not failed), " HTTP %s" % ",".join(failed) if failed else ""))
+                name, TINY_OBJECTS, len(results), worst, limit, verdict(worst <= limit and not failed),
+                " HTTP %s" % ",".join(failed) if failed else ""))
     emit("")
     emit("## Summary (issue 29's targets; medians of %d runs, peak RSS the worst run)" % RUNS)
     for s in summaries:

@@ -62,12 +62,12 @@ class Server:
             raise BenchError("the server did not start:\n" + open(self.log_path).read()[-3000:])
 
     # HTTP -----------------------------------------------------------------------------------------
-    def request(self, method, path, body=None, key=TOKEN, timeout=120):
+    def request(self, method, path, body=None, key=TOKEN, timeout=120, content_type="application/json"):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
             headers = {"Authorization": "Bearer " + key}
             if body is not None:
-                headers["Content-Type"] = "application/json"
+                headers["Content-Type"] = content_type
                 if not isinstance(body, (bytes, str)):
                     body = json.dumps(body)
             conn.request(method, path, body=body, headers=headers)
@@ -215,8 +215,9 @@ def tiny_model_and_mapping(nested):
     return {"entities": [item, tag]}, mapping
 
 
-def tiny_check(binary, body_path, timeout, nested=False):
-    """The tiny-object payload (issue 14, 29, 30): see the module's docstring. Returns (line, answer)."""
+def tiny_check(binary, body_path, timeout, nested=False, ndjson=False):
+    """The tiny-object payload (issue 14, 29, 30): see the module's docstring; `ndjson`: the body is NDJSON
+    (`write_tiny_body(…, ndjson=True)`), posted as application/x-ndjson (issue 33). Returns (line, answer)."""
     size = os.path.getsize(body_path)
     extra = ("--max-body-bytes", str(size * 2)) if size > 64 * 1024 * 1024 else ()
     server = Server(binary, extra_args=extra)
@@ -230,7 +231,8 @@ def tiny_check(binary, body_path, timeout, nested=False):
             body = f.read()
         start = time.time()
         try:
-            status, answer = server.request("POST", route, body, key, timeout=timeout)
+            status, answer = server.request("POST", route, body, key, timeout=timeout,
+                                            content_type="application/x-ndjson" if ndjson else "application/json")
             status = str(status)
         except TimeoutError:
             status, answer = "timeout-%ds" % timeout, b""
@@ -248,9 +250,13 @@ def tiny_check(binary, body_path, timeout, nested=False):
         server.stop()
 
 
-def write_tiny_body(path, n):
+def write_tiny_body(path, n, ndjson=False):
+    """`{"items": [{"id": 0}, …]}`, or with `ndjson` the same objects one per line."""
     with open(path, "w") as f:
-        f.write('{"items":[' + ",".join('{"id":%d}' % k for k in range(n)) + "]}")
+        if ndjson:
+            f.write("".join('{"id":%d}\n' % k for k in range(n)))
+        else:
+            f.write('{"items":[' + ",".join('{"id":%d}' % k for k in range(n)) + "]}")
 
 
 if __name__ == "__main__":
