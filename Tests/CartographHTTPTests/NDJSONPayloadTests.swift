@@ -43,6 +43,29 @@ struct NDJSONPayloadTests {
         }
     }
 
+    @Test func R_P19_linesOfSeveralChunksMapWhereTheyStandAndTellTheirErrorsByLine() throws {
+        // More lines than a chunk (2,048) are mapped in chunks from the body itself (no JSON copy of it).
+        func lines(_ count: Int, _ line: (Int) -> String) -> String { (0..<count).map(line).joined(separator: "\n") + "\n" }
+        try ModelAPI.with(model: Self.model, mappings: ["items": Self.mapping]) { api in
+            let many = try post(api, "/mappings/items/payloads", lines(5000) { "{\"code\": \"c\($0)\", \"rank\": \($0)}" })
+            #expect(many.status == 200, "\(many.json)")
+            #expect(many.json["inserted"] == 5000)
+            #expect(try api.object("Item", "c4999")["rank"] == 4999)
+            // A value the mapping refuses on line 4,001 (a later chunk): nothing stored, told by line and pointer.
+            let refused = try post(api, "/mappings/items/payloads", lines(5000) { "{\"code\": \"d\($0)\", \"rank\": \($0 == 4000 ? "\"high\"" : "1")}" })
+            #expect(refused.status == 422, "\(refused.json)")
+            let detail = try #require(refused.json["errors"]?.arrayValue?.first)
+            #expect(detail["pointer"] == "/4000/rank")
+            #expect(detail["message"]?.stringValue?.hasPrefix("line 4001: ") == true, "\(detail)")
+            #expect(try api.client.send("GET", api.base + "/entities/Item/objects/d0", token: api.key).status == 404)
+            // A syntax error on line 3,001, at its column in the body.
+            let syntax = try post(api, "/mappings/items/payloads", lines(5000) { $0 == 3000 ? "  {\"code\": tru}" : "{\"code\": \"e\($0)\"}" })
+            #expect(syntax.status == 400)
+            #expect(syntax.json["detail"]?.stringValue?.hasPrefix("Line 3001, column 12") == true, "\(syntax.json)")
+            #expect(try api.get("entities/Item/objects?count=true&limit=1")["total"] == 5000, "nothing more was stored")
+        }
+    }
+
     @Test func R_P19_aLineThatIsNotOneValueIs400AtItsLineAndColumn() throws {
         try ModelAPI.with(model: Self.model, mappings: ["items": Self.mapping]) { api in
             let two = try post(api, "/mappings/items/payloads", "{\"code\": \"a\"}\n{\"code\": \"b\"}, {\"code\": \"c\"}\n")

@@ -457,6 +457,40 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
                                          mapping: rootArray, explain: false) == nil, "a root array is the document: read whole")
     }
 
+    @Test func R_P19_NDJSONLinesMapInChunksWhereTheyStandAsTheWholeJSONPayload() throws {
+        let mapping = try taggedItemsMapping()
+        let json = try JSONReader().parse(itemsPayload(Array(0..<10), [3: [tags("a", "b")], 8: [tags("b")]]))
+        let items = try #require(json["items"]?.arrayValue)
+        let ndjson = Array(items.map(\.jsonText).joined(separator: "\n").utf8)
+        func mapped(_ payload: (MappingEngine) throws -> PreparedPayload) throws -> (response: JSONValue, contents: [Int64: JSONValue], feed: [Int64: JSONValue]) {
+            let store = try makeStore(itemsModel)
+            let engine = try MappingEngine(model: try #require(store.model), chunkSize: chunkSize)
+            let prepared = try payload(engine)
+            let (result, changeSeq) = try store.write { (transaction) throws(CartographError) in
+                try engine.map(prepared, mapping: mapping, into: transaction)
+            }
+            return (try JSONReader().parse(ResultDocument.bytes(of: result, changeSeq: changeSeq)), try storeContents(store, roots: ["Item", "Tag", "Part"]),
+                    try replayFeed(store))
+        }
+        let whole = try mapped { _ in .whole(json) }
+        let lines = try mapped { engine in
+            let plan = try #require(try engine.streamingPlan(ndjson: ndjson, values: items.count, reader: JSONReader(), mapping: mapping, explain: false),
+                                    "more lines than a chunk are planned for chunks")
+            return .streamed(plan)
+        }
+        #expect(lines.response == whole.response)
+        #expect(lines.contents == whole.contents)
+        #expect(lines.feed == whole.feed)
+        #expect(lines.response["inserted"] == 12, "10 items and tags a and b")
+        // A value that does not parse is reported at its offset in the body.
+        var broken = ndjson
+        broken.replaceSubrange(broken.count - 3..<broken.count - 2, with: Array("x".utf8))
+        let engine = try MappingEngine(model: try ModelDocument.parse(json: itemsModel, name: "items"), chunkSize: chunkSize)
+        #expect(throws: JSONSyntaxError.self) {
+            try engine.streamingPlan(ndjson: broken, values: items.count, reader: JSONReader(), mapping: mapping, explain: false)
+        }
+    }
+
     @Test func streamingIsOnlyPlannedForMappingsThatMapAChunkAsTheWhole() throws {
         let model = try ModelDocument.parse(json: itemsModel, name: "items")
         let engine = try MappingEngine(model: model, chunkSize: chunkSize)

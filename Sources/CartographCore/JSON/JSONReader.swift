@@ -46,6 +46,21 @@ public struct JSONReader: Sendable {
         }
     }
 
+    /// Checks values that follow one another with only whitespace between them (an NDJSON body's lines,
+    /// each known to hold one value) as `validate` checks a document: the errors `parse` would give each
+    /// value, at their offsets in `bytes`.
+    public func validateValues(_ bytes: [UInt8]) throws(JSONSyntaxError) {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) in
+            var cursor = Cursor(bytes: buffer, maxDepth: maxDepth)
+            cursor.materializes = false
+            while true {
+                cursor.skipWhitespace()
+                guard cursor.index < buffer.count else { return }
+                _ = try cursor.value()
+            }
+        }
+    }
+
     /// The array at `path` (object member names from the root; a repeated name resolves to its last
     /// occurrence, as `JSONObject` lookups do): its offset and element count; nil when a name is
     /// missing or the value there is not an array. Values are skipped by their structure only (brackets,
@@ -61,7 +76,9 @@ public struct JSONReader: Sendable {
     }
 
     /// Parses the elements of the array `location` names one at a time, in order, calling `body`
-    /// with each element's index and value: no element outlives its call unless `body` keeps it.
+    /// with each element's index and value: no element outlives its call unless `body` keeps it. A
+    /// location at offset -1 names values separated by whitespace only from the start of `bytes` (an
+    /// NDJSON body's lines, `validateValues`).
     public func forEachElement<E: Error>(in bytes: [UInt8], of location: JSONArrayLocation,
                                          _ body: (Int, JSONValue) throws(E) -> Void) throws(E) {
         try bytes.withUnsafeBufferPointer { (buffer) throws(E) in
@@ -126,6 +143,10 @@ public struct JSONArrayLocation: Sendable, Equatable {
     public let count: Int
     /// The byte offset just past its `]`.
     public let end: Int
+
+    /// The values of an NDJSON body of `count` lines as an array (offset -1: they start the body; see
+    /// `JSONReader.forEachElement`).
+    public static func lines(count: Int, in bytes: [UInt8]) -> JSONArrayLocation { JSONArrayLocation(offset: -1, count: count, end: bytes.count) }
 }
 
 private let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")

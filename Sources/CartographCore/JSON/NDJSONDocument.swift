@@ -3,40 +3,56 @@
 // path a JSON payload of the same objects takes (chunked when large), and costs one copy of the body.
 // Errors found in the document are told back by line (`locating`).
 
-/// An NDJSON body rewritten as one JSON document.
+/// An NDJSON body, checked line by line, and the JSON document it stands for.
 public struct NDJSONDocument: Sendable {
-    /// `{"k1": {"k2": [line, line, …]}}` for a key path `k1.k2`; `[line, …]` without one.
-    public let json: [UInt8]
-    /// The body as posted (the request's own bytes, not a copy): an error's lines are found in it again
-    /// when there is one, rather than a table of every line kept for all payloads (it would cost more
-    /// than the body itself for small objects).
-    private let body: [UInt8]
-    /// Where the array's first value starts in `json`.
-    private let firstValueOffset: Int
+    /// The body as posted (the request's own bytes, not a copy): its lines are found in it again when the
+    /// JSON document is asked for or an error told, rather than a table of every line kept for all
+    /// payloads (it would cost more than the body itself for small objects).
+    public let body: [UInt8]
+    /// The key path whose array the lines are.
+    public let keyPath: [String]
+    /// How many values the body holds (one a line; lines of whitespace only do not count).
+    public let count: Int
     /// The pointer of the array in `json` (`/k1/k2`, or empty).
     private let arrayPointer: String
 
-    /// Rewrites `body`. A line holding only whitespace is skipped (a trailing newline, `\r\n` endings); a
+    /// Checks `body`. A line holding only whitespace is skipped (a trailing newline, `\r\n` endings); a
     /// line holding more or less than one value is a 400 naming it. Strings never span lines in JSON, so
     /// a line's brackets and quotes are checked by counting them, without parsing the value.
     public init(ndjson body: [UInt8], keyPath: [String]) throws(CartographError) {
+        var count = 0
+        try Self.forEachValue(in: body) { (value, line, lineStart) throws(CartographError) in
+            try Self.checkOneValue(value, line: line, lineStart: lineStart)
+            count += 1
+        }
+        self.body = body
+        self.keyPath = keyPath
+        self.count = count
+        arrayPointer = keyPath.map { "/" + JSONPointer.escape($0) }.joined()
+    }
+
+    /// `{"k1": {"k2": [line, line, …]}}` for a key path `k1.k2`; `[line, …]` without one: a copy of the
+    /// body, for a payload mapped whole (a payload of several chunks maps the lines where they stand).
+    public var json: [UInt8] {
         var json: [UInt8] = []
         json.reserveCapacity(body.count + 64)
         for key in keyPath { json += Array("{\(JSONValue.string(key).jsonText):".utf8) }
         json.append(UInt8(ascii: "["))
-        let firstValueOffset = json.count
-        try Self.forEachValue(in: body) { (value, line, lineStart) throws(CartographError) in
-            try Self.checkOneValue(value, line: line, lineStart: lineStart)
-            if json.count > firstValueOffset { json.append(UInt8(ascii: ",")) }
+        Self.forEachValue(in: body) { (value: ArraySlice<UInt8>, _: Int, _: Int) in
+            if json.last != UInt8(ascii: "[") { json.append(UInt8(ascii: ",")) }
             json += value
         }
         json.append(UInt8(ascii: "]"))
         json += Array(repeating: UInt8(ascii: "}"), count: keyPath.count)
-        self.json = json
-        self.body = body
-        self.firstValueOffset = firstValueOffset
-        arrayPointer = keyPath.map { "/" + JSONPointer.escape($0) }.joined()
+        return json
     }
+
+    /// Where the array's first value starts in `json`.
+    private var firstValueOffset: Int { keyPath.reduce(1) { $0 + JSONValue.string($1).jsonText.utf8.count + 2 } }
+
+    /// Which bytes an error's offsets count: `json`'s, or (for a payload whose lines were mapped where they
+    /// stand) the body's.
+    public enum Offsets: Sendable { case json, body }
 
     /// Calls `body` with each line's value (its bytes without the whitespace around them), its line
     /// number (1-based) and where its line starts, skipping lines of whitespace only.
@@ -69,8 +85,14 @@ public struct NDJSONDocument: Sendable {
     /// `error`, found mapping `json`, told in the body's terms: a pointer into the array becomes the
     /// pointer into its line's value (`/4/title` for `/items/4/title`, the position among the values) with
     /// "line N: " before the message, and an offset into `json` the line and column it falls on.
-    public func locating(_ error: CartographError) -> CartographError {
+    public func locating(_ error: CartographError, offsets: Offsets = .json) -> CartographError {
         let values = values
+        func place(of offset: Int) -> (line: Int, column: Int)? {
+            switch offsets {
+            case .json: return self.place(of: offset, values: values)
+            case .body: return bodyPlace(of: offset)
+            }
+        }
         var located = error
         located.errors = error.errors.map { detail in
             var detail = detail
@@ -78,13 +100,13 @@ public struct NDJSONDocument: Sendable {
                 detail.pointer = "/\(position)" + rest
                 detail.message = "line \(values[position].line): " + detail.message
             }
-            if let offset = detail.offset, let place = place(of: offset, values: values) {
+            if let offset = detail.offset, let place = place(of: offset) {
                 detail.message = "line \(place.line), column \(place.column): " + detail.message
                 detail.offset = nil
             }
             return detail
         }
-        if let offset = error.offset, let place = place(of: offset, values: values) {
+        if let offset = error.offset, let place = place(of: offset) {
             located.detail = "Line \(place.line), column \(place.column): " + error.detail
             located.offset = nil
         }
@@ -106,6 +128,13 @@ public struct NDJSONDocument: Sendable {
         let value = values[index]
         // The value's bytes were copied from its line without the whitespace before it; columns count from the line's start.
         return (value.line, offset - value.offset + 1 + value.indent)
+    }
+
+    /// The line and column (1-based, in bytes) of an offset into the body.
+    private func bodyPlace(of offset: Int) -> (line: Int, column: Int)? {
+        guard offset <= body.count else { return nil }
+        let lineStart = (body[..<offset].lastIndex(of: 0x0A) ?? -1) + 1
+        return (body[..<lineStart].reduce(1) { $0 + ($1 == 0x0A ? 1 : 0) }, offset - lineStart + 1)
     }
 
     private static func isWhitespace(_ byte: UInt8) -> Bool {

@@ -26,6 +26,9 @@ public struct StreamedPayload: Sendable {
     /// `@parent.` ones of top-level representations, read (none reads into the array). Null when no
     /// mapping reads outside its representations.
     let container: JSONValue
+    /// Set when `body` is NDJSON: its lines are the array (`JSONArrayLocation.lines`), and the document
+    /// they stand for is `{"k1": {"k2": [line, …]}}` for this key path `k1.k2`.
+    let ndjsonKeyPath: [String]?
 }
 
 /// A request body ready to map: parsed whole, planned for mapping in chunks, or read shallowly.
@@ -39,6 +42,11 @@ public enum PreparedPayload: Sendable {
         let (body, reader): ([UInt8], JSONReader)
         switch self {
         case .whole(let json): return json
+        case .streamed(let streamed) where streamed.ndjsonKeyPath != nil:
+            var lines: [JSONValue] = []
+            lines.reserveCapacity(streamed.array.count)
+            streamed.reader.forEachElement(in: streamed.body, of: streamed.array) { _, line in lines.append(line) }
+            return (streamed.ndjsonKeyPath ?? []).reversed().reduce(JSONValue.array(lines)) { .object(JSONObject([($1, $0)])) }
         case .streamed(let streamed): (body, reader) = (streamed.body, streamed.reader)
         case .shallow(let shallow): (body, reader) = (shallow.body, shallow.reader)
         }
@@ -122,7 +130,30 @@ extension MappingEngine {
     /// Identities read from `@metadata` are read from `metadata`, the request's.
     public func streamingPlan(body: [UInt8], reader: JSONReader, mapping base: EntityMapping, metadata: JSONValue = .object(JSONObject()),
                               explain: Bool) throws(JSONSyntaxError) -> StreamedPayload? {
-        guard !explain, body.count > 0 else { return nil }
+        guard !explain, body.count > 0, let (mapping, path, readsOutside) = chunkableMapping(base),
+              let array = reader.locateArray(in: body, at: path), array.count > chunkSize else { return nil }
+        try reader.validate(body)
+        let container = readsOutside ? try reader.parse(Array(body[..<array.offset]) + Array("[]".utf8) + Array(body[array.end...])) : .null
+        return try plan(body: body, reader: reader, array: array, ndjsonKeyPath: nil, container: container, mapping: mapping, base: base,
+                        metadata: metadata)
+    }
+
+    /// `streamingPlan` for an NDJSON body whose `values` lines are the array at the mapping's key path (as
+    /// `NDJSONDocument` reads them): its lines are mapped where they stand, without a JSON copy of the body.
+    /// A syntax error's offset is the body's.
+    public func streamingPlan(ndjson body: [UInt8], values: Int, reader: JSONReader, mapping base: EntityMapping,
+                              metadata: JSONValue = .object(JSONObject()), explain: Bool) throws(JSONSyntaxError) -> StreamedPayload? {
+        guard !explain, values > chunkSize, let (mapping, path, readsOutside) = chunkableMapping(base) else { return nil }
+        try reader.validateValues(body)
+        // The document the lines stand for holds nothing but them: `{"k1": {"k2": []}}` outside the array.
+        let container = readsOutside ? path.reversed().reduce(JSONValue.array([])) { .object(JSONObject([($1, $0)])) } : .null
+        return try plan(body: body, reader: reader, array: .lines(count: values, in: body), ndjsonKeyPath: path,
+                        container: container, mapping: mapping, base: base, metadata: metadata)
+    }
+
+    /// The resolved top-level mapping, its key path and whether anything reads outside the representations,
+    /// when every mapping reached maps a chunk as the whole payload (see `streamingPlan`); nil otherwise.
+    private func chunkableMapping(_ base: EntityMapping) -> (mapping: EntityMapping, path: [String], readsOutside: Bool)? {
         let mapping = resolve(base)
         let reachable = reachableMappings(from: base)
         guard reachable.allSatisfy(mapsInChunks) else { return nil }
@@ -130,10 +161,15 @@ extension MappingEngine {
         let outside = keyPathsOutsideRepresentations(of: mapping, reachable: reachable)
         // Without a key path the array is the document: anything read from outside reads it.
         guard outside.isEmpty || (!path.isEmpty && !outside.contains { $0.starts(with: path) || path.starts(with: $0) }) else { return nil }
-        guard let array = reader.locateArray(in: body, at: path), array.count > chunkSize else { return nil }
-        try reader.validate(body)
-        let container = outside.isEmpty ? JSONValue.null
-            : try reader.parse(Array(body[..<array.offset]) + Array("[]".utf8) + Array(body[array.end...]))
+        return (mapping, path, !outside.isEmpty)
+    }
+
+    /// The rest of `streamingPlan` once the array is found and the body checked: one pass over the array's
+    /// elements deciding whether each chunk maps as the whole payload.
+    private func plan(body: [UInt8], reader: JSONReader, array: JSONArrayLocation, ndjsonKeyPath: [String]?, container: JSONValue,
+                      mapping: EntityMapping, base: EntityMapping, metadata: JSONValue) throws(JSONSyntaxError) -> StreamedPayload? {
+        let path = mapping.keyPath?.components ?? []
+        let reachable = reachableMappings(from: base)
         // A mapping that reads more than a flat representation's identity — nested objects, a case chosen
         // per representation (R-P9), a representation reshaped first (R-P14) — has its elements read.
         let targets = Set(reachable.flatMap { reached in
@@ -267,7 +303,7 @@ extension MappingEngine {
         guard chunkable else { return nil }
         return StreamedPayload(body: body, reader: reader, array: array,
                                pointer: path.map { "/" + MappingRun.escape($0) }.joined(), mapping: base, metadata: metadata, shared: shared,
-                               container: container)
+                               container: container, ndjsonKeyPath: ndjsonKeyPath)
     }
 
     /// The key paths, from the document's root, that mappings read outside the representations they map:

@@ -196,28 +196,45 @@ extension ModelStore {
         if let session = options.snapshot, mapping.deleteMissing == nil { throw SnapshotSessionTables.needsDeleteMissing(session) }
         switch options.format {
         case .json:
-            return try ingest(body, mapping: mapping, engine: engine, source: source, model: model, reader: reader, options: options,
+            return try ingest(body, planned: nil, mapping: mapping, engine: engine, source: source, model: model, reader: reader, options: options,
                               answer: answer, progress: progress, prepared: prepared)
         case .ndjson:
-            // Mapped (and archived) as the JSON document its lines make; what goes wrong is told by line.
+            // Mapped as the JSON document its lines make; what goes wrong is told by line. A payload of several
+            // chunks maps its lines where they stand, without that document's copy of the body, unless its
+            // mapping keeps an archive (which stores the document).
             let document = try NDJSONDocument(ndjson: body, keyPath: mapping.resolved(in: model).keyPath?.components ?? [])
+            var streamed: StreamedPayload?
+            if mapping.archive == nil {
+                do {
+                    streamed = try engine.streamingPlan(ndjson: body, values: document.count, reader: reader, mapping: mapping,
+                                                        metadata: options.metadata, explain: options.explain)
+                } catch {
+                    throw document.locating(CartographError(error), offsets: .body)
+                }
+            }
             do {
-                return try ingest(document.json, mapping: mapping, engine: engine, source: source, model: model, reader: reader, options: options,
-                                  answer: answer, progress: progress, prepared: prepared)
+                return try ingest(streamed.map { _ in body } ?? document.json, planned: streamed.map { .streamed($0) }, mapping: mapping,
+                                  engine: engine, source: source, model: model, reader: reader, options: options, answer: answer,
+                                  progress: progress, prepared: prepared)
             } catch {
-                throw document.locating(error)
+                throw document.locating(error, offsets: streamed == nil ? .json : .body)
             }
         }
     }
 
-    private func ingest(_ body: [UInt8], mapping: EntityMapping, engine: MappingEngine, source: MappingSource, model: Model, reader: JSONReader,
+    /// `planned`: the payload as already prepared (an NDJSON body's lines planned for chunks); nil to prepare `body`.
+    private func ingest(_ body: [UInt8], planned: PreparedPayload?, mapping: EntityMapping, engine: MappingEngine, source: MappingSource,
+                        model: Model, reader: JSONReader,
                         options: IngestOptions, answer: ResultWriter, progress: ((String, Int, Int) -> Void)?,
                         prepared: (Model) throws(CartographError) -> (mapping: EntityMapping, engine: MappingEngine)) throws(CartographError) -> IngestResult {
         // R-P18: deflated here, before the write lock; recorded just before COMMIT, with the changeSeq.
         let archiving = try PayloadArchiving(body, source: source, mapping: mapping, options: options)
         // A large array of flat objects is planned for mapping in chunks from the body's bytes (bounded
         // memory); a re-load's is read shallowly; any other payload is parsed whole.
-        let payload = try engine.prepare(body: body, reader: reader, mapping: mapping, metadata: options.metadata, explain: options.explain)
+        let payload: PreparedPayload
+        if let planned { payload = planned } else {
+            payload = try engine.prepare(body: body, reader: reader, mapping: mapping, metadata: options.metadata, explain: options.explain)
+        }
         // Only R-P7's read-ahead looks anything up: other mappings read without a snapshot.
         let snapshot = mapping.resolved(in: model).readAheadAttributes == nil ? nil : readAheadLookup(for: model)
         let read = try engine.read(payload, mapping: mapping, metadata: options.metadata, explain: options.explain, snapshot: snapshot)
