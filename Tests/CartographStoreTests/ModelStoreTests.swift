@@ -618,6 +618,33 @@ struct StoreRegistryTests {
         }.value
         #expect(plan.contains("USING INDEX ix:Item:id") && !plan.contains("SCAN Item"), "\(plan)")
     }
+
+    /// Issue 29: a to-many written as a difference deletes the rows that go through the source's index, which
+    /// holds the source's own list, even when one row goes (both columns then equalities): the destination's
+    /// index holds every source of that destination (a tag's thousands of articles).
+    @Test func R_P4_joinRowsThatGoAreDeletedThroughTheSourcesIndex() throws {
+        let store = try makeStore(["entities": [
+            ["name": "Article", "userInfo": ["identityAttributes": "id"], "attributes": [["name": "id", "type": "integer64"]],
+             "relationships": [["name": "tags", "destination": "Tag", "toMany": true, "inverse": "articles"]]],
+            ["name": "Tag", "userInfo": ["identityAttributes": "id"], "attributes": [["name": "id", "type": "integer64"]],
+             "relationships": [["name": "articles", "destination": "Article", "toMany": true, "inverse": "tags"]]],
+        ]])
+        let (plans, kept) = try store.write { (tx) throws(CartographError) -> ([String], [Int64]) in
+            let article = try tx.insert(entity: "Article", values: ["id": .integer(1)])
+            let tags = try (1...3).map { (id) throws(CartographError) in try tx.insert(entity: "Tag", values: ["id": .integer(Int64(id))]) }
+            try tx.setDestinations(of: article, entity: "Article", relationship: "tags", from: [], to: tags)
+            try tx.setDestinations(of: article, entity: "Article", relationship: "tags", from: tags, to: Array(tags.dropFirst()))
+            guard case .joinTable(let table, _)? = tx.layout.storage(of: "tags", entity: "Article") else { return ([], []) }
+            let deletions = [1, 2].map { tx.layout.joinRowDeletion(table: table).sql(count: $0) }
+            do {
+                return (try deletions.map { sql throws(SQLiteError) in
+                    try tx.connection.rows("EXPLAIN QUERY PLAN " + sql).compactMap { $0.last?.textValue }.joined(separator: " ")
+                }, try tx.destinationIDs(of: article, entity: "Article", relationship: "tags"))
+            } catch { throw CartographError.store(error, "explain") }
+        }.value
+        #expect(kept.count == 2, "the row that went is deleted")
+        #expect(plans.count == 2 && plans.allSatisfy { $0.contains("source") && !$0.contains("destination") }, "\(plans)")
+    }
 }
 
 extension StoreRegistryTests {

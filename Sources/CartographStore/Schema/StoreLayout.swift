@@ -225,11 +225,13 @@ final class StoreLayout {
         return query
     }
 
-    /// `DELETE FROM <join table> WHERE source = ? AND destination IN (…)`: some of one source's rows,
-    /// bound with the source, then the destinations.
+    /// `DELETE FROM <join table> WHERE source = ? AND +destination IN (…)`: some of one source's rows,
+    /// bound with the source, then the destinations. The `+` keeps SQLite on the source's index: with one
+    /// destination both columns are equalities, and without statistics it took the destination's index,
+    /// reading every source of that destination (a tag's ~1,250 articles) to delete one row.
     func joinRowDeletion(table: String) -> IDListQuery {
         if let cached = joinRowDeletions[table] { return cached }
-        let query = IDListQuery(head: "DELETE FROM \(quoted(table)) WHERE source = ? AND destination IN ")
+        let query = IDListQuery(head: "DELETE FROM \(quoted(table)) WHERE source = ? AND +destination IN ")
         joinRowDeletions[table] = query
         return query
     }

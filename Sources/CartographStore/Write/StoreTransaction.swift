@@ -287,7 +287,8 @@ public final class StoreTransaction {
                 // gets `id` appended to its list (as Core Data appends to an ordered relationship when its
                 // inverse is set). So no other source's list moves without being touched.
                 for source in old where !new.contains(source) {
-                    try connection.run("DELETE FROM \(quoted(name)) WHERE source = ? AND destination = ?", [.integer(source), .integer(id)])
+                    // On the source's index (see `StoreLayout.joinRowDeletion`): its list, not all of `id`'s sources.
+                    try connection.run("DELETE FROM \(quoted(name)) WHERE source = ? AND +destination = ?", [.integer(source), .integer(id)])
                     writtenJoinDestinations[source] = nil
                 }
                 for source in new where !old.contains(source) {
