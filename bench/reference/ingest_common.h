@@ -1,8 +1,9 @@
 // Shared by the ingestion bench's C references (ingest_reference.cpp: bench/ingest's articles, shape (a) of
-// the workload matrix; ingest_reference_b.cpp: the matrix's shape (b)): SQLite helpers (one connection,
-// prepared statements), the bytes the process wrote, ISO 8601 dates to milliseconds, and the steps both
-// take alike: opening the store, the memoized upsert of an author or tag, finding an article, rewriting
-// its "Article.tags" rows, the counts they print.
+// the workload matrix; ingest_reference_b.cpp: the matrix's shape (b); ingest_reference_c.cpp: its shape
+// (c)): SQLite helpers (one connection, prepared statements), the bytes the process wrote, ISO 8601 dates
+// to milliseconds, and the steps they take alike: opening the store, the memoized upsert of a related
+// object, finding a root object, rewriting an article's "Article.tags" rows (a, b) or writing a join
+// table's rows as a difference (c), the counts they print.
 #pragma once
 #include <simdjson.h>
 #include <sqlite3.h>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -42,6 +44,9 @@ struct Stmt {
   Stmt &integer(int i, sqlite3_int64 v) { sqlite3_bind_int64(s, i, v); return *this; }
   Stmt &bind(int i, std::string_view v) { return text(i, v); }
   Stmt &bind(int i, int64_t v) { return integer(i, v); }
+  Stmt &null(int i) { sqlite3_bind_null(s, i); return *this; }
+  // A nullable value: bound when `has`, NULL otherwise.
+  template <class T> Stmt &maybe(int i, bool has, T v) { return has ? bind(i, v) : null(i); }
   bool step() { int rc = sqlite3_step(s); check(rc, sqlite3_sql(s)); return rc == SQLITE_ROW; }
   void reset() { sqlite3_reset(s); }
   void run() { step(); reset(); }
@@ -126,6 +131,18 @@ static bool sameText(sqlite3_stmt *s, int column, std::string_view v) {
   return t && std::string_view(t, sqlite3_column_bytes(s, column)) == v;
 }
 
+static inline bool sameInt(sqlite3_stmt *s, int column, int64_t v) {
+  return sqlite3_column_type(s, column) != SQLITE_NULL && sqlite3_column_int64(s, column) == v;
+}
+
+// A nullable column against a value that may be absent (`has` false: the column must be NULL).
+static inline bool sameMaybeText(sqlite3_stmt *s, int column, bool has, std::string_view v) {
+  return has ? sameText(s, column, v) : sqlite3_column_type(s, column) == SQLITE_NULL;
+}
+static inline bool sameMaybeInt(sqlite3_stmt *s, int column, bool has, int64_t v) {
+  return has ? sameInt(s, column, v) : sqlite3_column_type(s, column) == SQLITE_NULL;
+}
+
 // Opens the store with a Cartograph store's settings (ModelStore: WAL, NORMAL, a 32 MiB page cache), so the
 // reference is the physical limit of the same store, not one handicapped by a 2 MiB default cache.
 static void openStore(const char *path) {
@@ -196,14 +213,74 @@ struct ArticleTags {
   }
 };
 
-// Prints the one JSON line. Every statement is finalized first, so the close runs the last checkpoint
-// and its bytes count in bytesWritten, as a Cartograph store's checkpoint counts in the server's.
-static void finish(const Counts &n, std::chrono::steady_clock::time_point start) {
+// A join table (source, destination, position) of an unordered to-many written as Cartograph writes it
+// (docs/storage.md, "Tables"): a difference. An existing source's rows whose destination is no longer in
+// the list are deleted, only destinations not already there are inserted (at their index in the written
+// list), and the rows that stay keep their position. A destination named twice is stored once. A row goes by
+// its rowid: `WHERE source = ? AND destination = ?` is planned on the destination index (no statistics; SQLite
+// 3.40), which for a label shared by thousands of issues reads thousands of entries per deleted row.
+struct JoinRows {
+  Stmt of, remove, insert;
+  std::vector<int64_t> old, oldRows, wanted;
+  explicit JoinRows(const std::string &table)
+      : of(("SELECT \"destination\", rowid FROM \"" + table + "\" WHERE \"source\" = ?").c_str()),
+        remove(("DELETE FROM \"" + table + "\" WHERE rowid = ?").c_str()),
+        insert(("INSERT INTO \"" + table + "\" (\"source\", \"destination\", \"position\") VALUES (?, ?, ?)").c_str()) {}
+
+  static bool has(const std::vector<int64_t> &v, int64_t x) {
+    for (int64_t y : v) if (y == x) return true;
+    return false;
+  }
+  // An existing source: returns the rows deleted + inserted (0 when its set is unchanged).
+  long write(int64_t source, const std::vector<int64_t> &destinations) {
+    old.clear(); oldRows.clear();
+    of.integer(1, source);
+    while (of.step()) { old.push_back(sqlite3_column_int64(of.s, 0)); oldRows.push_back(sqlite3_column_int64(of.s, 1)); }
+    of.reset();
+    long rows = 0;
+    for (size_t i = 0; i < old.size(); i++)
+      if (!has(destinations, old[i])) { remove.integer(1, oldRows[i]).run(); rows++; }
+    wanted.clear();
+    for (size_t i = 0; i < destinations.size(); i++) {
+      int64_t d = destinations[i];
+      if (has(old, d) || has(wanted, d)) continue;
+      wanted.push_back(d);
+      insert.integer(1, source).integer(2, d).integer(3, (int64_t)i).run();
+      rows++;
+    }
+    return rows;
+  }
+  // A new source: every row inserted.
+  void add(int64_t source, const std::vector<int64_t> &destinations) {
+    wanted.clear();
+    for (size_t i = 0; i < destinations.size(); i++) {
+      if (has(wanted, destinations[i])) continue;
+      wanted.push_back(destinations[i]);
+      insert.integer(1, source).integer(2, destinations[i]).integer(3, (int64_t)i).run();
+    }
+  }
+};
+
+// Prints the one JSON line, with "counts": each table of `tables` counted once the load is done (so a reference
+// that wrote fewer rows cannot look fast: bench/matrix/run.py checks the entities' counts against the generated
+// data). Every statement is finalized first, so the close runs the last checkpoint and its bytes count in
+// bytesWritten, as a Cartograph store's checkpoint counts in the server's. `root` names the root objects' keys
+// ("articles", "articlesInserted", …); another name than "articles" also prints their count as "objects" (what
+// bench/matrix/run.py reads).
+static void finish(const Counts &n, std::chrono::steady_clock::time_point start, std::initializer_list<const char *> tables = {},
+                   const char *root = "articles") {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string counts;
+  for (const char *table : tables) {
+    Stmt count(("SELECT COUNT(*) FROM \"" + std::string(table) + "\"").c_str());
+    count.step();
+    counts += (counts.empty() ? "" : ", ") + ("\"" + std::string(table) + "\": ") + std::to_string(sqlite3_column_int64(count.s, 0));
+  }
   while (sqlite3_stmt *statement = sqlite3_next_stmt(db, nullptr)) sqlite3_finalize(statement);
   check(sqlite3_close(db), "close");
-  printf("{\"articles\": %ld, \"articlesInserted\": %ld, \"articlesUpdated\": %ld, \"articlesUnchanged\": %ld, "
-         "\"inserted\": %ld, \"updated\": %ld, \"unchanged\": %ld, \"seconds\": %.6f, \"bytesWritten\": %lld}\n",
-         n.articles, n.articlesInserted, n.articlesUpdated, n.articlesUnchanged, n.inserted, n.updated, n.unchanged, seconds,
-         bytesWritten());
+  if (strcmp(root, "articles") != 0) printf("{\"objects\": %ld, ", n.articles); else printf("{");
+  printf("\"%s\": %ld, \"%sInserted\": %ld, \"%sUpdated\": %ld, \"%sUnchanged\": %ld, "
+         "\"inserted\": %ld, \"updated\": %ld, \"unchanged\": %ld, \"seconds\": %.6f, \"bytesWritten\": %lld, \"counts\": {%s}}\n",
+         root, n.articles, root, n.articlesInserted, root, n.articlesUpdated, root, n.articlesUnchanged, n.inserted, n.updated,
+         n.unchanged, seconds, bytesWritten(), counts.c_str());
 }

@@ -141,6 +141,6 @@ int main(int argc, char **argv) {
     }
     exec("COMMIT");
   }
-  finish(n, start);
+  finish(n, start, {"Article", "Author", "Tag", "Article.tags"});
   return 0;
 }
