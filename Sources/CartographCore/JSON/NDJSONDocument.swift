@@ -1,7 +1,8 @@
 // A newline-delimited JSON body (`application/x-ndjson`: one value per line) as the JSON document a
 // mapping reads: its lines become the array at the mapping's key path, so an NDJSON payload takes the
-// path a JSON payload of the same objects takes (chunked when large), and costs one copy of the body.
-// Errors found in the document are told back by line (`locating`).
+// path a JSON payload of the same objects takes. Lines of several chunks are mapped where they stand
+// (`MappingEngine.streamingPlan(ndjson:)`); fewer are rewritten into that document (one copy of the body).
+// Errors are told back by line (`locating`).
 
 /// An NDJSON body, checked line by line, and the JSON document it stands for.
 public struct NDJSONDocument: Sendable {
@@ -96,7 +97,7 @@ public struct NDJSONDocument: Sendable {
         var located = error
         located.errors = error.errors.map { detail in
             var detail = detail
-            if let (position, rest) = position(in: detail.pointer, among: values.count) {
+            if let (position, rest) = position(in: detail.pointer) {
                 detail.pointer = "/\(position)" + rest
                 detail.message = "line \(values[position].line): " + detail.message
             }
@@ -114,7 +115,7 @@ public struct NDJSONDocument: Sendable {
     }
 
     /// The position among the values of the pointer's element of the array, and the rest of the pointer.
-    private func position(in pointer: String, among count: Int) -> (Int, String)? {
+    private func position(in pointer: String) -> (Int, String)? {
         guard pointer.hasPrefix(arrayPointer + "/") else { return nil }
         let tail = pointer.dropFirst(arrayPointer.count + 1)
         let digits = tail.prefix { $0.isASCII && $0.isNumber }
