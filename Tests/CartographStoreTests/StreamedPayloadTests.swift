@@ -374,6 +374,17 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
         #expect(chunked.contents.values.filter { $0["_entity"] == "SpecialItem" }.count == 4)
     }
 
+    @Test func R_P9_R_P1_aDiscriminatorReadFromTheRootChoosesInEveryChunkAsInTheWholePayload() throws {
+        // The payload says once, outside its items, which kind they all are: every chunk reads it (it read null before).
+        let mapping = try itemsMapping([("dynamic", ["keyPath": "@root.meta.kind", "map": ["special": ["entity": "SpecialItem",
+                                                                                                      "attributes": ["id", "name", "version", "level"]]]])])
+        let items = try #require(try JSONReader().parse(itemsPayload(Array(0..<10))) ["items"])
+        let payload = JSONValue.object(JSONObject([("meta", ["kind": "special"]), ("items", items)])).jsonBytes
+        let (whole, chunked) = try mapBothWays(payload, mapping: mapping)
+        #expect(chunked == whole)
+        #expect(chunked.contents.values.filter { $0["_entity"] == "SpecialItem" }.count == 10)
+    }
+
     @Test func R_P14_aDictionaryTransformerMapsInChunksAsTheWholePayload() throws {
         // Items name themselves by legacy_id; the transformer moves it to id before anything is read, so
         // 1 (legacy) and 7 (id) are one object met in two chunks: mapped whole.
