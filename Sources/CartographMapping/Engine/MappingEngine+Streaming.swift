@@ -29,6 +29,11 @@ public struct StreamedPayload: Sendable {
     /// Set when `body` is NDJSON: its lines are the array (`JSONArrayLocation.lines`), and the document
     /// they stand for is `{"k1": {"k2": [line, …]}}` for this key path `k1.k2`.
     let ndjsonKeyPath: [String]?
+
+    /// `{"k1": {"k2": value}}` for a key path `k1.k2`; `value` itself without one.
+    static func document(holding value: JSONValue, at keyPath: [String]) -> JSONValue {
+        keyPath.reversed().reduce(value) { .object(JSONObject([($1, $0)])) }
+    }
 }
 
 /// A request body ready to map: parsed whole, planned for mapping in chunks, or read shallowly.
@@ -46,7 +51,7 @@ public enum PreparedPayload: Sendable {
             var lines: [JSONValue] = []
             lines.reserveCapacity(streamed.array.count)
             streamed.reader.forEachElement(in: streamed.body, of: streamed.array) { _, line in lines.append(line) }
-            return (streamed.ndjsonKeyPath ?? []).reversed().reduce(JSONValue.array(lines)) { .object(JSONObject([($1, $0)])) }
+            return StreamedPayload.document(holding: .array(lines), at: streamed.ndjsonKeyPath ?? [])
         case .streamed(let streamed): (body, reader) = (streamed.body, streamed.reader)
         case .shallow(let shallow): (body, reader) = (shallow.body, shallow.reader)
         }
@@ -130,11 +135,12 @@ extension MappingEngine {
     /// Identities read from `@metadata` are read from `metadata`, the request's.
     public func streamingPlan(body: [UInt8], reader: JSONReader, mapping base: EntityMapping, metadata: JSONValue = .object(JSONObject()),
                               explain: Bool) throws(JSONSyntaxError) -> StreamedPayload? {
-        guard !explain, body.count > 0, let (mapping, path, readsOutside) = chunkableMapping(base),
-              let array = reader.locateArray(in: body, at: path), array.count > chunkSize else { return nil }
+        guard !explain, body.count > 0, let chunkable = chunkableMapping(base),
+              let array = reader.locateArray(in: body, at: chunkable.path), array.count > chunkSize else { return nil }
         try reader.validate(body)
-        let container = readsOutside ? try reader.parse(Array(body[..<array.offset]) + Array("[]".utf8) + Array(body[array.end...])) : .null
-        return try plan(body: body, reader: reader, array: array, ndjsonKeyPath: nil, container: container, mapping: mapping, base: base,
+        let container = chunkable.readsOutside
+            ? try reader.parse(Array(body[..<array.offset]) + Array("[]".utf8) + Array(body[array.end...])) : .null
+        return try plan(body: body, reader: reader, array: array, ndjsonKeyPath: nil, container: container, chunkable: chunkable, base: base,
                         metadata: metadata)
     }
 
@@ -143,17 +149,27 @@ extension MappingEngine {
     /// A syntax error's offset is the body's.
     public func streamingPlan(ndjson body: [UInt8], values: Int, reader: JSONReader, mapping base: EntityMapping,
                               metadata: JSONValue = .object(JSONObject()), explain: Bool) throws(JSONSyntaxError) -> StreamedPayload? {
-        guard !explain, values > chunkSize, let (mapping, path, readsOutside) = chunkableMapping(base) else { return nil }
+        guard !explain, values > chunkSize, let chunkable = chunkableMapping(base) else { return nil }
         try reader.validateValues(body)
         // The document the lines stand for holds nothing but them: `{"k1": {"k2": []}}` outside the array.
-        let container = readsOutside ? path.reversed().reduce(JSONValue.array([])) { .object(JSONObject([($1, $0)])) } : .null
-        return try plan(body: body, reader: reader, array: .lines(count: values, in: body), ndjsonKeyPath: path,
-                        container: container, mapping: mapping, base: base, metadata: metadata)
+        let container = chunkable.readsOutside ? StreamedPayload.document(holding: .array([]), at: chunkable.path) : .null
+        return try plan(body: body, reader: reader, array: .lines(count: values, in: body), ndjsonKeyPath: chunkable.path,
+                        container: container, chunkable: chunkable, base: base, metadata: metadata)
     }
 
-    /// The resolved top-level mapping, its key path and whether anything reads outside the representations,
-    /// when every mapping reached maps a chunk as the whole payload (see `streamingPlan`); nil otherwise.
-    private func chunkableMapping(_ base: EntityMapping) -> (mapping: EntityMapping, path: [String], readsOutside: Bool)? {
+    /// What `streamingPlan` knows of a mapping every chunk of which maps as the whole payload.
+    private struct ChunkableMapping {
+        /// The resolved top-level mapping, and every mapping it reaches.
+        let mapping: EntityMapping, reachable: [EntityMapping]
+        /// The top-level mapping's key path.
+        let path: [String]
+        /// Whether a key path reads outside the representations (`@root.`, a top-level `@parent.`).
+        let readsOutside: Bool
+    }
+
+    /// The mapping `base` is, when every mapping it reaches maps a chunk as the whole payload (see
+    /// `streamingPlan`); nil otherwise.
+    private func chunkableMapping(_ base: EntityMapping) -> ChunkableMapping? {
         let mapping = resolve(base)
         let reachable = reachableMappings(from: base)
         guard reachable.allSatisfy(mapsInChunks) else { return nil }
@@ -161,15 +177,14 @@ extension MappingEngine {
         let outside = keyPathsOutsideRepresentations(of: mapping, reachable: reachable)
         // Without a key path the array is the document: anything read from outside reads it.
         guard outside.isEmpty || (!path.isEmpty && !outside.contains { $0.starts(with: path) || path.starts(with: $0) }) else { return nil }
-        return (mapping, path, !outside.isEmpty)
+        return ChunkableMapping(mapping: mapping, reachable: reachable, path: path, readsOutside: !outside.isEmpty)
     }
 
     /// The rest of `streamingPlan` once the array is found and the body checked: one pass over the array's
     /// elements deciding whether each chunk maps as the whole payload.
     private func plan(body: [UInt8], reader: JSONReader, array: JSONArrayLocation, ndjsonKeyPath: [String]?, container: JSONValue,
-                      mapping: EntityMapping, base: EntityMapping, metadata: JSONValue) throws(JSONSyntaxError) -> StreamedPayload? {
-        let path = mapping.keyPath?.components ?? []
-        let reachable = reachableMappings(from: base)
+                      chunkable: ChunkableMapping, base: EntityMapping, metadata: JSONValue) throws(JSONSyntaxError) -> StreamedPayload? {
+        let (mapping, reachable, path) = (chunkable.mapping, chunkable.reachable, chunkable.path)
         // A mapping that reads more than a flat representation's identity — nested objects, a case chosen
         // per representation (R-P9), a representation reshaped first (R-P14) — has its elements read.
         let targets = Set(reachable.flatMap { reached in
