@@ -30,7 +30,7 @@ enum ResponseFormat: Sendable, CaseIterable {
     /// NDJSON in that order. 406 when every format has quality 0.
     static func negotiated(_ accept: String?) throws(CartographError) -> ResponseFormat {
         guard let accept, accept.contains(where: { !$0.isWhitespace }) else { return .json }
-        let ranges = accept.split(separator: ",").compactMap(MediaRange.init)
+        let ranges = WeightedItem.list(accept).compactMap(MediaRange.init)
         var best: (format: ResponseFormat, quality: Double, specificity: Int)?
         for format in allCases {
             guard let match = ranges.filter({ $0.matches(format.mediaType) }).max(by: { $0.specificity < $1.specificity }),
@@ -53,12 +53,10 @@ private struct MediaRange {
     let quality: Double
 
     /// nil for a range that is not `type/subtype` (ignored, as RFC 9110 lets a server do).
-    init?(_ text: Substring) {
-        let parts = text.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        guard let halves = parts.first?.split(separator: "/"), halves.count == 2 else { return nil }
-        type = halves[0]
-        subtype = halves[1]
-        quality = parts.dropFirst().first { $0.hasPrefix("q=") }.map { Double($0.dropFirst(2)) ?? 1 } ?? 1
+    init?(_ item: WeightedItem) {
+        let halves = item.value.split(separator: "/")
+        guard halves.count == 2 else { return nil }
+        (type, subtype, quality) = (halves[0], halves[1], item.quality)
     }
 
     /// 2 for `type/subtype`, 1 for `type/*`, 0 for `*/*`.

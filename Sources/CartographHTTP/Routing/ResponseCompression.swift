@@ -33,13 +33,10 @@ extension HTTPResponse {
     static func acceptsGzip(_ acceptEncoding: String?) -> Bool {
         guard let acceptEncoding else { return false }
         var wildcard: Bool?
-        for item in acceptEncoding.split(separator: ",") {
-            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            guard let coding = parts.first else { continue }
-            let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
-            switch coding {
-            case "gzip", "x-gzip": return quality > 0
-            case "*": wildcard = quality > 0
+        for item in WeightedItem.list(acceptEncoding) {
+            switch item.value {
+            case "gzip", "x-gzip": return item.quality > 0
+            case "*": wildcard = item.quality > 0
             default: continue
             }
         }
