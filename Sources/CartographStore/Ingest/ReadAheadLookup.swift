@@ -1,12 +1,14 @@
 // R-P7's read-ahead lookup (docs/mapping.md, "Re-loads"): a payload's identities and modification values
-// looked up before its write transaction, on the writer connection, holding the write lock only for the
-// lookup itself.
+// looked up before its write transaction, on the writer connection when no write holds it, on a pooled
+// reader's otherwise.
 //
-// Why the writer's connection and not a pooled reader's: SQLite drops a connection's whole page cache
-// when it begins a read after another connection committed, so a reader re-read every index and table
-// page of each payload's lookup from the OS (one pread each, ~7% of a re-load's CPU), while the writer's
-// cache survives its own commits. The lookup is a few milliseconds per thousand objects; the parse before
-// it and the reading after it still run beside another payload's write.
+// Why the writer's connection first: SQLite drops a connection's whole page cache when it begins a read
+// after another connection committed, so a reader re-reads every index and table page of each payload's
+// lookup from the OS (one pread each, ~7% of a re-load's CPU), while the writer's cache survives its own
+// commits. Why not wait for it: with two payloads posted at once, the other one's write holds the lock
+// for tens of milliseconds, and a lookup waiting behind it left a core idle (b's first load: 19 ms of
+// waiting per payload against a 0.4 ms lookup, the lock free a quarter of the time). Either snapshot
+// serves: the write re-checks every object changed after the feed head read with it.
 import CartographCore
 import CartographPredicate
 import CartographMapping
@@ -29,7 +31,7 @@ final class ReadAheadLookup: MappingLookup {
     /// maps the payload again from the start under the new model (`ingest`).
     func firstObjects(entity: String, attributes: [String], identities: [[AttributeValue]],
                       predicate: CheckedPredicate?, reading: [String]) throws(CartographError) -> FirstObjects {
-        try store.readOnWriter(ifModelIs: model) { (reader) throws(CartographError) -> FirstObjects in
+        try store.readAhead(ifModelIs: model) { (reader) throws(CartographError) -> FirstObjects in
             let found = try reader.findFirst(entity: entity, attributes: attributes, identities: identities, predicate: predicate, reading: reading)
             if snapshotHead == nil {
                 do { snapshotHead = try ChangeFeed.head(reader.connection) } catch { throw CartographError.store(error, "Cannot read the change feed") }
@@ -44,16 +46,22 @@ extension ModelStore {
     /// something up; a migration committed since `model` was published makes it find nothing.
     func readAheadLookup(for model: Model) -> ReadAheadLookup { ReadAheadLookup(store: self, model: model) }
 
-    /// Runs `body` in a read transaction on the writer connection, under the write lock. Nil when the
-    /// writer's model is not `model` (a migration committed since the payload's model was published).
-    fileprivate func readOnWriter<T>(ifModelIs model: Model, _ body: (ObjectReader) throws(CartographError) -> T) throws(CartographError) -> T? {
+    /// Runs `body` in a read transaction on the writer connection if no write holds it, on a pooled
+    /// reader's otherwise. Nil when the snapshot's model is not `model` (a migration committed since the
+    /// payload's model was published).
+    fileprivate func readAhead<T>(ifModelIs model: Model, _ body: (ObjectReader) throws(CartographError) -> T) throws(CartographError) -> T? {
         let writer = self.writer
-        return try writeLock.withLock { () throws(CartographError) -> T? in
+        // Outer optional: whether the lock was free; inner: whether the model was still `model`.
+        let onWriter = try writeLock.withLockIfAvailable { () throws(CartographError) -> T? in
             guard let current = writer.model, current.version == model.version else { return nil }
             let connection = writer.connection
             do { try connection.control("BEGIN") } catch { throw CartographError.store(error, "Cannot start a read") }
             defer { try? connection.control("COMMIT") }
             return try body(ObjectReader(connection: connection, layout: writer.layout(for: current)))
+        }
+        if let onWriter { return onWriter }
+        return try read { (reader) throws(CartographError) -> T? in
+            reader.model.version == model.version ? try body(reader.reader) : nil
         }
     }
 }

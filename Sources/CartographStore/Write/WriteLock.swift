@@ -16,9 +16,9 @@ final class WriteLock: Sendable {
     }
 
     /// Runs `body` if no one holds the lock; nil otherwise (nothing waits).
-    func withLockIfAvailable<T>(_ body: () -> T) -> T? {
+    func withLockIfAvailable<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T? {
         guard lock.try() else { return nil }
         defer { lock.unlock() }
-        return body()
+        return try body()
     }
 }
