@@ -92,11 +92,15 @@ struct JSONReaderTests {
         #expect(location.count == 4)
         var elements: [JSONValue] = []
         var indices: [Int] = []
-        reader.forEachElement(in: bytes, of: location) { index, element in
+        var offsets: [Int] = []
+        reader.forEachElement(in: bytes, of: location) { index, offset, element in
             indices.append(index)
+            offsets.append(offset)
             elements.append(element)
         }
         #expect(indices == [0, 1, 2, 3])
+        // Each offset reads its element again (a later copy of a top-level object is read so, R-I5).
+        #expect(try offsets.map { try reader.value(in: bytes, at: $0) } == elements)
         #expect(.array(elements) == (try reader.parse(bytes))["data"]?["items"])
         #expect(reader.locateArray(in: bytes, at: ["items"])?.count == 1)
         #expect(reader.locateArray(in: bytes, at: ["data", "x"]) == nil, "an object, not an array")
@@ -117,7 +121,7 @@ struct JSONReaderTests {
         let location = try #require(reader.locateArray(in: bytes, at: ["items"]))
         #expect(location.count == elements.count)
         var read: [JSONValue] = []
-        reader.forEachElement(in: bytes, of: location) { _, element in read.append(element) }
+        reader.forEachElement(in: bytes, of: location) { _, _, element in read.append(element) }
         #expect(.array(read) == (try reader.parse(bytes))["items"])
         #expect(reader.locateArray(in: Array("[1,2,3]".utf8), at: [])?.count == 3, "scalars ending at the closing bracket")
     }

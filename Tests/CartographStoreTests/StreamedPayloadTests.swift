@@ -58,6 +58,30 @@ private func itemsPayload(_ ids: [Int], _ changes: [Int: [(String, JSONValue)]] 
     return JSONValue.object(JSONObject([("items", .array(items))])).jsonBytes
 }
 
+/// `json` mapped whole and `ndjson` (its items as lines) planned for chunks of `chunkSize`, each on a new store.
+private func mapLinesAndWhole(_ json: JSONValue, ndjson: [UInt8], mapping: EntityMapping, sourceLocation: SourceLocation = #_sourceLocation) throws
+    -> (whole: (response: JSONValue, contents: [Int64: JSONValue], feed: [Int64: JSONValue]),
+        lines: (response: JSONValue, contents: [Int64: JSONValue], feed: [Int64: JSONValue])) {
+    func mapped(_ payload: (MappingEngine) throws -> PreparedPayload) throws -> (response: JSONValue, contents: [Int64: JSONValue], feed: [Int64: JSONValue]) {
+        let store = try makeStore(itemsModel)
+        let engine = try MappingEngine(model: try #require(store.model), chunkSize: chunkSize)
+        let prepared = try payload(engine)
+        let (result, changeSeq) = try store.write { (transaction) throws(CartographError) in
+            try engine.map(prepared, mapping: mapping, into: transaction)
+        }
+        return (try JSONReader().parse(ResultDocument.bytes(of: result, changeSeq: changeSeq)), try storeContents(store, roots: ["Item", "Tag", "Part"]),
+                try replayFeed(store))
+    }
+    let count = json["items"]?.arrayValue?.count ?? 0
+    let whole = try mapped { _ in .whole(json) }
+    let lines = try mapped { engine in
+        let plan = try #require(try engine.streamingPlan(ndjson: ndjson, values: count, reader: JSONReader(), mapping: mapping, explain: false),
+                                "more lines than a chunk are planned for chunks", sourceLocation: sourceLocation)
+        return .streamed(plan)
+    }
+    return (whole, lines)
+}
+
 /// What mapping a payload did: the response body (or the error) and the store afterwards.
 private struct Outcome: Equatable {
     var response: JSONValue?
@@ -142,10 +166,11 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
         #expect(chunked.response?["inserted"] == 8)
         #expect(chunked.response?["updated"] == 1)
         #expect(chunked.contents.values.allSatisfy { $0["note"] == "crm" })
-        // An identity read from the metadata alone names one object: every representation merges into it, so whole.
+        // An identity read from the metadata alone names one object: every representation merges into it,
+        // read with the first chunk (R-I5), each listed where it stands.
         let single = try itemsMapping([("identificationAttributes", ["note"]),
                                        ("attributes", ["id": "id", "name": "name", "version": "version", "@metadata.query.source": "note"])])
-        let (wholeSingle, chunkedSingle) = try mapBothWays(payload, mapping: single, metadata: metadata, streamed: false)
+        let (wholeSingle, chunkedSingle) = try mapBothWays(payload, mapping: single, metadata: metadata)
         #expect(chunkedSingle == wholeSingle)
         #expect(chunkedSingle.contents.count == 1)
     }
@@ -228,9 +253,10 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
     }
 
     @Test func R_I5_duplicatesAcrossChunkBoundariesAreMergedAsBefore() throws {
-        // Object 1 at index 0 and index 7 (another chunk): one object, later values winning.
+        // Object 1 at index 0 and index 7 (another chunk): one object, later values winning; the copy is
+        // read with the first chunk and listed where it stands.
         let payload = itemsPayload([1, 2, 3, 4, 5, 6, 7, 1], [7: [("name", "one, later")]])
-        let (whole, chunked) = try mapBothWays(payload, mapping: try itemsMapping(), streamed: false)
+        let (whole, chunked) = try mapBothWays(payload, mapping: try itemsMapping())
         #expect(chunked == whole)
         #expect(chunked.response?["inserted"] == 7, "the duplicate is counted once")
         #expect(chunked.response?["objects"]?.arrayValue?.count == 8)
@@ -243,11 +269,59 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
         let mapping = try itemsMapping([("modificationAttribute", "version")])
         let before = itemsPayload([1], [0: [("version", 2), ("name", "stored")]])
         let payload = itemsPayload([1, 2, 3, 4, 5, 6, 7, 1], [0: [("version", 3), ("name", "newer")], 7: [("version", 1), ("name", "older")]])
-        let (whole, chunked) = try mapBothWays(payload, mapping: mapping, before: before, streamed: false)
+        let (whole, chunked) = try mapBothWays(payload, mapping: mapping, before: before)
         #expect(chunked == whole)
         #expect(chunked.response?["updated"] == 1)
         #expect(chunked.response?["inserted"] == 6)
         #expect(chunked.contents.values.first { $0["id"] == 1 }?["name"] == "newer")
+    }
+
+    /// An event log naming objects at several versions: copies in several later chunks, one the last element
+    /// (listed after the last chunk), a null between them, three copies of one object, copies of objects
+    /// stored before. Each copy is read with its first copy's chunk and listed where it stands.
+    @Test(arguments: [false, true])
+    func R_I5_topLevelCopiesInLaterChunksMapWithTheFirstCopysChunk(versioned: Bool) throws {
+        let mapping = try itemsMapping(versioned ? [("modificationAttribute", "version")] : [])
+        let before = itemsPayload([5, 9], [0: [("version", 4)], 1: [("version", 1)]])
+        let ids = [1, 2, 5, 3, 4, 1, 9, 6, 2, 1, 7, 8, 5]
+        let changes: [Int: [(String, JSONValue)]] = [5: [("name", "one, v2"), ("version", 2)], 8: [("name", "two, v2"), ("version", 2)],
+                                                     9: [("name", "one, v3"), ("version", 3)], 12: [("name", "five, older"), ("version", 3)],
+                                                     6: [("name", "nine, v2"), ("version", 2)]]
+        var items = try JSONReader().parse(itemsPayload(ids, changes))["items"]?.arrayValue ?? []
+        items.insert(.null, at: 7)
+        let payload = JSONValue.object(JSONObject([("items", .array(items))])).jsonBytes
+        let (whole, chunked) = try mapBothWays(payload, mapping: mapping, before: before)
+        #expect(chunked == whole)
+        #expect(chunked.response?["objects"]?.arrayValue?.count == 13)
+        #expect(chunked.response?["inserted"] == 7)
+        #expect(chunked.contents.values.first { $0["id"] == 1 }?["name"] == "one, v3")
+        #expect(chunked.contents.values.first { $0["id"] == 9 }?["name"] == "nine, v2")
+        #expect(chunked.contents.values.first { $0["id"] == 5 }?["name"] == (versioned ? "item 5" : "five, older"),
+                "version 3 is older than the stored 4 (R-P7), whichever copy says it")
+    }
+
+    /// A later copy that makes its object invalid fails the payload as whole: the merged object stands
+    /// where its first copy does, and a copy's value of the wrong type is told at the copy.
+    @Test func R_I5_R_P11_anInvalidLaterCopyFailsThePayloadAsWhole() throws {
+        let payload = itemsPayload([1, 2, 3, 4, 5, 6, 7, 1, 8, 2], [7: [("name", "")], 9: [("version", "two")]])
+        let (whole, chunked) = try mapBothWays(payload, mapping: try itemsMapping())
+        #expect(chunked == whole)
+        #expect(chunked.error?.errors.map(\.pointer) == ["/items/0/name", "/items/9/version"])
+        #expect(chunked.contents.isEmpty)
+    }
+
+    /// NDJSON lines naming one object again in later chunks (an event log): each copy is read again from
+    /// its line's offset with its first copy's chunk, and the lines map as the whole JSON payload.
+    @Test func R_P19_R_I5_NDJSONLinesRepeatingAnObjectInLaterChunksMapAsWhole() throws {
+        let json = try JSONReader().parse(itemsPayload([1, 2, 3, 4, 1, 5, 6, 2, 1], [4: [("name", "one, v2")], 8: [("name", "one, v3")]]))
+        let items = try #require(json["items"]?.arrayValue)
+        let ndjson = Array(items.map(\.jsonText).joined(separator: "\n").utf8)
+        let (whole, lines) = try mapLinesAndWhole(json, ndjson: ndjson, mapping: try itemsMapping())
+        #expect(lines.response == whole.response)
+        #expect(lines.contents == whole.contents)
+        #expect(lines.feed == whole.feed)
+        #expect(lines.contents.values.first { $0["id"] == 1 }?["name"] == "one, v3")
+        #expect(lines.response["objects"]?.arrayValue?.count == 9)
     }
 
     @Test func R_P11_anInvalidObjectInALaterChunkStoresNothing() throws {
@@ -473,22 +547,7 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
         let json = try JSONReader().parse(itemsPayload(Array(0..<10), [3: [tags("a", "b")], 8: [tags("b")]]))
         let items = try #require(json["items"]?.arrayValue)
         let ndjson = Array(items.map(\.jsonText).joined(separator: "\n").utf8)
-        func mapped(_ payload: (MappingEngine) throws -> PreparedPayload) throws -> (response: JSONValue, contents: [Int64: JSONValue], feed: [Int64: JSONValue]) {
-            let store = try makeStore(itemsModel)
-            let engine = try MappingEngine(model: try #require(store.model), chunkSize: chunkSize)
-            let prepared = try payload(engine)
-            let (result, changeSeq) = try store.write { (transaction) throws(CartographError) in
-                try engine.map(prepared, mapping: mapping, into: transaction)
-            }
-            return (try JSONReader().parse(ResultDocument.bytes(of: result, changeSeq: changeSeq)), try storeContents(store, roots: ["Item", "Tag", "Part"]),
-                    try replayFeed(store))
-        }
-        let whole = try mapped { _ in .whole(json) }
-        let lines = try mapped { engine in
-            let plan = try #require(try engine.streamingPlan(ndjson: ndjson, values: items.count, reader: JSONReader(), mapping: mapping, explain: false),
-                                    "more lines than a chunk are planned for chunks")
-            return .streamed(plan)
-        }
+        let (whole, lines) = try mapLinesAndWhole(json, ndjson: ndjson, mapping: mapping)
         #expect(lines.response == whole.response)
         #expect(lines.contents == whole.contents)
         #expect(lines.feed == whole.feed)

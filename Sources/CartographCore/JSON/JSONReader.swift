@@ -76,11 +76,11 @@ public struct JSONReader: Sendable {
     }
 
     /// Parses the elements of the array `location` names one at a time, in order, calling `body`
-    /// with each element's index and value: no element outlives its call unless `body` keeps it. A
-    /// location at offset -1 names values separated by whitespace only from the start of `bytes` (an
-    /// NDJSON body's lines, `validateValues`).
+    /// with each element's index, byte offset (where `value(in:at:)` reads it again) and value: no
+    /// element outlives its call unless `body` keeps it. A location at offset -1 names values separated
+    /// by whitespace only from the start of `bytes` (an NDJSON body's lines, `validateValues`).
     public func forEachElement<E: Error>(in bytes: [UInt8], of location: JSONArrayLocation,
-                                         _ body: (Int, JSONValue) throws(E) -> Void) throws(E) {
+                                         _ body: (_ index: Int, _ offset: Int, _ element: JSONValue) throws(E) -> Void) throws(E) {
         try bytes.withUnsafeBufferPointer { (buffer) throws(E) in
             var cursor = Cursor(bytes: buffer, maxDepth: Int.max)
             cursor.index = location.offset + 1
@@ -89,8 +89,9 @@ public struct JSONReader: Sendable {
                 cursor.skipWhitespace()
                 guard cursor.index < buffer.count, buffer[cursor.index] != UInt8(ascii: "]") else { return }
                 // The document was validated: an element always parses.
+                let offset = cursor.index
                 guard let element = try? cursor.value() else { return }
-                try body(index, element)
+                try body(index, offset, element)
                 index += 1
                 cursor.skipWhitespace()
                 if cursor.index < buffer.count, buffer[cursor.index] == UInt8(ascii: ",") { cursor.index += 1 }

@@ -29,6 +29,21 @@ public struct StreamedPayload: Sendable {
     /// Set when `body` is NDJSON: its lines are the array (`JSONArrayLocation.lines`), and the document
     /// they stand for is `{"k1": {"k2": [line, …]}}` for this key path `k1.k2`.
     let ndjsonKeyPath: [String]?
+    /// A flat mapping's top-level objects met again in a later chunk, in document order. R-I5 merges
+    /// every copy of an object before anything is validated, so the copies are read with the chunk of the
+    /// first one, and left out of the chunks they stand in; each is still listed in `objects` where it stands.
+    let laterCopies: [ElementCopy]
+    /// By identity hash (`MappingRun.identityHash(of:sources:)`), an object's first copy in `laterCopies`.
+    let firstLaterCopy: [Int: Int32]
+
+    /// Flat, with a link to the object's next copy: a payload of a million objects each posted twice holds
+    /// no array per object.
+    struct ElementCopy: Sendable {
+        let index: Int
+        let offset: Int
+        /// The position in `laterCopies` of the object's next copy; -1 for its last.
+        var next: Int32 = -1
+    }
 
     /// `{"k1": {"k2": value}}` for a key path `k1.k2`; `value` itself without one.
     static func document(holding value: JSONValue, at keyPath: [String]) -> JSONValue {
@@ -50,7 +65,7 @@ public enum PreparedPayload: Sendable {
         case .streamed(let streamed) where streamed.ndjsonKeyPath != nil:
             var lines: [JSONValue] = []
             lines.reserveCapacity(streamed.array.count)
-            streamed.reader.forEachElement(in: streamed.body, of: streamed.array) { _, line in lines.append(line) }
+            streamed.reader.forEachElement(in: streamed.body, of: streamed.array) { _, _, line in lines.append(line) }
             return StreamedPayload.document(holding: .array(lines), at: streamed.ndjsonKeyPath ?? [])
         case .streamed(let streamed): (body, reader) = (streamed.body, streamed.reader)
         case .shallow(let shallow): (body, reader) = (shallow.body, shallow.reader)
@@ -123,6 +138,9 @@ extension MappingEngine {
     ///   one whose copies are all alike (`MappingRun.contentHash`), never at the top level, reached only
     ///   through relationships whose inverse is to-many (so no copy moves it from one object to
     ///   another): an author or a tag many objects name, written by each chunk, counted by the first;
+    ///   and except a top-level object of a flat mapping (no relationship mappings, `dynamic`, dictionary
+    ///   transformer or foreign-key connection), whose later copies are read with its first copy's chunk
+    ///   (`StreamedPayload.laterCopies`): an event log naming one object at several versions;
     /// - no foreign-key connection names an object a later chunk writes (R-C1 connects once every object
     ///   is written: a chunk's connections run once it is written), by attributes that are the identity of
     ///   every object of the destination's hierarchy the payload holds (so no later chunk changes them);
@@ -202,6 +220,9 @@ extension MappingEngine {
         // (`unshareable` when no copy may stand for another), and those named alike in several chunks.
         var topLevel = Set<Int>()
         var topHere = Set<Int>()
+        var laterCopies: [StreamedPayload.ElementCopy] = []
+        var firstLaterCopy: [Int: Int32] = [:]
+        var lastLaterCopy: [Int: Int32] = [:]
         var nestedMet: [Int: Int] = [:]
         let unshareable = Int.min
         var shared = Set<Int>()
@@ -293,7 +314,7 @@ extension MappingEngine {
             topHere.removeAll(keepingCapacity: true)
             inChunk = 0
         }
-        reader.forEachElement(in: body, of: array) { (_, element) in
+        reader.forEachElement(in: body, of: array) { (index, offset, element) in
             guard chunkable else { return }
             switch element {
             case .null: return
@@ -307,6 +328,17 @@ extension MappingEngine {
                         chunkable = false
                     }
                 } else if let hash = run.identityHash(of: element, sources: identitySources) {
+                    guard !topLevel.contains(hash) else {
+                        // A copy of an object an earlier chunk holds: read with that chunk, not counted in this one.
+                        let position = Int32(laterCopies.count)
+                        laterCopies.append(.init(index: index, offset: offset))
+                        if let last = lastLaterCopy.updateValue(position, forKey: hash) {
+                            laterCopies[Int(last)].next = position
+                        } else {
+                            firstLaterCopy[hash] = position
+                        }
+                        return
+                    }
                     topHere.insert(hash)
                 }
             default: chunkable = false  // a bare identity value (R-P5)
@@ -318,7 +350,8 @@ extension MappingEngine {
         guard chunkable else { return nil }
         return StreamedPayload(body: body, reader: reader, array: array,
                                pointer: path.map { "/" + MappingRun.escape($0) }.joined(), mapping: base, metadata: metadata, shared: shared,
-                               container: container, ndjsonKeyPath: ndjsonKeyPath)
+                               container: container, ndjsonKeyPath: ndjsonKeyPath, laterCopies: laterCopies,
+                               firstLaterCopy: firstLaterCopy)
     }
 
     /// The key paths, from the document's root, that mappings read outside the representations they map:
@@ -365,9 +398,28 @@ extension MappingEngine {
         chunk.reserveCapacity(chunkSize)
         var done = 0
         let total = streamed.array.count
+        // Later copies of top-level objects (`StreamedPayload.laterCopies`): the next one the elements reach,
+        // the copies to read with this chunk (and the objects they are copies of, whose first copies this chunk
+        // may hold twice), and the entries of copies read already, by index, listed where each copy stands.
+        var nextCopy = 0
+        let identitySources = streamed.laterCopies.isEmpty ? nil : run.identitySources(of: resolve(mapping))
+        var copiesHere: [StreamedPayload.ElementCopy] = []
+        var copiedHere = Set<Int>()
+        var copiesRead: [Int: MappingRun.ListedObject] = [:]
+        // The chunk's `objects` entries in document order: nil for its next own representation, an index
+        // for a copy read with an earlier chunk.
+        var listing: [Int?] = []
         func flush() throws(CartographError) {
-            guard !chunk.isEmpty else { return }
+            guard !chunk.isEmpty || !listing.isEmpty else { return }
             run.startChunk()
+            // The copies read with this chunk follow its own representations, in document order.
+            let own = chunk.count
+            copiesHere.sort { $0.index < $1.index }
+            for copy in copiesHere {
+                let value: JSONValue
+                do { value = try streamed.reader.value(in: streamed.body, at: copy.offset) } catch { throw CartographError(error) }
+                chunk.append((value, streamed.container, streamed.pointer + "/\(copy.index)"))
+            }
             var topLevel = try run.readSelected(chunk, mapping: mapping, lookup: store)
             if !run.readAheadMet { try run.identify(in: store) }
             if run.readAheadMet {
@@ -385,7 +437,19 @@ extension MappingEngine {
                 try run.connect(in: store)
                 if mapping.deleteMissing != nil { run.rememberMentioned() }
                 run.rememberDeletionPredicates()
-                _ = try run.summarize(topLevel: topLevel, cursor: mapping.cursor?.attribute, in: store)
+                // Counted here; listed below, each copy where it stands.
+                _ = try run.summarize(topLevel: [], cursor: nil, in: store)
+                let cursor = mapping.cursor?.attribute
+                for (copy, entry) in zip(copiesHere, topLevel[own...]) { copiesRead[copy.index] = try run.listedObject(of: entry.node, cursor: cursor, in: store) }
+                var nextOwn = 0
+                for copy in listing {
+                    if let copy {
+                        if let entry = copiesRead.removeValue(forKey: copy) { run.list(entry) }
+                    } else {
+                        run.list(try run.listedObject(of: topLevel[nextOwn].node, cursor: cursor, in: store))
+                        nextOwn += 1
+                    }
+                }
                 if done == 0 {
                     // The objects list is as long as the first chunk's entries say: reserved once, not doubled.
                     run.result.reserveObjects(total - chunk.count)
@@ -393,10 +457,26 @@ extension MappingEngine {
             }
             done += chunk.count
             chunk.removeAll(keepingCapacity: true)
+            copiesHere.removeAll()
+            copiedHere.removeAll()
+            listing.removeAll(keepingCapacity: true)
         }
-        try streamed.reader.forEachElement(in: streamed.body, of: streamed.array) { (index, element) throws(CartographError) in
+        try streamed.reader.forEachElement(in: streamed.body, of: streamed.array) { (index, _, element) throws(CartographError) in
             guard !element.isNull else { return }
+            guard nextCopy == streamed.laterCopies.count || streamed.laterCopies[nextCopy].index != index else {
+                listing.append(index)
+                nextCopy += 1
+                return
+            }
+            if let identitySources, let hash = run.identityHash(of: element, sources: identitySources),
+               var position = streamed.firstLaterCopy[hash], copiedHere.insert(hash).inserted {
+                while position >= 0 {
+                    copiesHere.append(streamed.laterCopies[Int(position)])
+                    position = streamed.laterCopies[Int(position)].next
+                }
+            }
             chunk.append((element, streamed.container, streamed.pointer + "/\(index)"))
+            listing.append(nil)
             if chunk.count == chunkSize { try flush() }
         }
         try flush()

@@ -363,33 +363,47 @@ extension MappingRun {
                 ("errors", .array(node.errors.map { .object(JSONObject([("pointer", .string($0.pointer)), ("message", .string($0.message))])) })),
             ])))
         }
-        // Whether a mapping identifies an entity's objects by their key attributes, for the last pair asked
-        // (the top level is mostly one mapping and one entity).
-        var lastIdentifiesByKey: (reference: ObjectIdentifier, entity: String, answer: Bool)?
-        for (node, _) in topLevel {
-            let entity = node.existing?.entity ?? node.entity
-            if let id = node.id {
-                if let cursor, case .some(.some(let value)) = node.values[cursor] {
-                    result.cursorValue = MappingCursor.greater(result.cursorValue, value)
-                }
-                // The identity is the key when the mapping identifies by the entity's key attributes (no read);
-                // an object the payload then deleted (R-D1) is named by its identity.
-                let reference = ObjectIdentifier(node.mappingReference)
-                if lastIdentifiesByKey?.reference != reference || lastIdentifiesByKey?.entity != entity {
-                    lastIdentifiesByKey = (reference, entity, node.mapping.resolvedIdentificationAttributes == tables.keyAttributes(of: entity))
-                }
-                let identifiesByKey = node.identity != nil && lastIdentifiesByKey?.answer == true
-                let key = identifiesByKey ? Self.key(of: node) : try store.key(ofObject: id, entity: entity) ?? Self.key(of: node)
-                if listedByStoredKey != nil, !identifiesByKey, key != Self.key(of: node) {
-                    listedByStoredKey?.append((result.listedObjects, id, entity, Self.key(of: node)))
-                }
-                result.appendObject(entity: entity, key: key, discarded: false)
-            } else {
-                result.appendObject(entity: entity, key: Self.key(of: node), discarded: true)
-            }
-        }
+        for (node, _) in topLevel { list(try listedObject(of: node, cursor: cursor, in: store)) }
         result.explain = trace
         return result
+    }
+
+    /// A top-level representation's entry in `objects` (R-P12).
+    struct ListedObject {
+        let entity: String
+        let key: JSONValue
+        let discarded: Bool
+        /// The object's `_id` and identity when `key` was read from the store (see `listedByStoredKey`).
+        let storedKeyOf: (id: Int64, identity: JSONValue)?
+    }
+
+    /// The entry `objects` lists for a top-level representation mapped to `node`; the payload's cursor
+    /// moves past its value (R-P16).
+    mutating func listedObject(of node: MappedNode, cursor: String?, in store: some MappingStore) throws(CartographError) -> ListedObject {
+        let entity = node.existing?.entity ?? node.entity
+        guard let id = node.id else { return ListedObject(entity: entity, key: Self.key(of: node), discarded: true, storedKeyOf: nil) }
+        if let cursor, case .some(.some(let value)) = node.values[cursor] {
+            result.cursorValue = MappingCursor.greater(result.cursorValue, value)
+        }
+        // The identity is the key when the mapping identifies by the entity's key attributes (no read);
+        // an object the payload then deleted (R-D1) is named by its identity. Asked once per mapping and
+        // entity in turn (the top level is mostly one of each).
+        let reference = ObjectIdentifier(node.mappingReference)
+        if lastIdentifiesByKey?.reference != reference || lastIdentifiesByKey?.entity != entity {
+            lastIdentifiesByKey = (reference, entity, node.mapping.resolvedIdentificationAttributes == tables.keyAttributes(of: entity))
+        }
+        let identity = Self.key(of: node)
+        guard node.identity == nil || lastIdentifiesByKey?.answer != true else {
+            return ListedObject(entity: entity, key: identity, discarded: false, storedKeyOf: nil)
+        }
+        let key = try store.key(ofObject: id, entity: entity) ?? identity
+        return ListedObject(entity: entity, key: key, discarded: false, storedKeyOf: key == identity ? nil : (id, identity))
+    }
+
+    /// Appends `entry` to `objects`.
+    mutating func list(_ entry: ListedObject) {
+        if let (id, identity) = entry.storedKeyOf { listedByStoredKey?.append((result.listedObjects, id, entry.entity, identity)) }
+        result.appendObject(entity: entry.entity, key: entry.key, discarded: entry.discarded)
     }
 
     /// The key a node has, from its identity (also for discarded objects, which have no `_id`).

@@ -41,6 +41,8 @@ struct MappingRun {
     /// their identity (`summarize`). Deletions run after every chunk was listed, and an object they delete
     /// is named by its identity, as when the whole payload is listed after them (`relistDeleted`).
     var listedByStoredKey: [(index: Int, id: Int64, entity: String, identity: JSONValue)]?
+    /// Whether the last mapping and entity `listedObject(of:)` was asked about identify by the entity's key attributes.
+    var lastIdentifiesByKey: (reference: ObjectIdentifier, entity: String, answer: Bool)?
     /// R-P6 replace: destinations dropped from a relationship as it was written, with what dropped them
     /// (see `deleteDroppedDestinations`); kept across the chunks of a streamed payload.
     var droppedDestinations: [(id: Int64, entity: String, relationship: String, destination: String, pointer: String)] = []
