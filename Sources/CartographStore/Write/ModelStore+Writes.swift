@@ -93,16 +93,15 @@ extension ModelStore {
         cutLogWhenWritesPause()
     }
 
+    /// The log's file is left as it is (see `journal_size_limit` in `ModelStore.init`): the next commit
+    /// writes it again from its start.
     private func checkpointInBackground() {
         guard checkpointing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         DispatchQueue.global(qos: .utility).async { [self] in
             defer { checkpointing.store(false, ordering: .releasing) }
             guard let pooled = try? pooledConnection() else { return }
             defer { release(pooled) }
-            guard (try? pooled.connection.checkpoint()) == true else { return }
-            // The whole log is in the database file: cut it now (nothing left to copy, so this is quick)
-            // rather than at the pause.
-            truncateLogIfNoWriteRuns()
+            _ = try? pooled.connection.checkpoint()
         }
     }
 
