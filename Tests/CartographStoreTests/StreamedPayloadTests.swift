@@ -300,6 +300,19 @@ private func mapBothWays(_ payload: [UInt8], mapping: EntityMapping, before: [UI
                 "version 3 is older than the stored 4 (R-P7), whichever copy says it")
     }
 
+    /// Over the object limit with copies in later chunks: mapped whole, which names the representation past
+    /// the limit in document order (chunks reading the copy early would name object 6).
+    @Test func R_S2_R_I5_copiesInLaterChunksOverTheObjectLimitFailAtTheSameObject() throws {
+        let payload = itemsPayload([1, 2, 3, 4, 5, 6, 7, 1])
+        let (whole, chunked) = try mapBothWays(payload, mapping: try itemsMapping(), maximumObjects: 7, streamed: false)
+        #expect(chunked == whole)
+        #expect(chunked.error?.code == .payloadTooLarge)
+        #expect(chunked.error?.errors.map(\.pointer) == ["/items/7"])
+        let (wholeWithin, chunkedWithin) = try mapBothWays(payload, mapping: try itemsMapping(), maximumObjects: 8)
+        #expect(chunkedWithin == wholeWithin)
+        #expect(chunkedWithin.response?["inserted"] == 7)
+    }
+
     /// A later copy that makes its object invalid fails the payload as whole: the merged object stands
     /// where its first copy does, and a copy's value of the wrong type is told at the copy.
     @Test func R_I5_R_P11_anInvalidLaterCopyFailsThePayloadAsWhole() throws {

@@ -223,6 +223,7 @@ extension MappingEngine {
         var laterCopies: [StreamedPayload.ElementCopy] = []
         var firstLaterCopy: [Int: Int32] = [:]
         var lastLaterCopy: [Int: Int32] = [:]
+        var representations = 0
         var nestedMet: [Int: Int] = [:]
         let unshareable = Int.min
         var shared = Set<Int>()
@@ -319,6 +320,7 @@ extension MappingEngine {
             switch element {
             case .null: return
             case .object:
+                representations += 1
                 if nested {
                     // Past the engine's maximumObjects: the whole payload's read reports it.
                     do {
@@ -347,7 +349,9 @@ extension MappingEngine {
             if inChunk == chunkSize { endChunk() }
         }
         endChunk()
-        guard chunkable else { return nil }
+        // Over the object limit, the whole payload's read names the representation past it in document order;
+        // chunks reading copies early would name another.
+        guard chunkable, laterCopies.isEmpty || representations <= maximumObjects else { return nil }
         return StreamedPayload(body: body, reader: reader, array: array,
                                pointer: path.map { "/" + MappingRun.escape($0) }.joined(), mapping: base, metadata: metadata, shared: shared,
                                container: container, ndjsonKeyPath: ndjsonKeyPath, laterCopies: laterCopies,
