@@ -648,10 +648,10 @@ struct StoreRegistryTests {
 }
 
 extension StoreRegistryTests {
-    /// In the server SQLite's automatic checkpoint is replaced (ModelStore.checkpointIfDue): a commit past 1,000 WAL
+    /// In the server SQLite's automatic checkpoint is replaced (ModelStore.checkpointIfDue): a commit past 4,000 WAL
     /// frames has the log copied into the database file on another thread, and one past 10,000 copies
-    /// it before it returns. Either way the database file ends up holding every page; a background
-    /// checkpoint that finds no write running truncates the log's file.
+    /// it before it returns. Either way the database file ends up holding every page; once writes pause
+    /// the log's file is cut to nothing (while they go on, it is written again from its start).
     @Test func R_S4_theWriteAheadLogIsCheckpointedAfterLargeCommits() throws {
         let store = try makeStore(checkpointsInBackground: true)
         func databaseFileBytes() -> Int64 {
@@ -680,7 +680,7 @@ extension StoreRegistryTests {
         deadline = Date().addingTimeInterval(20)
         while databaseFileBytes() < store.usedBytes || logFileBytes() > 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         #expect(databaseFileBytes() >= store.usedBytes, "checkpointed in the background")
-        #expect(logFileBytes() == 0, "and, no write running, the log's file was cut to nothing")
+        #expect(logFileBytes() == 0, "and, writes having paused, the log's file was cut to nothing")
         try insertPublishers(180..<600)  // over 10,000 frames: checkpointed by the commit itself
         #expect(databaseFileBytes() >= store.usedBytes, "checkpointed before the write returned")
         let count = try store.read { (r) throws(CartographError) in
