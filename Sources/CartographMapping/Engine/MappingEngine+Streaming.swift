@@ -308,7 +308,8 @@ extension MappingEngine {
             run.startChunk()
         }
         func endChunk() {
-            if !topLevel.isDisjoint(with: topHere) { chunkable = false }
+            // A flat mapping's copies of earlier chunks' objects never enter `topHere` (they are `laterCopies`).
+            if nested, !topLevel.isDisjoint(with: topHere) { chunkable = false }
             if !targets.isEmpty, !meetConnections() { chunkable = false }
             if nested { meetNestedObjects() }
             topLevel.formUnion(topHere)

@@ -286,9 +286,10 @@ public final class StoreTransaction {
                 // change. A source that stays keeps its row and its place in its own list; one that comes
                 // gets `id` appended to its list (as Core Data appends to an ordered relationship when its
                 // inverse is set). So no other source's list moves without being touched.
+                let deletion = layout.joinRowDeletion(table: name)
                 for source in old where !new.contains(source) {
-                    // On the source's index (see `StoreLayout.joinRowDeletion`): its list, not all of `id`'s sources.
-                    try connection.run("DELETE FROM \(quoted(name)) WHERE source = ? AND +destination = ?", [.integer(source), .integer(id)])
+                    // Through the source's index, as every join-row deletion: its list, not all of `id`'s sources.
+                    try connection.run(deletion.sql(count: 1), [.integer(source), .integer(id)])
                     writtenJoinDestinations[source] = nil
                 }
                 for source in new where !old.contains(source) {
