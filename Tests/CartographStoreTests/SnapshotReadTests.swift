@@ -90,6 +90,77 @@ struct SnapshotReadTests {
         #expect(stored[1]?.first?.name == "one")
     }
 
+    /// The snapshot holds no item 7; another write then gives stored item 3 the id 7 (an update of its
+    /// identification attribute, no insert). The payload must find that object rather than insert a
+    /// second item 7: an update of an identification value counts as much as an insert.
+    @Test func R_I1_anIdentityGivenToAStoredObjectSinceTheSnapshotIsFoundNotInsertedAgain() throws {
+        let (store, engine, versioned, plain) = try itemsStore()
+        _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "one", 1), (3, "three", 1)]), mapping: plain, into: tx) }
+        let read = try engine.read(.whole(items([(1, "one", 1), (7, "from the payload", 3)])), mapping: versioned, snapshot: readAhead(store, engine))
+        let three = try store.write { (tx) throws(CartographError) in
+            try tx.existingObjects(entity: "Item", attributes: ["id"], identities: [[.integer(3)]], predicate: nil, reading: nil)[[.integer(3)]]?.first?.id
+        }.value
+        let threeID = try #require(three)
+        _ = try store.write { (tx) throws(CartographError) in try tx.update(id: threeID, entity: "Item", values: ["id": .integer(7)]) }
+        let readPayload = try #require(read)
+        let result = try store.write { (tx) throws(CartographError) in try engine.map(readPayload, into: tx) }.value
+        #expect(result.inserted == 0 && result.updated == 1 && result.unchanged == 1)
+        let stored = try storedItems(store)
+        #expect(stored[7]?.count == 1)
+        #expect(stored[7]?.first?.name == "from the payload")
+        #expect(stored[3] == nil)
+    }
+
+    /// Another instance of the store (one the registry evicted while a request still used it) commits item
+    /// 7 between the snapshot and the write: this instance's record of what commits wrote has a gap there,
+    /// so it cannot say item 7 is still absent, and looks it up again.
+    @Test func R_I1_anIdentityStoredSinceTheSnapshotByAnotherInstanceOfTheStoreIsFound() throws {
+        let (store, engine, versioned, plain) = try itemsStore()
+        _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "one", 1)]), mapping: plain, into: tx) }
+        let read = try engine.read(.whole(items([(1, "one", 1), (7, "from the payload", 3)])), mapping: versioned, snapshot: readAhead(store, engine))
+        let other = try ModelStore(name: "library", path: store.path)
+        _ = try other.write { (tx) throws(CartographError) in try engine.map(items([(7, "another instance's", 2)]), mapping: plain, into: tx) }
+        let readPayload = try #require(read)
+        let result = try store.write { (tx) throws(CartographError) in try engine.map(readPayload, into: tx) }.value
+        #expect(result.inserted == 0 && result.updated == 1)
+        let stored = try storedItems(store)
+        #expect(stored[7]?.count == 1)
+        #expect(stored[7]?.first?.name == "from the payload")
+    }
+
+    /// What the commits after a snapshot wrote to identification attributes, as the write transaction
+    /// asks for it: the identities they inserted or updated to, not the others; nothing known across a
+    /// commit it holds no record of (one too old to keep, or another model's).
+    @Test func R_P7_theWriteKnowsWhichIdentitiesTheCommitsSinceItsSnapshotWrote() throws {
+        let (store, engine, _, plain) = try itemsStore()
+        func head() throws -> Int64 { try store.write { (tx) throws(CartographError) in try tx.changeFeedHead() }.value }
+        func written(since seq: Int64) throws -> WrittenIdentities? {
+            try store.write { (tx) throws(CartographError) in tx.identitiesWritten(since: seq, head: try tx.changeFeedHead()) }.value
+        }
+        func given(_ id: Int, in written: WrittenIdentities?) -> Bool {
+            written?.mayHaveGiven(root: "Item", attributes: ["id"], identity: [.integer(Int64(id))]) ?? true
+        }
+        _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "one", 1)]), mapping: plain, into: tx) }
+        let snapshot = try head()
+        _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(8, "eight", 1)]), mapping: plain, into: tx) }
+        _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(1, "one, renamed", 2), (9, "nine", 1)]), mapping: plain, into: tx) }
+        let since = try written(since: snapshot)
+        #expect(since != nil, "both commits since the snapshot are known")
+        #expect(given(8, in: since) && given(9, in: since))
+        #expect(!given(7, in: since), "no commit wrote item 7")
+        #expect(!given(1, in: since), "item 1's id was not written: its name was")
+        #expect(since?.mayHaveGiven(root: "Item", attributes: ["name"], identity: [.string("seven")]) == true,
+                "an identity of an attribute no commit records may have been given")
+        #expect(WrittenIdentities.digest(root: "Item", attribute: "id", value: .double(8)) == WrittenIdentities.digest(root: "Item", attribute: "id", value: .integer(8)),
+                "SQLite finds 8 and 8.0 equal")
+
+        for id in 100..<(100 + IdentityWriteLog.keptCommits) {
+            _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(id, "other", 1)]), mapping: plain, into: tx) }
+        }
+        #expect(try written(since: snapshot) == nil, "the commits right after the snapshot are no longer kept")
+        #expect(try written(since: head()) != nil, "nothing since now: known")
+    }
+
     /// Between the snapshot and the transaction other writes touch `moved` of items 1-6, all read ahead as
     /// current: few changes since are matched from the feed's newest entries, many are looked up per
     /// object (`ChangeFeed.changed`); either way exactly the moved items are mapped after all.

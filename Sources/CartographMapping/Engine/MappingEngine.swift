@@ -199,7 +199,7 @@ public struct MappingEngine: Sendable {
                                      lookup: store)
                 read.timer = timer
             } else {
-                read.run.forgetAbsentIdentities()
+                read.run.forgetAbsentIdentities(givenBy: store.identitiesWritten(since: snapshotHead, head: head))
             }
         }
         var (run, topLevel, timer) = (read.run, read.topLevel, read.timer)

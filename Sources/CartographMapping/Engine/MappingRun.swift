@@ -19,7 +19,7 @@ struct MappingRun {
     private var resolvedReferences: [ResolvedReference: EntityMapping] = [:]
     /// Identities that a lookup before the read found no stored object for, by identification group:
     /// `identify` does not look them up again.
-    private var knownAbsent: [String: Set<[AttributeValue]>] = [:]
+    private var knownAbsent: [String: AbsentIdentities] = [:]
     /// Whether current top-level objects are found before the read (R-P7, `currentObjects`).
     private(set) var readsAhead: Bool
     /// A representation met a node that was only read ahead: the payload must be mapped again without
@@ -348,12 +348,15 @@ struct MappingRun {
         }
         guard !candidates.isEmpty else { return current }
         let group = Self.identificationGroup(entity: mapping.entity, mapping: mapping)
+        var absent = AbsentIdentities(root: model.rootEntity(of: mapping.entity), attributes: identityNames,
+                                      hasPredicate: mapping.identificationPredicate != nil)
+        defer { if !absent.identities.isEmpty { knownAbsent[group] = absent } }
         let found = try store.firstObjects(entity: mapping.entity, attributes: identityNames, identities: candidates.map(\.identity),
                                            predicate: mapping.identificationPredicate?.checked, reading: [modification])
         let reference = reference(to: mapping)
         for (position, candidate) in candidates.enumerated() {
             guard let existing = found.objects[position] else {
-                knownAbsent[group, default: []].insert(candidate.identity)
+                absent.identities.insert(candidate.identity)
                 continue
             }
             guard let stored = found[position, 0], Self.isCurrent(stored: stored, incoming: candidate.modification) else { continue }
@@ -373,9 +376,22 @@ struct MappingRun {
     /// The stored objects R-P7's read-ahead found current (their nodes are not read further).
     var readAheadIDs: [Int64] { nodes.compactMap { $0.readAhead ? $0.existing?.id : nil } }
 
-    /// Forgets the identities the read-ahead found no stored object for: another write may have stored
-    /// them since the snapshot it looked in, so `identify` looks them up again.
-    mutating func forgetAbsentIdentities() { knownAbsent = [:] }
+    /// Forgets the identities the read-ahead found no stored object for that another write may have
+    /// given to an object since the snapshot it looked in (all of them when `written` is nil), so that
+    /// `identify` looks them up again.
+    mutating func forgetAbsentIdentities(givenBy written: WrittenIdentities?) {
+        guard let written else { return knownAbsent = [:] }
+        for (group, absent) in knownAbsent {
+            // A predicate may have come to hold of an object whose identification values were not written.
+            guard !absent.hasPredicate else {
+                knownAbsent[group] = nil
+                continue
+            }
+            var kept = absent
+            kept.identities = absent.identities.filter { !written.mayHaveGiven(root: absent.root, attributes: absent.attributes, identity: $0) }
+            knownAbsent[group] = kept
+        }
+    }
 
     /// The shared reference for `mapping` (a payload uses few mappings; their comparison finds equal
     /// arrays and strings by identity first, as copies of one mapping share them).
@@ -743,7 +759,7 @@ struct MappingRun {
             let reference = node.mappingReference
             let key = node.identificationEntity == reference.mapping.entity ? reference.identificationGroup
                 : Self.identificationGroup(entity: node.identificationEntity, mapping: reference.mapping)
-            if knownAbsent[key]?.contains(identity) == true { continue }
+            if knownAbsent[key]?.identities.contains(identity) == true { continue }
             groups[key, default: []].append(node)
         }
         for group in groups.values {
@@ -781,4 +797,14 @@ struct MappingRun {
         }
         if remapped { try identify(in: store) }
     }
+}
+
+/// The identities of one identification group that a lookup before the read found no object for.
+struct AbsentIdentities {
+    /// The root entity of the hierarchy looked in.
+    let root: String
+    /// The identification attributes, in the order of each identity's values.
+    let attributes: [String]
+    let hasPredicate: Bool
+    var identities: Set<[AttributeValue]> = []
 }

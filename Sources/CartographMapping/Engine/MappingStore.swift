@@ -73,6 +73,10 @@ public protocol MappingStore: AnyObject, MappingLookup {
     /// Which of `ids` changed (or were deleted) after the feed position `seq`, the feed being at `head`
     /// now (`changeFeedHead()`): what a read snapshot taken at `seq` saw of them may no longer hold.
     func changedObjects(among ids: [Int64], since seq: Int64, head: Int64) throws(CartographError) -> Set<Int64>
+    /// What the commits after the feed position `seq` wrote to identification attributes, the feed being at
+    /// `head` now; nil when the store does not know (then every identity a snapshot at `seq` found absent
+    /// is looked up again).
+    func identitiesWritten(since seq: Int64, head: Int64) -> WrittenIdentities?
     /// Objects of the predicate's entity (and sub-entities) matching it, oldest first; only among `ids` when given.
     func objects(matching predicate: CheckedPredicate, among ids: [Int64]?) throws(CartographError) -> [(id: Int64, entity: String)]
     /// Inserts an object; `toOne` sets to-one relationships with it (relationship -> destination `_id`).

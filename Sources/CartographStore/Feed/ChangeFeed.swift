@@ -138,6 +138,7 @@ enum ChangeFeed {
         let deletedAt = transaction.startedAt.millisecondsSince1970
         do {
             var seq = try head(connection)
+            transaction.feedHeadBefore = seq
             let deleted = transaction.deletedIDs
             let upsert = try connection.cached(upsertSQL), upsertRun = try connection.cached(upsertRunSQL)
             /// The entries of `count` objects from `first` on, each the next sequence number.

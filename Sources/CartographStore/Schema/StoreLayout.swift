@@ -245,6 +245,28 @@ final class StoreLayout {
         return reader
     }
 
+    /// The attributes whose writes a transaction records for R-P7's re-check (`IdentityWriteLog`), by
+    /// root entity: the identification attributes of every entity of its hierarchy.
+    private(set) lazy var trackedIdentities: [String: Set<String>] = {
+        var tracked: [String: Set<String>] = [:]
+        for entity in model.entities {
+            tracked[model.rootEntity(of: entity.name), default: []].formUnion(identificationAttributes(of: entity.name))
+        }
+        return tracked
+    }()
+    private var identityTrackings: [String: (root: String, attributes: [String])] = [:]
+
+    /// The root of `entity`'s hierarchy and the tracked attributes (`trackedIdentities`) an object of
+    /// `entity` has, whose values its insertion records.
+    func identityTracking(of entity: String) -> (root: String, attributes: [String]) {
+        if let cached = identityTrackings[entity] { return cached }
+        let root = model.rootEntity(of: entity)
+        let own = Set(model.allAttributes(of: entity).map(\.name))
+        let tracking = (root, (trackedIdentities[root] ?? []).filter(own.contains).sorted())
+        identityTrackings[entity] = tracking
+        return tracking
+    }
+
     /// `model.identificationAttributes(of:)`, once per entity.
     func identificationAttributes(of entity: String) -> [String] {
         if let cached = identification[entity] { return cached }

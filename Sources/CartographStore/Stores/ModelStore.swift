@@ -85,6 +85,8 @@ public final class ModelStore: Sendable {
     let parsedMappingDocuments = Mutex<[String: JSONValue]>([:])
     /// Mappings parsed for ingestion with their engines (`preparedMapping`).
     let preparedMappings = Mutex<[PreparedMapping]>([])
+    /// What recent commits wrote to identification attributes (R-P7's re-check, `IdentityWriteLog`).
+    let identityLog = IdentityWriteLog()
     /// Bytes the store's pages hold, as of its last commit (see `measureBytes`).
     let storedBytes = Atomic<Int64>(0)
     /// Whether large commits leave their checkpoint to another thread (see `checkpointIfDue`).

@@ -30,6 +30,8 @@ extension ModelStore {
             // A large write ran with a small page cache (`StoreTransaction.largeWriteObjects`): give its
             // pages back once it is over, committed or not, and let later writes have the whole cache.
             var touchedObjects = 0
+            /// What the committed transaction wrote, for `identityLog`.
+            var written: (before: Int64?, modelVersion: Int, digests: [Int])?
             defer {
                 if touchedObjects >= StoreTransaction.largeWriteObjects {
                     try? connection.execute("PRAGMA shrink_memory; PRAGMA cache_size = \(Self.writerCacheKiB)")
@@ -45,8 +47,11 @@ extension ModelStore {
                     } catch { throw CartographError.store(error, "Cannot read the id counter") }
                     guard let model = writer.model else { throw CartographError(.notFound, "Model '\(name)' has no schema yet.") }
                     let transaction = StoreTransaction(connection: connection, layout: writer.layout(for: model), startedAt: clock.now(),
-                                                       nextID: nextID)
-                    defer { touchedObjects = transaction.touched.count }
+                                                       nextID: nextID, identityLog: identityLog)
+                    defer {
+                        touchedObjects = transaction.touched.count
+                        written = (transaction.feedHeadBefore, model.version, transaction.identityDigests)
+                    }
                     let value = try body(transaction)
                     let seq = try ChangeFeed.record(transaction)
                     try beforeCommit(transaction, value, seq)
@@ -69,6 +74,9 @@ extension ModelStore {
                 case .body(let error): throw error
                 case .sqlite(let error): throw CartographError.store(error, "The write could not be committed")
                 }
+            }
+            if !dryRun, let before = written?.before, let written {
+                identityLog.record(before: before, after: outcome.1, modelVersion: written.modelVersion, digests: written.digests)
             }
             if !dryRun, let bytesAfter { storedBytes.store(bytesAfter, ordering: .relaxed) }
             if !dryRun, checkpointsInBackground { checkpointIfDue(writer: connection) }

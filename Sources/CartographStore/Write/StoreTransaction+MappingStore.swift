@@ -27,6 +27,10 @@ extension StoreTransaction: MappingStore {
         }
     }
 
+    public func identitiesWritten(since seq: Int64, head: Int64) -> WrittenIdentities? {
+        identityLog?.written(since: seq, head: head, modelVersion: model.version, tracked: layout.trackedIdentities)
+    }
+
     public func insertObject(entity: String, values: [String: AttributeValue], stub: Bool, toOne: [String: Int64]) throws(CartographError) -> Int64 {
         try insert(entity: entity, values: values, stub: stub, toOne: toOne)
     }

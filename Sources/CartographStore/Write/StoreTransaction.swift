@@ -41,8 +41,17 @@ public final class StoreTransaction {
     static let maxKeptObjects = 16_384
     /// Late-binding targets by id (R-C5), loaded on first use.
     var pendingTargetCache: [PendingConnection.Target: Int64]?
+    /// The digests of the identification values written here (`WrittenIdentities`), which the store's
+    /// `IdentityWriteLog` keeps once committed.
+    private(set) var identityDigests: [Int] = []
+    /// The change feed's head before this transaction's entries (set by `ChangeFeed.record`).
+    var feedHeadBefore: Int64?
 
-    init(connection: SQLiteConnection, layout: StoreLayout, startedAt: Date, nextID: Int64) {
+    /// Where the store keeps what its commits wrote to identification attributes (nil: nowhere).
+    let identityLog: IdentityWriteLog?
+
+    init(connection: SQLiteConnection, layout: StoreLayout, startedAt: Date, nextID: Int64, identityLog: IdentityWriteLog? = nil) {
+        self.identityLog = identityLog
         self.connection = connection
         self.layout = layout
         self.startedAt = startedAt
@@ -102,6 +111,10 @@ public final class StoreTransaction {
         nextID += 1
         try sqlite { () throws(SQLiteError) in try connection.run(plan.sql, bound) }
         record(id, entity)
+        let tracking = layout.identityTracking(of: entity)
+        for name in tracking.attributes {
+            identityDigests.append(WrittenIdentities.digest(root: tracking.root, attribute: name, value: values[name]))
+        }
         guard !toOne.isEmpty else { return id }
         let written = toOne.filter { plan.toOne.contains($0.key) }
         relationshipsWritten(of: toOne.values)
@@ -133,6 +146,10 @@ public final class StoreTransaction {
             }
             assignments.append("\(quoted(column)) = ?")
             bound.append(ValueStorage.sqlite(value))
+            let root = layout.identityTracking(of: current.entity).root
+            if layout.trackedIdentities[root]?.contains(name) == true {
+                identityDigests.append(WrittenIdentities.digest(root: root, attribute: name, value: value))
+            }
         }
         if clearStub, current.isStub { assignments.append("\(quoted(StoreLayout.stubColumn)) = 0") }
         guard !assignments.isEmpty else { return false }
