@@ -161,6 +161,81 @@ struct SnapshotReadTests {
         #expect(try written(since: head()) != nil, "nothing since now: known")
     }
 
+    /// Items with a nested owner: the owner is identified in the read snapshot before the write
+    /// (`MappingRun.identifyAhead`), and the write re-checks what that found against what committed since.
+    private static let ownedItemsModel: JSONValue = ["entities": [
+        ["name": "Item", "userInfo": ["identityAttributes": "id"],
+         "attributes": [["name": "id", "type": "integer64"], ["name": "name", "type": "string"]],
+         "relationships": [["name": "owner", "destination": "Owner", "inverse": "items", "deleteRule": "nullify"]]],
+        ["name": "Owner", "userInfo": ["identityAttributes": "id"],
+         "attributes": [["name": "id", "type": "integer64"], ["name": "name", "type": "string"]],
+         "relationships": [["name": "items", "destination": "Item", "toMany": true, "inverse": "owner", "deleteRule": "nullify"]]],
+    ]]
+
+    /// Maps `item` (id, name, owner id and name) through a snapshot read before `meanwhile` commits, and
+    /// returns the result and the stored owners as (name, number of items) by id.
+    private func mapOwnedItem(stored: [(item: Int, owner: Int, ownerName: String)], item: (id: Int, owner: Int, ownerName: String),
+                              meanwhile: (StoreTransaction, MappingEngine, EntityMapping) throws(CartographError) -> Void) throws
+        -> (result: MappingResult, owners: [Int: [(name: String, items: Int)]]) {
+        let store = try makeStore(Self.ownedItemsModel)
+        let model = try #require(store.model)
+        let engine = try MappingEngine(model: model)
+        let mapping = try EntityMapping.parse(["entity": "Item", "keyPath": "items", "attributes": ["id": "id", "name": "name"],
+                                               "relationships": [["from": "owner", "to": "owner", "mapping": ["entity": "Owner", "attributes": ["id", "name"]]]]],
+                                              model: model)
+        func payload(_ items: [(item: Int, owner: Int, ownerName: String)]) -> JSONValue {
+            ["items": .array(items.map { ["id": .number(JSONNumber($0.item)), "name": "an item",
+                                          "owner": ["id": .number(JSONNumber($0.owner)), "name": .string($0.ownerName)]] })]
+        }
+        if !stored.isEmpty { _ = try store.write { (tx) throws(CartographError) in try engine.map(payload(stored), mapping: mapping, into: tx) } }
+        let read = try #require(try engine.read(.whole(payload([(item.id, item.owner, item.ownerName)])), mapping: mapping,
+                                                snapshot: store.readAheadLookup(for: model)))
+        _ = try store.write { (tx) throws(CartographError) in try meanwhile(tx, engine, mapping) }
+        let result = try store.write { (tx) throws(CartographError) in try engine.map(read, into: tx) }.value
+        var owners: [Int: [(name: String, items: Int)]] = [:]
+        for object in try storeContents(store, roots: ["Owner"]).values {
+            guard case .number(let id)? = object["id"], let id = Int(id.text), case .string(let name)? = object["name"] else { continue }
+            owners[id, default: []].append((name, object["items"]?.arrayValue?.count ?? 0))
+        }
+        return (result, owners)
+    }
+
+    /// Owner 5 is not in the snapshot; another write stores it before the payload's write: the payload
+    /// finds it rather than insert a second owner 5 (R-I1).
+    @Test func R_I1_aNestedObjectAbsentFromTheSnapshotButStoredSinceIsFoundNotInsertedAgain() throws {
+        let (result, owners) = try mapOwnedItem(stored: [], item: (1, 5, "from the payload")) { (tx, engine, mapping) throws(CartographError) in
+            _ = try engine.map(["items": [["id": 2, "name": "another item", "owner": ["id": 5, "name": "another writer's"]]]], mapping: mapping, into: tx)
+        }
+        #expect(owners[5]?.count == 1)
+        #expect(owners[5]?.first?.name == "from the payload")
+        #expect(owners[5]?.first?.items == 2)
+        #expect(result.inserted == 1 && result.updated == 1, "item 1 inserted, owner 5 updated")
+    }
+
+    /// Owner 5, found in the snapshot, is deleted before the payload's write: the payload inserts it
+    /// again rather than update a row that is gone.
+    @Test func R_I1_aNestedObjectFoundInTheSnapshotButDeletedSinceIsInsertedAgain() throws {
+        let (result, owners) = try mapOwnedItem(stored: [(9, 5, "stored")], item: (1, 5, "from the payload")) { (tx, _, _) throws(CartographError) in
+            let five = try tx.existingObjects(entity: "Owner", attributes: ["id"], identities: [[.integer(5)]], predicate: nil, reading: nil)[[.integer(5)]]
+            for object in five ?? [] { _ = try tx.delete(id: object.id, entity: "Owner") }
+        }
+        #expect(owners[5]?.count == 1)
+        #expect(owners[5]?.first?.name == "from the payload")
+        #expect(owners[5]?.first?.items == 1)
+        #expect(result.inserted == 2, "item 1 and owner 5")
+    }
+
+    /// Owner 5, found in the snapshot with the payload's name, is renamed before the payload's write: the
+    /// payload compares with what is stored now and writes its name back (R-P4).
+    @Test func R_P4_aNestedObjectChangedSinceTheSnapshotIsComparedWithWhatIsStoredNow() throws {
+        let (result, owners) = try mapOwnedItem(stored: [(9, 5, "from the payload")], item: (1, 5, "from the payload")) { (tx, engine, mapping) throws(CartographError) in
+            _ = try engine.map(["items": [["id": 9, "name": "an item", "owner": ["id": 5, "name": "renamed meanwhile"]]]], mapping: mapping, into: tx)
+        }
+        #expect(owners[5]?.count == 1)
+        #expect(owners[5]?.first?.name == "from the payload")
+        #expect(result.inserted == 1 && result.updated == 1, "item 1 inserted, owner 5 renamed back")
+    }
+
     /// Between the snapshot and the transaction other writes touch `moved` of items 1-6, all read ahead as
     /// current: few changes since are matched from the feed's newest entries, many are looked up per
     /// object (`ChangeFeed.changed`); either way exactly the moved items are mapped after all.

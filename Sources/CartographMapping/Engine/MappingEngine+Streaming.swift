@@ -105,13 +105,15 @@ extension MappingEngine {
 
     /// Phase 1 of a prepared payload before the write transaction (see `read(_:mapping:…)`): its
     /// representations read into nodes, R-P7's read-ahead looking in `snapshot`, a read snapshot of the
-    /// store. Nil for a payload planned for chunks: each chunk is read inside the transaction.
+    /// store, in which the objects they stand for are then identified (`MappingRun.identifyAhead`).
+    /// Nil for a payload planned for chunks: each chunk is read inside the transaction.
     public func read(_ payload: PreparedPayload, mapping: EntityMapping, metadata: JSONValue = .object(JSONObject()), explain: Bool = false,
-                     snapshot: (any MappingLookup)?) throws(CartographError) -> ReadPayload? {
+                     snapshot: (any SnapshotLookup)?) throws(CartographError) -> ReadPayload? {
         if case .streamed(let streamed) = payload, streamed.mapping == mapping, streamed.metadata == metadata { return nil }
         // The head is asked after the read: the lookups read it with their objects.
         var read = try read(payload, mapping: mapping, metadata: metadata, explain: explain, lookup: snapshot)
         read.snapshotHead = snapshot?.snapshotHead
+        if let snapshot { try read.run.identifyAhead(in: snapshot) }
         return read
     }
 

@@ -203,6 +203,7 @@ public struct MappingEngine: Sendable {
             }
         }
         var (run, topLevel, timer) = (read.run, read.topLevel, read.timer)
+        try run.recheckIdentifiedAhead(in: store)
         // Identification re-reads some representations (R-P9), which can meet a node read ahead too.
         try run.identify(in: store)
         if run.readAheadMet {

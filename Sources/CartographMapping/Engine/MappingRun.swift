@@ -20,6 +20,9 @@ struct MappingRun {
     /// Identities that a lookup before the read found no stored object for, by identification group:
     /// `identify` does not look them up again.
     private var knownAbsent: [String: AbsentIdentities] = [:]
+    /// The groups of nodes `identifyAhead` identified in a read snapshot, with the change feed's head of
+    /// that snapshot (`recheckIdentifiedAhead`).
+    private var identifiedAhead: [(nodes: [MappedNode], head: Int64)] = []
     /// Whether current top-level objects are found before the read (R-P7, `currentObjects`).
     private(set) var readsAhead: Bool
     /// A representation met a node that was only read ahead: the payload must be mapped again without
@@ -174,6 +177,7 @@ struct MappingRun {
         nodes = []
         byIdentity = [:]
         knownAbsent = [:]
+        identifiedAhead = []
         repeatedShared = []
         readAheadMet = false
         self.readsAhead = readsAhead
@@ -752,23 +756,78 @@ struct MappingRun {
     /// One lookup per (mapping entity, identification attributes, predicate) group (R-I1…R-I3).
     /// Nodes already identified are not looked up again.
     mutating func identify(in store: some MappingStore) throws(CartographError) {
-        var groups: [String: [MappedNode]] = [:]
-        for node in nodes where !node.identified {
-            guard let identity = node.identity else { continue }
-            node.identified = true
-            let reference = node.mappingReference
-            let key = node.identificationEntity == reference.mapping.entity ? reference.identificationGroup
-                : Self.identificationGroup(entity: node.identificationEntity, mapping: reference.mapping)
-            if knownAbsent[key]?.identities.contains(identity) == true { continue }
-            groups[key, default: []].append(node)
-        }
-        for group in groups.values {
+        for group in identificationGroups(ahead: false).values {
             let first = group[0].mapping
             let found = try store.existingObjects(entity: group[0].identificationEntity, attributes: first.resolvedIdentificationAttributes,
                                                   identities: group.compactMap(\.identity), predicate: first.identificationPredicate?.checked, reading: nil)
             for node in group { node.existing = node.identity.flatMap { found[$0]?.first } }
         }
         try remapByStoredEntity(in: store)
+    }
+
+    /// `identify` before the write transaction, in the read snapshot the payload was read in (with two
+    /// payloads posted at once, the other one's write runs meanwhile): each group's lookup notes the
+    /// change feed's head it read at, and the transaction re-checks what it found
+    /// (`recheckIdentifiedAhead`). Identities the read-ahead found absent, nodes that a dynamic mapping
+    /// may read again by the stored object's entity, and groups the snapshot cannot answer (a migration
+    /// committed since) are left to the transaction.
+    mutating func identifyAhead(in snapshot: some SnapshotLookup) throws(CartographError) {
+        for group in identificationGroups(ahead: true).values {
+            let first = group[0].mapping
+            guard let (found, head) = try snapshot.existingObjectsAhead(entity: group[0].identificationEntity, attributes: first.resolvedIdentificationAttributes,
+                                                                       identities: group.compactMap(\.identity), predicate: first.identificationPredicate?.checked) else {
+                for node in group { node.identified = false }
+                continue
+            }
+            for node in group { node.existing = node.identity.flatMap { found[$0]?.first } }
+            identifiedAhead.append((group, head))
+        }
+    }
+
+    /// Inside the write transaction, what `identifyAhead` found in an older snapshot: an object found that
+    /// changed since, and an identity found absent that a commit since may have given to an object
+    /// (`WrittenIdentities`), are left for `identify` to look up again.
+    mutating func recheckIdentifiedAhead(in store: some MappingStore) throws(CartographError) {
+        guard !identifiedAhead.isEmpty else { return }
+        defer { identifiedAhead = [] }
+        let head = try store.changeFeedHead()
+        for (group, seq) in identifiedAhead where seq != head {
+            let changed = try store.changedObjects(among: group.compactMap { $0.existing?.id }, since: seq, head: head)
+            let mapping = group[0].mapping
+            // A predicate may have come to hold of an object whose identification values were not written.
+            let written = mapping.identificationPredicate == nil ? store.identitiesWritten(since: seq, head: head) : nil
+            let root = model.rootEntity(of: group[0].identificationEntity)
+            for node in group {
+                if let existing = node.existing {
+                    guard changed.contains(existing.id) else { continue }
+                    node.existing = nil
+                } else if let written, let identity = node.identity,
+                          !written.mayHaveGiven(root: root, attributes: mapping.resolvedIdentificationAttributes, identity: identity) {
+                    continue
+                }
+                node.identified = false
+            }
+        }
+    }
+
+    /// The nodes a lookup must identify, by identification group (R-I1…R-I3), marked identified; nodes
+    /// whose identity the read-ahead found absent need none (`knownAbsent`). With `ahead` (see
+    /// `identifyAhead`), those and the nodes of dynamic mappings are left unmarked.
+    private func identificationGroups(ahead: Bool) -> [String: [MappedNode]] {
+        var groups: [String: [MappedNode]] = [:]
+        for node in nodes where !node.identified {
+            guard let identity = node.identity, !ahead || node.dynamicSource == nil else { continue }
+            let reference = node.mappingReference
+            let key = node.identificationEntity == reference.mapping.entity ? reference.identificationGroup
+                : Self.identificationGroup(entity: node.identificationEntity, mapping: reference.mapping)
+            if knownAbsent[key]?.identities.contains(identity) == true {
+                if !ahead { node.identified = true }
+                continue
+            }
+            node.identified = true
+            groups[key, default: []].append(node)
+        }
+        return groups
     }
 
     /// Nodes identified by one lookup: the same entity hierarchy, identification attributes and predicate.

@@ -59,6 +59,15 @@ public protocol MappingLookup {
     var snapshotHead: Int64? { get }
 }
 
+/// The read snapshot a payload is read in before its write transaction: R-P7's read-ahead, and the
+/// identification of the payload's other objects (`MappingRun.identifyAhead`), which the write re-checks.
+public protocol SnapshotLookup: MappingLookup {
+    /// As `MappingStore.existingObjects` reading every attribute, in a read snapshot, and the change feed's
+    /// head of that snapshot; nil when it looked nowhere (a migration committed since the payload's model).
+    func existingObjectsAhead(entity: String, attributes: [String], identities: [[AttributeValue]],
+                              predicate: CheckedPredicate?) throws(CartographError) -> (found: [[AttributeValue]: [ExistingObject]], head: Int64)?
+}
+
 /// What the engine needs from a store during one payload.
 public protocol MappingStore: AnyObject, MappingLookup {
     var model: Model { get }

@@ -235,8 +235,8 @@ extension ModelStore {
         if let planned { payload = planned } else {
             payload = try engine.prepare(body: body, reader: reader, mapping: mapping, metadata: options.metadata, explain: options.explain)
         }
-        // Only R-P7's read-ahead looks anything up: other mappings read without a snapshot.
-        let snapshot = mapping.resolved(in: model).readAheadAttributes == nil ? nil : readAheadLookup(for: model)
+        // R-P7's read-ahead and the identification of the payload's objects look in a read snapshot.
+        let snapshot = readAheadLookup(for: model)
         let read = try engine.read(payload, mapping: mapping, metadata: options.metadata, explain: options.explain, snapshot: snapshot)
         var checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)?
         if let quota = options.quota { checkBytes = quota.check(before:after:) }

@@ -13,7 +13,7 @@ import CartographCore
 import CartographPredicate
 import CartographMapping
 
-final class ReadAheadLookup: MappingLookup {
+final class ReadAheadLookup: SnapshotLookup {
     let store: ModelStore
     /// The model the payload is read with.
     let model: Model
@@ -38,6 +38,14 @@ final class ReadAheadLookup: MappingLookup {
             }
             return found
         } ?? FirstObjects(count: identities.count, width: reading.count)
+    }
+
+    func existingObjectsAhead(entity: String, attributes: [String], identities: [[AttributeValue]], predicate: CheckedPredicate?)
+        throws(CartographError) -> (found: [[AttributeValue]: [ExistingObject]], head: Int64)? {
+        try store.readAhead(ifModelIs: model) { (reader) throws(CartographError) -> (found: [[AttributeValue]: [ExistingObject]], head: Int64) in
+            let found = try reader.findAll(entity: entity, attributes: attributes, identities: identities, predicate: predicate)
+            do { return (found, try ChangeFeed.head(reader.connection)) } catch { throw CartographError.store(error, "Cannot read the change feed") }
+        }
     }
 }
 
