@@ -236,6 +236,35 @@ struct SnapshotReadTests {
         #expect(result.inserted == 1 && result.updated == 1, "item 1 inserted, owner 5 renamed back")
     }
 
+    /// A load's payloads are read shallowly (identities and modification values first) unless the last
+    /// payload of the mapping was mostly new objects: a first load's next page is parsed whole, a
+    /// re-load's read shallowly again, and both map the same.
+    @Test func R_P7_aPayloadAfterOneOfMostlyNewObjectsIsParsedWholeAndMapsTheSame() throws {
+        let (store, engine, _, _) = try itemsStore()
+        let mapping: JSONValue = ["entity": "Item", "keyPath": "items", "attributes": ["id": "id", "name": "name", "version": "version"],
+                                  "modificationAttribute": "version"]
+        func post(_ objects: [(id: Int, name: String, version: Int)]) throws -> MappedCounts? {
+            try store.ingest(items(objects).jsonBytes, mapping: .document(mapping, name: "items"), model: engine.model, options: IngestOptions(),
+                             answer: ResultDocument.bytes).committed
+        }
+        let key = "mapping:items"
+        #expect(!store.readAheadHistory.wasMostlyNew(key), "the first payload of a mapping is read shallowly")
+        #expect(try post((1...8).map { ($0, "first", 1) })?.inserted == 8)
+        #expect(store.readAheadHistory.wasMostlyNew(key), "8 of 8 objects were new")
+        // Parsed whole: 4 of 8 new, 4 changed, none current.
+        let second = try post((5...12).map { ($0, "second", 2) })
+        #expect(second?.inserted == 4 && second?.updated == 4)
+        #expect(store.readAheadHistory.wasMostlyNew(key))
+        // Parsed whole again; 7 of 8 current, so the next is read shallowly.
+        let third = try post((5...12).map { ($0, $0 == 12 ? "third" : "second", $0 == 12 ? 3 : 2) })
+        #expect(third?.updated == 1 && third?.unchanged == 7)
+        #expect(!store.readAheadHistory.wasMostlyNew(key), "7 of 8 objects were current")
+        let fourth = try post((1...12).map { ($0, "fourth", 4) })
+        #expect(fourth?.updated == 12)
+        let stored = try storedItems(store)
+        #expect(stored.count == 12 && stored.values.allSatisfy { $0.count == 1 && $0[0].name == "fourth" && $0[0].version == 4 })
+    }
+
     /// Between the snapshot and the transaction other writes touch `moved` of items 1-6, all read ahead as
     /// current: few changes since are matched from the feed's newest entries, many are looked up per
     /// object (`ChangeFeed.changed`); either way exactly the moved items are mapped after all.

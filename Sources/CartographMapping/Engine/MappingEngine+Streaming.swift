@@ -81,13 +81,14 @@ extension MappingEngine {
     /// Reads `body` for `mapping` before the write transaction: planned for chunks when `streamingPlan`
     /// accepts it, read shallowly when `shallowPlan` does, parsed whole otherwise. A syntax error is a
     /// 400 with its offset.
+    /// - Parameter shallow: whether a payload that can be read shallowly is (see `ReadPayload.mostlyNew`).
     public func prepare(body: [UInt8], reader: JSONReader, mapping: EntityMapping, metadata: JSONValue,
-                        explain: Bool) throws(CartographError) -> PreparedPayload {
+                        explain: Bool, shallow: Bool = true) throws(CartographError) -> PreparedPayload {
         do {
             if let streamed = try streamingPlan(body: body, reader: reader, mapping: mapping, metadata: metadata, explain: explain) {
                 return .streamed(streamed)
             }
-            if let shallow = try shallowPlan(body: body, reader: reader, mapping: mapping) { return .shallow(shallow) }
+            if shallow, let shallow = try shallowPlan(body: body, reader: reader, mapping: mapping) { return .shallow(shallow) }
             return .whole(try reader.parse(body))
         } catch { throw CartographError(error) }
     }

@@ -231,13 +231,17 @@ extension ModelStore {
         let archiving = try PayloadArchiving(body, source: source, mapping: mapping, options: options)
         // A large array of flat objects is planned for mapping in chunks from the body's bytes (bounded
         // memory); a re-load's is read shallowly; any other payload is parsed whole.
+        // A load's payloads are read shallowly unless the last one of its mapping was mostly new objects.
+        let loadKey = ReadAheadHistory.key(source, mapping: mapping)
         let payload: PreparedPayload
         if let planned { payload = planned } else {
-            payload = try engine.prepare(body: body, reader: reader, mapping: mapping, metadata: options.metadata, explain: options.explain)
+            payload = try engine.prepare(body: body, reader: reader, mapping: mapping, metadata: options.metadata, explain: options.explain,
+                                         shallow: !readAheadHistory.wasMostlyNew(loadKey))
         }
         // R-P7's read-ahead and the identification of the payload's objects look in a read snapshot.
         let snapshot = readAheadLookup(for: model)
         let read = try engine.read(payload, mapping: mapping, metadata: options.metadata, explain: options.explain, snapshot: snapshot)
+        if let read { readAheadHistory.record(loadKey, mostlyNew: read.mostlyNew) }
         var checkBytes: ((_ before: Int64, _ after: Int64) throws(CartographError) -> Void)?
         if let quota = options.quota { checkBytes = quota.check(before:after:) }
         return try applyPayload(idempotency: options.idempotency, dryRun: options.dryRun, checkBytes: checkBytes, archiving: archiving, answer: answer) {

@@ -85,6 +85,8 @@ public final class ModelStore: Sendable {
     let parsedMappingDocuments = Mutex<[String: JSONValue]>([:])
     /// Mappings parsed for ingestion with their engines (`preparedMapping`).
     let preparedMappings = Mutex<[PreparedMapping]>([])
+    /// Whether each mapping's last payload was mostly new objects (how the next one is read).
+    let readAheadHistory = ReadAheadHistory()
     /// What recent commits wrote to identification attributes (R-P7's re-check, `IdentityWriteLog`).
     let identityLog = IdentityWriteLog()
     /// Bytes the store's pages hold, as of its last commit (see `measureBytes`).
