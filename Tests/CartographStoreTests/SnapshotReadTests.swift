@@ -158,7 +158,13 @@ struct SnapshotReadTests {
             _ = try store.write { (tx) throws(CartographError) in try engine.map(items([(id, "other", 1)]), mapping: plain, into: tx) }
         }
         #expect(try written(since: snapshot) == nil, "the commits right after the snapshot are no longer kept")
-        #expect(try written(since: head()) != nil, "nothing since now: known")
+        let now = try head()
+        #expect(try written(since: now) != nil, "nothing since now: known")
+        // A commit of more identities than one commit's record holds is not recorded: nothing across it is known.
+        _ = try store.write { (tx) throws(CartographError) in
+            try engine.map(items((1_000...(1_000 + IdentityWriteLog.maximumDigests)).map { ($0, "bulk", 1) }), mapping: plain, into: tx)
+        }
+        #expect(try written(since: now) == nil, "a commit too large to record")
     }
 
     /// Items with a nested owner: the owner is identified in the read snapshot before the write

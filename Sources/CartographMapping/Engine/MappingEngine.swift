@@ -276,7 +276,7 @@ public struct ReadPayload {
 
     /// Whether fewer than a quarter of the top-level objects were found current before the read (R-P7): a
     /// first load rather than a re-load. Reading the next payload of such a load shallowly would only add a
-    /// pass over the bytes of objects that are then read whole (5% of a first load's CPU, issue 29).
+    /// pass over the bytes of objects that are then read whole (4% of a first load's CPU, issue 29).
     public var mostlyNew: Bool { run.readAheadIDs.count * 4 < topLevel.count }
 }
 

@@ -230,8 +230,8 @@ extension ModelStore {
         // R-P18: deflated here, before the write lock; recorded just before COMMIT, with the changeSeq.
         let archiving = try PayloadArchiving(body, source: source, mapping: mapping, options: options)
         // A large array of flat objects is planned for mapping in chunks from the body's bytes (bounded
-        // memory); a re-load's is read shallowly; any other payload is parsed whole.
-        // A load's payloads are read shallowly unless the last one of its mapping was mostly new objects.
+        // memory); a re-load's is read shallowly (not when the mapping's last payload was mostly new objects:
+        // a first load's); any other payload is parsed whole.
         let loadKey = ReadAheadHistory.key(source, mapping: mapping)
         let payload: PreparedPayload
         if let planned { payload = planned } else {

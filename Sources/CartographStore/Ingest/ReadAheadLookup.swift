@@ -1,6 +1,6 @@
 // R-P7's read-ahead lookup (docs/mapping.md, "Re-loads"): a payload's identities and modification values
 // looked up before its write transaction, on the writer connection when no write holds it, on a pooled
-// reader's otherwise.
+// reader's otherwise; then the identification of its objects in the same way (`MappingRun.identifyAhead`).
 //
 // Why the writer's connection first: SQLite drops a connection's whole page cache when it begins a read
 // after another connection committed, so a reader re-reads every index and table page of each payload's
@@ -10,7 +10,6 @@
 // waiting per payload against a 0.4 ms lookup, the lock free a quarter of the time). Either snapshot
 // serves: the write re-checks every object changed after the feed head read with it.
 import CartographCore
-import Synchronization
 import CartographPredicate
 import CartographMapping
 
@@ -75,29 +74,3 @@ extension ModelStore {
     }
 }
 
-/// Whether the last payload of each mapping was mostly new objects (`ReadPayload.mostlyNew`): the next
-/// one is then parsed whole rather than read shallowly (a re-load's identities and modification values
-/// first). The first payload of a re-load that follows a first load is parsed whole, and the next ones
-/// are read shallowly again.
-final class ReadAheadHistory: Sendable {
-    private let mostlyNew = Mutex<[String: Bool]>([:])
-    /// At most this many mappings are remembered (ad hoc documents are keyed by their entity).
-    static let limit = 256
-
-    /// The registered mapping's name, or the entity an ad hoc or annotation mapping maps.
-    static func key(_ source: MappingSource, mapping: EntityMapping) -> String {
-        switch source {
-        case .document(_, let name?): "mapping:" + name
-        case .document(_, nil), .annotations: "entity:" + mapping.entity
-        }
-    }
-
-    func wasMostlyNew(_ key: String) -> Bool { mostlyNew.withLock { $0[key] ?? false } }
-
-    func record(_ key: String, mostlyNew value: Bool) {
-        mostlyNew.withLock { (mostlyNew) in
-            if mostlyNew.count >= Self.limit, mostlyNew[key] == nil { mostlyNew.removeAll() }
-            mostlyNew[key] = value
-        }
-    }
-}

@@ -20,17 +20,18 @@ final class IdentityWriteLog: Sendable {
     /// How many commits are kept: a payload's read-ahead is a few commits behind at most.
     static let keptCommits = 16
     /// A commit that wrote more digests than this is not kept (nor anything before it): a large payload
-    /// must not hold memory here.
-    static let maximumDigests = 100_000
+    /// must not hold memory here (a page of 1,000 articles with their authors and tags writes ~2,000).
+    static let maximumDigests = 20_000
 
     private let commits = Mutex<[Commit]>([])
 
     /// Records a commit that moved the feed from `before` to `after`. Called under the write lock after
     /// COMMIT succeeded, so commits are recorded in their order. One that moved nothing wrote no object.
-    func record(before: Int64, after: Int64, modelVersion: Int, digests: [Int]) {
+    /// `digests` nil: more than `maximumDigests`.
+    func record(before: Int64, after: Int64, modelVersion: Int, digests: [Int]?) {
         guard after != before else { return }
         commits.withLock { (commits) in
-            guard digests.count <= Self.maximumDigests else { return commits = [] }
+            guard let digests else { return commits = [] }
             if commits.count == Self.keptCommits { commits.removeFirst() }
             commits.append(Commit(before: before, after: after, modelVersion: modelVersion, digests: Set(digests)))
         }

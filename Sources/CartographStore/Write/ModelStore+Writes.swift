@@ -31,7 +31,7 @@ extension ModelStore {
             // pages back once it is over, committed or not, and let later writes have the whole cache.
             var touchedObjects = 0
             /// What the committed transaction wrote, for `identityLog`.
-            var written: (before: Int64?, modelVersion: Int, digests: [Int])?
+            var written: (before: Int64?, modelVersion: Int, digests: [Int]?)?
             defer {
                 if touchedObjects >= StoreTransaction.largeWriteObjects {
                     try? connection.execute("PRAGMA shrink_memory; PRAGMA cache_size = \(Self.writerCacheKiB)")

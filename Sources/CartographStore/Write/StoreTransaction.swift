@@ -42,8 +42,9 @@ public final class StoreTransaction {
     /// Late-binding targets by id (R-C5), loaded on first use.
     var pendingTargetCache: [PendingConnection.Target: Int64]?
     /// The digests of the identification values written here (`WrittenIdentities`), which the store's
-    /// `IdentityWriteLog` keeps once committed.
-    private(set) var identityDigests: [Int] = []
+    /// `IdentityWriteLog` keeps once committed; nil once there are more than it keeps of one commit (a
+    /// large payload must not hold them: 200,000 tiny objects' took 0.7x their body).
+    private(set) var identityDigests: [Int]? = []
     /// The change feed's head before this transaction's entries (set by `ChangeFeed.record`).
     var feedHeadBefore: Int64?
 
@@ -81,6 +82,12 @@ public final class StoreTransaction {
         if touched.count == Self.largeWriteObjects { try? connection.execute("PRAGMA cache_size = \(ModelStore.largeWriteCacheKiB)") }
     }
 
+    private func recordIdentity(_ digest: Int) {
+        guard identityDigests != nil else { return }
+        if identityDigests?.count == IdentityWriteLog.maximumDigests { return identityDigests = nil }
+        identityDigests?.append(digest)
+    }
+
     private func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(CartographError) -> T {
         do { return try body() } catch { throw CartographError.store(error, "Store write failed") }
     }
@@ -113,7 +120,7 @@ public final class StoreTransaction {
         record(id, entity)
         let tracking = layout.identityTracking(of: entity)
         for name in tracking.attributes {
-            identityDigests.append(WrittenIdentities.digest(root: tracking.root, attribute: name, value: values[name]))
+            recordIdentity(WrittenIdentities.digest(root: tracking.root, attribute: name, value: values[name]))
         }
         guard !toOne.isEmpty else { return id }
         let written = toOne.filter { plan.toOne.contains($0.key) }
@@ -148,7 +155,7 @@ public final class StoreTransaction {
             bound.append(ValueStorage.sqlite(value))
             let root = layout.identityTracking(of: current.entity).root
             if layout.trackedIdentities[root]?.contains(name) == true {
-                identityDigests.append(WrittenIdentities.digest(root: root, attribute: name, value: value))
+                recordIdentity(WrittenIdentities.digest(root: root, attribute: name, value: value))
             }
         }
         if clearStub, current.isStub { assignments.append("\(quoted(StoreLayout.stubColumn)) = 0") }
