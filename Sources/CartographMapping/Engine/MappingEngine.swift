@@ -188,18 +188,26 @@ public struct MappingEngine: Sendable {
 
     /// Phases 2 to 6 of a payload `read` read, into `store` (inside a transaction). When the read looked
     /// in a snapshot that another write has since moved past, the objects it found current are checked
-    /// again: if one changed, the payload is read again here; identities it found absent are looked up again.
+    /// again: if one changed, the payload is read again here, as it is when an object it read whole may
+    /// have become current since (`MappingRun.mayHaveTurnedCurrent`); identities it found absent that a
+    /// commit since may have given are looked up again.
     public func map(_ read: ReadPayload, progress: ((String, Int, Int) -> Void)? = nil,
                     into store: some MappingStore) throws(CartographError) -> MappingResult {
         var read = read
         if let snapshotHead = read.snapshotHead, case let head = try store.changeFeedHead(), head != snapshotHead {
-            if try !store.changedObjects(among: read.run.readAheadIDs, since: snapshotHead, head: head).isEmpty {
+            let written = store.identitiesWritten(since: snapshotHead, head: head)
+            var readAgain = try !store.changedObjects(among: read.run.readAheadIDs, since: snapshotHead, head: head).isEmpty
+            if !readAgain {
+                readAgain = try read.run.mayHaveTurnedCurrent(read.topLevel.map(\.node), mapping: resolve(read.mapping), since: snapshotHead,
+                                                              head: head, written: written, in: store)
+            }
+            if readAgain {
                 let timer = read.timer
                 read = try self.read(read.source, mapping: read.mapping, metadata: read.run.metadata, explain: read.run.trace != nil,
                                      lookup: store)
                 read.timer = timer
             } else {
-                read.run.forgetAbsentIdentities(givenBy: store.identitiesWritten(since: snapshotHead, head: head))
+                read.run.forgetAbsentIdentities(givenBy: written)
             }
         }
         var (run, topLevel, timer) = (read.run, read.topLevel, read.timer)

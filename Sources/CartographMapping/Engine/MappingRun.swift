@@ -380,6 +380,31 @@ struct MappingRun {
     /// The stored objects R-P7's read-ahead found current (their nodes are not read further).
     var readAheadIDs: [Int64] { nodes.compactMap { $0.readAhead ? $0.existing?.id : nil } }
 
+    /// Whether a top-level object the read read whole (R-P7 did not find it current in the snapshot at
+    /// `seq`) may be current now, so that its nested representations must not be read (R-P7 skips them)
+    /// where they were: it changed since, or its identity was absent and a commit since may have given it
+    /// (`written`; nil: any may have). Only a mapping with a `modificationAttribute` and relationship
+    /// mappings can tell the difference: without nested representations, identification and validation
+    /// inside the write see the object as it is now.
+    func mayHaveTurnedCurrent(_ topLevel: [MappedNode], mapping: EntityMapping, since seq: Int64, head: Int64,
+                              written: WrittenIdentities?, in store: some MappingStore) throws(CartographError) -> Bool {
+        guard mapping.modificationAttribute != nil, !mapping.relationships.isEmpty else { return false }
+        var found: [Int64] = []
+        for node in topLevel where !node.readAhead {
+            guard let identity = node.identity else { continue }
+            if let existing = node.existing {
+                found.append(existing.id)
+                continue
+            }
+            let reference = node.mappingReference
+            guard node.identified || knownAbsent[reference.identificationGroup]?.identities.contains(identity) == true,
+                  let written, reference.mapping.identificationPredicate == nil,
+                  !written.mayHaveGiven(root: model.rootEntity(of: node.identificationEntity), attributes: reference.mapping.resolvedIdentificationAttributes,
+                                        identity: identity) else { return true }
+        }
+        return try !store.changedObjects(among: found, since: seq, head: head).isEmpty
+    }
+
     /// Forgets the identities the read-ahead found no stored object for that another write may have
     /// given to an object since the snapshot it looked in (all of them when `written` is nil), so that
     /// `identify` looks them up again.
