@@ -1,8 +1,8 @@
 // R-P7 and identification in a read snapshot (docs/mapping.md, "How a payload is read"): a payload read
 // and identified before its write transaction, while other writes commit, maps exactly as the same payload
 // mapped after those writes — whatever they did (objects inserted, updated, deleted, an identity given to
-// another object, a nested object renamed). Checked on seeded random cases against a second store that
-// applies the same writes first and maps the payload inside its transaction.
+// another object, a nested object renamed, a to-many set changed). Checked on seeded random cases against a
+// second store that applies the same writes first and maps the payload inside its transaction.
 import Foundation
 import Testing
 import CartographCore
@@ -13,7 +13,11 @@ import CartographTesting
 private let versionedItemsModel: JSONValue = ["entities": [
     ["name": "Item", "userInfo": ["identityAttributes": "id"],
      "attributes": [["name": "id", "type": "integer64"], ["name": "name", "type": "string"], ["name": "version", "type": "integer64"]],
-     "relationships": [["name": "owner", "destination": "Owner", "inverse": "items", "deleteRule": "nullify"]]],
+     "relationships": [["name": "owner", "destination": "Owner", "inverse": "items", "deleteRule": "nullify"],
+                       ["name": "tags", "destination": "Tag", "toMany": true, "inverse": "items", "deleteRule": "nullify"]]],
+    ["name": "Tag", "userInfo": ["identityAttributes": "id"],
+     "attributes": [["name": "id", "type": "integer64"], ["name": "label", "type": "string"]],
+     "relationships": [["name": "items", "destination": "Item", "toMany": true, "inverse": "tags", "deleteRule": "nullify"]]],
     ["name": "Owner", "userInfo": ["identityAttributes": "id"],
      "attributes": [["name": "id", "type": "integer64"], ["name": "name", "type": "string"]],
      "relationships": [["name": "items", "destination": "Item", "toMany": true, "inverse": "owner", "deleteRule": "nullify"]]],
@@ -30,13 +34,16 @@ private enum Meanwhile {
 
 struct SnapshotReadPropertyTests {
     /// `items` representations of items 0-11 (an item may be represented twice: R-I5 merges them, the
-    /// newest winning), with versions 1-4 and owners 0-5, drawn from `random`.
+    /// newest winning), with versions 1-4, owners 0-5 and up to three of tags 0-4, drawn from `random`.
     private static func payload(_ random: inout SeededRandom, items: Int) -> JSONValue {
         ["items": .array((0..<items).map { _ in Int.random(in: 0..<12, using: &random) }.map { item in
             let owner = Int.random(in: 0..<6, using: &random)
             return ["id": .number(JSONNumber(item)), "name": .string("n\(Int.random(in: 0..<3, using: &random))"),
                     "version": .number(JSONNumber(Int.random(in: 1...4, using: &random))),
-                    "owner": ["id": .number(JSONNumber(owner)), "name": .string("o\(Int.random(in: 0..<3, using: &random))")]]
+                    "owner": ["id": .number(JSONNumber(owner)), "name": .string("o\(Int.random(in: 0..<3, using: &random))")],
+                    "tags": .array(Array((0..<5).shuffled(using: &random).prefix(Int.random(in: 0...3, using: &random))).map { tag in
+                        ["id": .number(JSONNumber(tag)), "label": .string("t\(Int.random(in: 0..<2, using: &random))")]
+                    })]
         })]
     }
 
@@ -84,7 +91,8 @@ struct SnapshotReadPropertyTests {
             let engine = try MappingEngine(model: model)
             let mapping = try EntityMapping.parse(["entity": "Item", "keyPath": "items", "modificationAttribute": "version",
                                                    "attributes": ["id": "id", "name": "name", "version": "version"],
-                                                   "relationships": [["from": "owner", "to": "owner", "mapping": ["entity": "Owner", "attributes": ["id", "name"]]]]],
+                                                   "relationships": [["from": "owner", "to": "owner", "mapping": ["entity": "Owner", "attributes": ["id", "name"]]],
+                                                                     ["from": "tags", "to": "tags", "mapping": ["entity": "Tag", "attributes": ["id", "label"]]]]],
                                                   model: model)
             _ = try store.write { (tx) throws(CartographError) in try engine.map(initial, mapping: mapping, into: tx) }
             let read = readFirst ? try engine.read(.whole(posted), mapping: mapping, snapshot: store.readAheadLookup(for: model)) : nil
@@ -95,7 +103,7 @@ struct SnapshotReadPropertyTests {
                 if let read { return try engine.map(read, into: tx) }
                 return try engine.map(posted, mapping: mapping, into: tx)
             }.value
-            outcomes.append((result, try storeContents(store, roots: ["Item", "Owner"])))
+            outcomes.append((result, try storeContents(store, roots: ["Item", "Owner", "Tag"])))
         }
         let (snapshot, inside) = (outcomes[0], outcomes[1])
         #expect(snapshot.contents == inside.contents, "seed \(seed): \(meanwhile.map(Self.describe)) posted \(posted.jsonText)")
