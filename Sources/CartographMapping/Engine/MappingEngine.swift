@@ -186,32 +186,28 @@ public struct MappingEngine: Sendable {
         return ReadPayload(run: run, topLevel: topLevel, source: .shallow(shallow), mapping: shallow.mapping, timer: timer)
     }
 
-    /// Phases 2 to 6 of a payload `read` read, into `store` (inside a transaction). When the read looked
-    /// in a snapshot that another write has since moved past, the objects it found current are checked
-    /// again: if one changed, the payload is read again here, as it is when an object it read whole may
-    /// have become current since (`MappingRun.mayHaveTurnedCurrent`); identities it found absent that a
-    /// commit since may have given are looked up again.
+    /// Phases 2 to 6 of a payload `read` read, into `store` (inside a transaction). When lookups before
+    /// the write looked in snapshots another write has since moved past, what they found is checked against
+    /// the change feed and what the commits since wrote (`MappingRun.mustReadAgain`): the payload is read
+    /// again here, or what may no longer hold is looked up again (`MappingRun.forgetChangedSince`).
     public func map(_ read: ReadPayload, progress: ((String, Int, Int) -> Void)? = nil,
                     into store: some MappingStore) throws(CartographError) -> MappingResult {
         var read = read
-        if let snapshotHead = read.snapshotHead, case let head = try store.changeFeedHead(), head != snapshotHead {
-            let written = store.identitiesWritten(since: snapshotHead, head: head)
-            var readAgain = try !store.changedObjects(among: read.run.readAheadIDs, since: snapshotHead, head: head).isEmpty
-            if !readAgain {
-                readAgain = try read.run.mayHaveTurnedCurrent(read.topLevel.map(\.node), mapping: resolve(read.mapping), since: snapshotHead,
-                                                              head: head, written: written, in: store)
-            }
-            if readAgain {
+        // The oldest snapshot a lookup read: checking from it covers the later ones.
+        if let since = [read.snapshotHead, read.run.identifiedAheadAt].compactMap({ $0 }).min(),
+           case let head = try store.changeFeedHead(), head != since {
+            let written = store.identitiesWritten(since: since, head: head)
+            let changed = try store.changedObjects(among: read.run.foundAheadIDs, since: since, head: head)
+            if read.run.mustReadAgain(read.topLevel.map(\.node), mapping: resolve(read.mapping), changed: changed, written: written) {
                 let timer = read.timer
                 read = try self.read(read.source, mapping: read.mapping, metadata: read.run.metadata, explain: read.run.trace != nil,
                                      lookup: store)
                 read.timer = timer
             } else {
-                read.run.forgetAbsentIdentities(givenBy: written)
+                read.run.forgetChangedSince(changed: changed, written: written)
             }
         }
         var (run, topLevel, timer) = (read.run, read.topLevel, read.timer)
-        try run.recheckIdentifiedAhead(in: store)
         // Identification re-reads some representations (R-P9), which can meet a node read ahead too.
         try run.identify(in: store)
         if run.readAheadMet {

@@ -20,9 +20,10 @@ struct MappingRun {
     /// Identities that a lookup before the read found no stored object for, by identification group:
     /// `identify` does not look them up again.
     private var knownAbsent: [String: AbsentIdentities] = [:]
-    /// The groups of nodes `identifyAhead` identified in a read snapshot, with the change feed's head of
-    /// that snapshot (`recheckIdentifiedAhead`).
-    private var identifiedAhead: [(nodes: [MappedNode], head: Int64)] = []
+    /// The nodes `identifyAhead` identified in a read snapshot (`forgetChangedSince`), and the change
+    /// feed's head of the oldest snapshot its lookups read.
+    private var identifiedAhead: [MappedNode] = []
+    private(set) var identifiedAheadAt: Int64?
     /// Whether current top-level objects are found before the read (R-P7, `currentObjects`).
     private(set) var readsAhead: Bool
     /// A representation met a node that was only read ahead: the payload must be mapped again without
@@ -178,6 +179,7 @@ struct MappingRun {
         byIdentity = [:]
         knownAbsent = [:]
         identifiedAhead = []
+        identifiedAheadAt = nil
         repeatedShared = []
         readAheadMet = false
         self.readsAhead = readsAhead
@@ -353,7 +355,7 @@ struct MappingRun {
         guard !candidates.isEmpty else { return current }
         let group = Self.identificationGroup(entity: mapping.entity, mapping: mapping)
         var absent = AbsentIdentities(root: model.rootEntity(of: mapping.entity), attributes: identityNames,
-                                      hasPredicate: mapping.identificationPredicate != nil)
+                                      predicated: mapping.identificationPredicate != nil)
         defer { if !absent.identities.isEmpty { knownAbsent[group] = absent } }
         let found = try store.firstObjects(entity: mapping.entity, attributes: identityNames, identities: candidates.map(\.identity),
                                            predicate: mapping.identificationPredicate?.checked, reading: [modification])
@@ -380,46 +382,63 @@ struct MappingRun {
     /// The stored objects R-P7's read-ahead found current (their nodes are not read further).
     var readAheadIDs: [Int64] { nodes.compactMap { $0.readAhead ? $0.existing?.id : nil } }
 
-    /// Whether a top-level object the read read whole (R-P7 did not find it current in the snapshot at
-    /// `seq`) may be current now, so that its nested representations must not be read (R-P7 skips them)
-    /// where they were: it changed since, or its identity was absent and a commit since may have given it
-    /// (`written`; nil: any may have). Only a mapping with a `modificationAttribute` and relationship
-    /// mappings can tell the difference: without nested representations, identification and validation
-    /// inside the write see the object as it is now.
-    func mayHaveTurnedCurrent(_ topLevel: [MappedNode], mapping: EntityMapping, since seq: Int64, head: Int64,
-                              written: WrittenIdentities?, in store: some MappingStore) throws(CartographError) -> Bool {
+    /// The stored objects the lookups before the write found: by R-P7's read-ahead, and by `identifyAhead`.
+    var foundAheadIDs: [Int64] { readAheadIDs + identifiedAhead.compactMap { $0.existing?.id } }
+
+    /// Whether the payload must be read again inside the write, given the objects found before it that
+    /// `changed` since and what the commits since `written` (nil: anything): an object R-P7 found current
+    /// changed; or a top-level object read whole (not found current) may be current now, so that its nested
+    /// representations must not have been read (R-P7 skips them): it changed, or its identity was absent and
+    /// may have been given. Only a mapping with a `modificationAttribute` and relationship mappings can tell
+    /// the latter: without nested representations, identification and validation inside the write see the
+    /// object as it is now.
+    func mustReadAgain(_ topLevel: [MappedNode], mapping: EntityMapping, changed: Set<Int64>, written: WrittenIdentities?) -> Bool {
+        if changed.isEmpty, let written, written.digests.isEmpty { return false }
+        if nodes.contains(where: { $0.readAhead && $0.existing.map { changed.contains($0.id) } == true }) { return true }
         guard mapping.modificationAttribute != nil, !mapping.relationships.isEmpty else { return false }
-        var found: [Int64] = []
         for node in topLevel where !node.readAhead {
             guard let identity = node.identity else { continue }
             if let existing = node.existing {
-                found.append(existing.id)
+                if changed.contains(existing.id) { return true }
                 continue
             }
             let reference = node.mappingReference
-            guard node.identified || knownAbsent[reference.identificationGroup]?.identities.contains(identity) == true,
-                  let written, reference.mapping.identificationPredicate == nil,
-                  !written.mayHaveGiven(root: model.rootEntity(of: node.identificationEntity), attributes: reference.mapping.resolvedIdentificationAttributes,
-                                        identity: identity) else { return true }
+            // Not identified before the write, nor known absent: it may be anything now.
+            guard node.identified || knownAbsent[reference.identificationGroup]?.identities.contains(identity) == true else { return true }
+            if mayHaveBeenGiven(identity, to: node, written: written) { return true }
         }
-        return try !store.changedObjects(among: found, since: seq, head: head).isEmpty
+        return false
     }
 
-    /// Forgets the identities the read-ahead found no stored object for that another write may have
-    /// given to an object since the snapshot it looked in (all of them when `written` is nil), so that
-    /// `identify` looks them up again.
-    mutating func forgetAbsentIdentities(givenBy written: WrittenIdentities?) {
-        guard let written else { return knownAbsent = [:] }
+    /// What the lookups before the write found that the commits since may have changed, forgotten, so that
+    /// `identify` looks it up again: an object that `changed`, an identity found absent that a commit may
+    /// have given to an object (`written`; nil: any).
+    mutating func forgetChangedSince(changed: Set<Int64>, written: WrittenIdentities?) {
         for (group, absent) in knownAbsent {
-            // A predicate may have come to hold of an object whose identification values were not written.
-            guard !absent.hasPredicate else {
-                knownAbsent[group] = nil
-                continue
-            }
             var kept = absent
-            kept.identities = absent.identities.filter { !written.mayHaveGiven(root: absent.root, attributes: absent.attributes, identity: $0) }
+            kept.identities = absent.identities.filter {
+                !WrittenIdentities.mayHaveGiven(written, root: absent.root, attributes: absent.attributes, identity: $0, predicated: absent.predicated)
+            }
             knownAbsent[group] = kept
         }
+        for node in identifiedAhead {
+            if let existing = node.existing {
+                guard changed.contains(existing.id) else { continue }
+                node.existing = nil
+            } else if let identity = node.identity, !mayHaveBeenGiven(identity, to: node, written: written) {
+                continue
+            }
+            node.identified = false
+        }
+        identifiedAhead = []
+    }
+
+    /// Whether a commit that wrote `written` may have given `node`'s identity to an object.
+    private func mayHaveBeenGiven(_ identity: [AttributeValue], to node: MappedNode, written: WrittenIdentities?) -> Bool {
+        let mapping = node.mapping
+        return WrittenIdentities.mayHaveGiven(written, root: model.rootEntity(of: node.identificationEntity),
+                                              attributes: mapping.resolvedIdentificationAttributes, identity: identity,
+                                              predicated: mapping.identificationPredicate != nil)
     }
 
     /// The shared reference for `mapping` (a payload uses few mappings; their comparison finds equal
@@ -793,7 +812,7 @@ struct MappingRun {
     /// `identify` before the write transaction, in the read snapshot the payload was read in (with two
     /// payloads posted at once, the other one's write runs meanwhile): each group's lookup notes the
     /// change feed's head it read at, and the transaction re-checks what it found
-    /// (`recheckIdentifiedAhead`). Identities the read-ahead found absent, nodes that a dynamic mapping
+    /// (`MappingEngine.map(_ read:)`, `forgetChangedSince`). Identities the read-ahead found absent, nodes that a dynamic mapping
     /// may read again by the stored object's entity, and groups the snapshot cannot answer (a migration
     /// committed since) are left to the transaction.
     mutating func identifyAhead(in snapshot: some SnapshotLookup) throws(CartographError) {
@@ -805,33 +824,8 @@ struct MappingRun {
                 continue
             }
             for node in group { node.existing = node.identity.flatMap { found[$0]?.first } }
-            identifiedAhead.append((group, head))
-        }
-    }
-
-    /// Inside the write transaction, what `identifyAhead` found in an older snapshot: an object found that
-    /// changed since, and an identity found absent that a commit since may have given to an object
-    /// (`WrittenIdentities`), are left for `identify` to look up again.
-    mutating func recheckIdentifiedAhead(in store: some MappingStore) throws(CartographError) {
-        guard !identifiedAhead.isEmpty else { return }
-        defer { identifiedAhead = [] }
-        let head = try store.changeFeedHead()
-        for (group, seq) in identifiedAhead where seq != head {
-            let changed = try store.changedObjects(among: group.compactMap { $0.existing?.id }, since: seq, head: head)
-            let mapping = group[0].mapping
-            // A predicate may have come to hold of an object whose identification values were not written.
-            let written = mapping.identificationPredicate == nil ? store.identitiesWritten(since: seq, head: head) : nil
-            let root = model.rootEntity(of: group[0].identificationEntity)
-            for node in group {
-                if let existing = node.existing {
-                    guard changed.contains(existing.id) else { continue }
-                    node.existing = nil
-                } else if let written, let identity = node.identity,
-                          !written.mayHaveGiven(root: root, attributes: mapping.resolvedIdentificationAttributes, identity: identity) {
-                    continue
-                }
-                node.identified = false
-            }
+            identifiedAhead += group
+            identifiedAheadAt = min(identifiedAheadAt ?? head, head)
         }
     }
 
@@ -889,6 +883,7 @@ struct AbsentIdentities {
     let root: String
     /// The identification attributes, in the order of each identity's values.
     let attributes: [String]
-    let hasPredicate: Bool
+    /// Whether they were looked up with an identification predicate.
+    let predicated: Bool
     var identities: Set<[AttributeValue]> = []
 }

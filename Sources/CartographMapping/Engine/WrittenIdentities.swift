@@ -20,9 +20,16 @@ public struct WrittenIdentities: Sendable {
     }
 
     /// Whether an object of the hierarchy under `root` may have been given `identity` (values of
-    /// `attributes`, in order) since the snapshot: true unless every attribute is tracked and none of
-    /// the values was written.
-    public func mayHaveGiven(root: String, attributes: [String], identity: [AttributeValue]) -> Bool {
+    /// `attributes`, in order, looked up with an identification predicate when `predicated`) by the commits
+    /// `written` tells of (nil: unknown ones): true unless every attribute is tracked and none of the values
+    /// was written. A predicate may have come to hold of an object whose identification values were not.
+    public static func mayHaveGiven(_ written: WrittenIdentities?, root: String, attributes: [String], identity: [AttributeValue],
+                                    predicated: Bool) -> Bool {
+        guard let written, !predicated else { return true }
+        return written.mayHaveGiven(root: root, attributes: attributes, identity: identity)
+    }
+
+    private func mayHaveGiven(root: String, attributes: [String], identity: [AttributeValue]) -> Bool {
         guard let tracked = tracked[root] else { return true }
         for (attribute, value) in zip(attributes, identity) {
             if !tracked.contains(attribute) || digests.contains(Self.digest(root: root, attribute: attribute, value: value)) { return true }
