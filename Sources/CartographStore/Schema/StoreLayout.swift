@@ -257,7 +257,7 @@ final class StoreLayout {
     private var identityTrackings: [String: (root: String, attributes: [String])] = [:]
 
     /// The root of `entity`'s hierarchy and the tracked attributes (`trackedIdentities`) an object of
-    /// `entity` has, whose values its insertion records.
+    /// `entity` has, whose values its insertion records, and its updates when they change them.
     func identityTracking(of entity: String) -> (root: String, attributes: [String]) {
         if let cached = identityTrackings[entity] { return cached }
         let root = model.rootEntity(of: entity)

@@ -147,16 +147,14 @@ public final class StoreTransaction {
         }
         var assignments: [String] = []
         var bound: [SQLiteValue] = []
+        let tracking = layout.identityTracking(of: current.entity)
         for (name, value) in values.sorted(by: { $0.key < $1.key }) where current.values[name] != value {
             guard let column = layout.column(ofAttribute: name, entity: current.entity) else {
                 throw CartographError(.unprocessable, "Entity '\(current.entity)' has no attribute '\(name)'.")
             }
             assignments.append("\(quoted(column)) = ?")
             bound.append(ValueStorage.sqlite(value))
-            let root = layout.identityTracking(of: current.entity).root
-            if layout.trackedIdentities[root]?.contains(name) == true {
-                recordIdentity(WrittenIdentities.digest(root: root, attribute: name, value: value))
-            }
+            if tracking.attributes.contains(name) { recordIdentity(WrittenIdentities.digest(root: tracking.root, attribute: name, value: value)) }
         }
         if clearStub, current.isStub { assignments.append("\(quoted(StoreLayout.stubColumn)) = 0") }
         guard !assignments.isEmpty else { return false }
